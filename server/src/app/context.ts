@@ -1,0 +1,65 @@
+/**
+ * The composition root: builds every service once from the configuration and hands them to the
+ * HTTP app, the workers and the CLI. Nothing else constructs services, so what depends on what is
+ * visible in one place, and tests build the same graph with their own clock, ids and database.
+ */
+import type { Logger } from 'pino';
+import type { Config } from '../config/config.js';
+import { openStorage, type Storage } from '../db/database.js';
+import { cryptoRandom, systemClock, type Clock, type Random } from '../lib/clock.js';
+import { createSecretBox, type SecretBox } from '../lib/crypto.js';
+import { createLogger } from '../lib/logger.js';
+import { createApiKeysService, type ApiKeysService } from '../modules/api-keys/api-keys.service.js';
+import { createIdempotencyService, type IdempotencyService } from '../modules/idempotency/idempotency.service.js';
+import { createLocalRateLimiter, createRedisRateLimiter, type RateLimiter } from '../modules/rate-limit/rate-limiter.js';
+import { createTenantsService, type TenantsService } from '../modules/tenants/tenants.service.js';
+
+export interface AppContext {
+  config: Readonly<Config>;
+  storage: Storage;
+  clock: Clock;
+  random: Random;
+  logger: Logger;
+  secretBox: SecretBox;
+  rateLimiter: RateLimiter;
+  apiKeys: ApiKeysService;
+  tenants: TenantsService;
+  idempotency: IdempotencyService;
+  close(): Promise<void>;
+}
+
+export interface ContextOverrides {
+  clock?: Clock;
+  random?: Random;
+  logger?: Logger;
+  storage?: Storage;
+}
+
+export function createContext(config: Readonly<Config>, overrides: ContextOverrides = {}): AppContext {
+  const clock = overrides.clock ?? systemClock;
+  const random = overrides.random ?? cryptoRandom;
+  const logger = overrides.logger ?? createLogger(config.logLevel);
+  const storage =
+    overrides.storage ??
+    openStorage({
+      databaseUrl: config.databaseUrl,
+      dataDir: config.dataDir,
+      onPoolError: (err) => logger.warn({ err: err.message }, 'database connection lost; the pool will reconnect'),
+    });
+  const secretBox = createSecretBox(config.dataEncryptionKey);
+  const rateLimiter = config.redisUrl
+    ? createRedisRateLimiter({ url: config.redisUrl, clock, logger })
+    : createLocalRateLimiter(clock);
+  const apiKeys = createApiKeysService({ db: storage.db, clock, random });
+  const tenants = createTenantsService({ db: storage.db, clock, random, secretBox, apiKeys });
+  const idempotency = createIdempotencyService({ db: storage.db, dialect: storage.dialect, clock });
+
+  return {
+    config, storage, clock, random, logger, secretBox, rateLimiter, apiKeys, tenants, idempotency,
+    async close() {
+      await rateLimiter.close();
+      await storage.close();
+    },
+  };
+}
+

@@ -1,0 +1,72 @@
+#!/usr/bin/env node
+/**
+ * `cds`, the operator command line (decisions.md section 12). Run from the repository root as
+ * `npm run cds -- <command>`. Commands that create something accept `--json` and then print exactly
+ * one JSON object on standard output (logs go to standard error, so stdout stays parseable).
+ */
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig } from '../config/config.js';
+import { serveCommand } from './serve.command.js';
+import { migrateCommand } from './migrate.command.js';
+import { tenantsCreateCommand } from './tenants.command.js';
+
+const USAGE = `Usage: cds <command> [options]
+
+Commands:
+  serve [--role api|worker|all]     Run the API, hosted pages and workers (default role: all)
+  migrate                           Bring the database schema up to date
+  tenants create --name NAME [--json]
+                                    Create a tenant with its sandbox (three seeded consumers) and
+                                    one sandbox and one live API key
+
+Configuration comes from environment variables only; see docs/configuration.md.
+`;
+
+export class UsageError extends Error {}
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
+    process.stdout.write(USAGE);
+    return command === undefined ? 2 : 0;
+  }
+  const config = loadConfig();
+  switch (command) {
+    case 'serve': {
+      const { values } = parseArgs({ args: rest, options: { role: { type: 'string', default: 'all' } }, strict: true });
+      if (!['api', 'worker', 'all'].includes(values.role!)) throw new UsageError('--role must be api, worker or all');
+      return serveCommand(config, values.role as 'api' | 'worker' | 'all');
+    }
+    case 'migrate':
+      parseArgs({ args: rest, options: {}, strict: true });
+      return migrateCommand(config);
+    case 'tenants': {
+      const [sub, ...args] = rest;
+      if (sub !== 'create') throw new UsageError('tenants: the only subcommand is "create"');
+      const { values } = parseArgs({ args, options: { name: { type: 'string' }, json: { type: 'boolean', default: false } }, strict: true });
+      if (!values.name) throw new UsageError('tenants create needs --name NAME');
+      return tenantsCreateCommand(config, { name: values.name, json: values.json ?? false });
+    }
+    default:
+      throw new UsageError(`unknown command "${command}"`);
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    // serve keeps running until a signal; the others exit when done.
+    if (code !== -1) process.exitCode = code;
+  },
+  (err: unknown) => {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exitCode = 78; // EX_CONFIG
+    } else if (err instanceof UsageError || (err instanceof TypeError && 'code' in err && String(err.code).startsWith('ERR_PARSE_ARGS'))) {
+      process.stderr.write(`cds: ${err.message}\n\n${USAGE}`);
+      process.exitCode = 64; // EX_USAGE
+    } else {
+      process.stderr.write(`cds: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+      process.exitCode = 1;
+    }
+  },
+);

@@ -1,0 +1,154 @@
+/**
+ * Configuration: the only module that reads `process.env`.
+ *
+ * Every variable of decisions.md section 12 (plus the few later issues add) is parsed here once,
+ * validated with a message that names the variable and what was wrong, frozen, and passed down.
+ * A bad value stops the process at boot instead of surprising a request hours later.
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+
+export type Environment = 'sandbox' | 'live';
+
+export interface Config {
+  port: number;
+  host: string;
+  /** Unset: embedded SQLite under dataDir. */
+  databaseUrl: string | null;
+  /** Folder of the embedded database and, when generated, the encryption key. */
+  dataDir: string;
+  redisUrl: string | null;
+  publicBaseUrl: string;
+  /** 32-byte AES-256-GCM key for data at rest (ssn_last4, signing secrets, documents). */
+  dataEncryptionKey: Buffer;
+  /** Where the key came from, for the boot log (never the key itself). */
+  dataEncryptionKeySource: 'environment' | 'generated-file';
+  webhookAllowPrivateNetworks: boolean;
+  tls: { certFile: string; keyFile: string } | null;
+  rateLimits: { livePerSecond: number; sandboxPerSecond: number };
+  logLevel: string;
+  production: boolean;
+}
+
+export class ConfigError extends Error {
+  constructor(public readonly problems: string[]) {
+    super(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+/** Parse and validate. `env` defaults to the process environment; tests pass their own. */
+export function loadConfig(env: Env = process.env, cwd: string = process.cwd()): Readonly<Config> {
+  const problems: string[] = [];
+  const get = (name: string): string | undefined => {
+    const value = env[name];
+    return value === undefined || value.trim() === '' ? undefined : value.trim();
+  };
+  const integer = (name: string, fallback: number, min: number, max: number): number => {
+    const raw = get(name);
+    if (raw === undefined) return fallback;
+    if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+      problems.push(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
+      return fallback;
+    }
+    return Number(raw);
+  };
+  const flag = (name: string): boolean => {
+    const raw = get(name);
+    if (raw === undefined) return false;
+    if (raw !== '0' && raw !== '1') problems.push(`${name} must be 0 or 1, got "${raw}"`);
+    return raw === '1';
+  };
+
+  const port = integer('PORT', 3000, 0, 65535);
+  const host = get('HOST') ?? '127.0.0.1';
+  const production = get('NODE_ENV') === 'production';
+
+  const databaseUrl = get('DATABASE_URL') ?? null;
+  if (databaseUrl !== null && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    problems.push('DATABASE_URL must start with postgres:// (or be unset for the embedded SQLite database)');
+  }
+  const dataDir = path.resolve(cwd, get('CDS_DATA_DIR') ?? 'data');
+
+  const redisUrl = get('REDIS_URL') ?? null;
+  if (redisUrl !== null && !/^rediss?:\/\//.test(redisUrl)) problems.push('REDIS_URL must start with redis:// or rediss://');
+
+  const publicBaseUrl = (get('PUBLIC_BASE_URL') ?? `http://localhost:${port}`).replace(/\/+$/, '');
+  try {
+    const u = new URL(publicBaseUrl);
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('scheme');
+  } catch {
+    problems.push(`PUBLIC_BASE_URL must be an absolute http(s) URL, got "${publicBaseUrl}"`);
+  }
+
+  const certFile = get('TLS_CERT_FILE');
+  const keyFile = get('TLS_KEY_FILE');
+  let tls: Config['tls'] = null;
+  if ((certFile === undefined) !== (keyFile === undefined)) {
+    problems.push('TLS_CERT_FILE and TLS_KEY_FILE must be set together');
+  } else if (certFile !== undefined && keyFile !== undefined) {
+    for (const [name, file] of [['TLS_CERT_FILE', certFile], ['TLS_KEY_FILE', keyFile]] as const) {
+      if (!existsSync(file)) problems.push(`${name} points to "${file}", which does not exist`);
+    }
+    tls = { certFile, keyFile };
+  }
+
+  const rateLimits = {
+    livePerSecond: integer('RATE_LIMIT_LIVE_PER_S', 100, 1, 1_000_000),
+    sandboxPerSecond: integer('RATE_LIMIT_SANDBOX_PER_S', 25, 1, 1_000_000),
+  };
+  const webhookAllowPrivateNetworks = flag('WEBHOOK_ALLOW_PRIVATE_NETWORKS');
+  const logLevel = get('LOG_LEVEL') ?? 'info';
+  if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
+    problems.push(`LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "${logLevel}"`);
+  }
+
+  // The encryption key: required in production; otherwise generated once into the data folder
+  // so the zero-setup embedded service encrypts at rest from its first start.
+  let dataEncryptionKey: Buffer = Buffer.alloc(0);
+  let dataEncryptionKeySource: Config['dataEncryptionKeySource'] = 'environment';
+  const rawKey = get('DATA_ENCRYPTION_KEY');
+  if (rawKey !== undefined) {
+    const decoded = decodeKey(rawKey);
+    if (decoded === null) problems.push('DATA_ENCRYPTION_KEY must be 32 bytes as 64 hex characters or base64');
+    else dataEncryptionKey = decoded;
+  } else if (production) {
+    problems.push('DATA_ENCRYPTION_KEY is required when NODE_ENV=production (32 bytes, hex or base64)');
+  } else if (problems.length === 0) {
+    dataEncryptionKey = loadOrCreateKeyFile(path.join(dataDir, 'encryption.key'));
+    dataEncryptionKeySource = 'generated-file';
+  }
+
+  if (problems.length > 0) throw new ConfigError(problems);
+  return Object.freeze({
+    port, host, databaseUrl, dataDir, redisUrl, publicBaseUrl, dataEncryptionKey, dataEncryptionKeySource,
+    webhookAllowPrivateNetworks, tls, rateLimits: Object.freeze(rateLimits), logLevel, production,
+  });
+}
+
+function decodeKey(raw: string): Buffer | null {
+  // Typed as plain Buffer: the generic form differs between @types/node versions.
+  if (/^[0-9a-fA-F]{64}$/.test(raw)) return Buffer.from(raw, 'hex');
+  const b = Buffer.from(raw, 'base64');
+  return b.length === 32 ? b : null;
+}
+
+function loadOrCreateKeyFile(file: string): Buffer {
+  if (existsSync(file)) {
+    const key = decodeKey(readFileSync(file, 'utf8').trim());
+    if (key === null) throw new ConfigError([`${file} does not hold a 32-byte key; restore it or set DATA_ENCRYPTION_KEY`]);
+    return key;
+  }
+  mkdirSync(path.dirname(file), { recursive: true });
+  const key = randomBytes(32);
+  // 'wx' fails if another process created it first; then we read theirs so both agree.
+  try {
+    writeFileSync(file, key.toString('hex') + '\n', { mode: 0o600, flag: 'wx' });
+    return key;
+  } catch {
+    return loadOrCreateKeyFile(file);
+  }
+}

@@ -1,0 +1,96 @@
+/**
+ * Storage: one Kysely instance over either dialect.
+ *
+ * - DATABASE_URL unset: embedded SQLite (better-sqlite3) in `<dataDir>/cds.sqlite`, WAL journal,
+ *   synchronous=FULL so a 200 means the decision is on disk, busy_timeout so the CLI and the server
+ *   can share the file. better-sqlite3 is synchronous; Kysely serialises access to its single
+ *   connection, which is exactly SQLite's single-writer model.
+ * - DATABASE_URL=postgres://...: a pg Pool. int8 is parsed to a JS number (our epoch-ms times and
+ *   cents are far below 2^53). Connection attempts time out quickly so an unreachable database
+ *   becomes a 503 rather than a hung request, and the pool reconnects by itself when it returns.
+ */
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import SqliteDatabase from 'better-sqlite3';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import pg from 'pg';
+import type { Database } from './schema.js';
+import { migrations } from './migrations/index.js';
+
+export type DialectName = 'sqlite' | 'postgres';
+
+export interface Storage {
+  db: Kysely<Database>;
+  dialect: DialectName;
+  /** Where the data lives, without credentials (for logs). */
+  location: string;
+  close(): Promise<void>;
+}
+
+export interface StorageOptions {
+  databaseUrl: string | null;
+  dataDir: string;
+  /** Called when an idle pooled connection dies (database restarted); the pool recovers by itself. */
+  onPoolError?: (err: Error) => void;
+  poolSize?: number;
+}
+
+pg.types.setTypeParser(20, (value) => Number(value));
+
+export function openStorage(options: StorageOptions): Storage {
+  if (options.databaseUrl === null) {
+    mkdirSync(options.dataDir, { recursive: true });
+    const file = path.join(options.dataDir, 'cds.sqlite');
+    const sqlite = new SqliteDatabase(file);
+    sqlite.pragma('journal_mode = WAL');
+    sqlite.pragma('synchronous = FULL');
+    sqlite.pragma('busy_timeout = 5000');
+    sqlite.pragma('foreign_keys = ON');
+    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+    return { db, dialect: 'sqlite', location: file, close: () => db.destroy() };
+  }
+  const pool = new pg.Pool({
+    connectionString: options.databaseUrl,
+    max: options.poolSize ?? 10,
+    connectionTimeoutMillis: 2_000,
+    idleTimeoutMillis: 30_000,
+    // A statement that cannot get its locks in time fails instead of queueing forever.
+    options: '-c lock_timeout=10000',
+  });
+  pool.on('error', (err) => options.onPoolError?.(err));
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const url = new URL(options.databaseUrl);
+  return { db, dialect: 'postgres', location: `${url.hostname}:${url.port || 5432}${url.pathname}`, close: () => db.destroy() };
+}
+
+/** Apply every pending migration; safe to run from several processes at once (the migrator locks). */
+export async function migrateToLatest(db: Kysely<Database>): Promise<string[]> {
+  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) throw error instanceof Error ? error : new Error(String(error));
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}
+
+export async function pingDatabase(db: Kysely<Database>): Promise<void> {
+  await sql`select 1`.execute(db);
+}
+
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EHOSTUNREACH', 'EPIPE', 'EAI_AGAIN',
+  '57P01', '57P02', '57P03', // admin shutdown, crash shutdown, cannot connect now
+  '08000', '08001', '08003', '08004', '08006', // connection exceptions
+  '53300', // too many connections
+  'SQLITE_BUSY', 'SQLITE_LOCKED', 'SQLITE_IOERR', 'SQLITE_FULL',
+]);
+
+/**
+ * True when an error means "the database cannot serve us right now" (answer 503 with Retry-After)
+ * rather than a bug (answer 500).
+ */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  if (typeof err !== 'object' || err === null) return false;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string' && (UNAVAILABLE_CODES.has(code) || code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_IOERR'))) return true;
+  const message = (err as { message?: unknown }).message;
+  return typeof message === 'string' && /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|connect ECONNREFUSED/i.test(message);
+}

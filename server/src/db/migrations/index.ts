@@ -1,0 +1,10 @@
+/**
+ * The ordered list of migrations. Imported statically (not read from the folder at run time) so
+ * the compiled service and the tests apply exactly the same files. Append; never edit or reorder.
+ */
+import type { Migration } from 'kysely';
+import * as m0001 from './0001-foundation.js';
+
+export const migrations: Record<string, Migration> = {
+  '0001-foundation': m0001,
+};

@@ -1,0 +1,76 @@
+/**
+ * Builds the HTTP application without listening, so tests drive it with `inject()` and the CLI
+ * decides how to serve it. Order matters and is the request's life:
+ *   request id -> (/v1) authentication -> rate limit -> body parse & schema validation
+ *   -> route -> idempotency + one transaction -> response (errors through one handler).
+ */
+import Fastify, { type FastifyInstance } from 'fastify';
+import addFormats from 'ajv-formats';
+import type { Ajv } from 'ajv';
+import { readFileSync } from 'node:fs';
+import type { AppContext } from '../app/context.js';
+import { randomBase62 } from '../lib/clock.js';
+import { registerOpenApi } from './openapi.js';
+import { collectRoutes, registerErrorHandling, sendError } from './plugins/errors.js';
+import { registerAuthentication } from './plugins/authentication.js';
+import { registerRateLimit } from './plugins/rate-limit.js';
+import { registerSystemRoutes } from './routes/system.routes.js';
+
+export const BODY_LIMIT_BYTES = 64 * 1024;
+
+/** `x-error` (a field's human message for format errors) and `example` are annotations, not rules. */
+function registerSchemaKeywords(ajv: Ajv): Ajv {
+  return ajv.addKeyword('x-error').addKeyword('example');
+}
+
+export interface BuildAppOptions {
+  /** Extra `/v1` routes (tests use this for a probe route); they get auth, limits and errors. */
+  registerExtraV1Routes?: (v1: FastifyInstance, ctx: AppContext) => void;
+}
+
+export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): Promise<FastifyInstance> {
+  const { config } = ctx;
+  const app = Fastify({
+    loggerInstance: ctx.logger,
+    disableRequestLogging: false,
+    genReqId: () => `req_${randomBase62(ctx.random, 20)}`,
+    requestIdHeader: false,
+    requestIdLogLabel: 'reqId',
+    bodyLimit: BODY_LIMIT_BYTES,
+    onProtoPoisoning: 'error',
+    onConstructorPoisoning: 'error',
+    forceCloseConnections: 'idle',
+    return503OnClosing: true,
+    https: config.tls ? { cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile) } : null,
+    ajv: {
+      // Wrong types are errors, never silently coerced; unknown fields are refused, never dropped.
+      customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false, verbose: true, strict: true },
+      plugins: [addFormats as unknown as (ajv: Ajv) => Ajv, registerSchemaKeywords],
+    },
+  }) as unknown as FastifyInstance;
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('Request-Id', request.id);
+  });
+  registerErrorHandling(app);
+  const finishRoutes = collectRoutes(app);
+  await registerOpenApi(app);
+
+  registerSystemRoutes(app, ctx);
+  app.get('/v1/openapi.json', { schema: { hide: true } }, async (_request, reply) => reply.type('application/json').send(app.swagger()));
+
+  await app.register(
+    async (v1) => {
+      registerAuthentication(v1, ctx);
+      registerRateLimit(v1, ctx);
+      // Unknown /v1 paths still authenticate first: no key is 401 whatever the path.
+      v1.setNotFoundHandler((request, reply) => sendError(reply, 'not_found', `No route ${request.method} ${request.url.split('?')[0]}.`));
+      options.registerExtraV1Routes?.(v1, ctx);
+    },
+    { prefix: '/v1' },
+  );
+
+  await app.after();
+  finishRoutes();
+  return app;
+}

@@ -1,0 +1,51 @@
+/**
+ * Bearer API-key authentication for `/v1`. Runs first on every API request (before the body is even
+ * parsed), so a missing or wrong key is always 401, whatever else is wrong with the request.
+ * Failed attempts draw from a per-client-address bucket; an address that keeps failing gets 429
+ * instead of another chance to guess.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { AppContext } from '../../app/context.js';
+import type { AuthenticatedKey } from '../../modules/api-keys/api-keys.service.js';
+import { ApiError } from '../errors/error-registry.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set on every authenticated `/v1` request. */
+    auth: AuthenticatedKey;
+  }
+}
+
+/** 60 failed attempts per address, refilled at one a second. */
+export const FAILED_AUTH_LIMITS = { ratePerSecond: 1, burst: 60 };
+
+export function registerAuthentication(app: FastifyInstance, ctx: AppContext): void {
+  app.decorateRequest('auth', null as unknown as AuthenticatedKey);
+  app.addHook('onRequest', async (request) => {
+    const key = bearerToken(request);
+    const auth = key === null ? null : await ctx.apiKeys.authenticate(key);
+    if (auth) {
+      request.auth = auth;
+      return;
+    }
+    const limit = await ctx.rateLimiter.take(`auth-fail:${request.ip}`, FAILED_AUTH_LIMITS);
+    if (!limit.allowed) {
+      throw new ApiError('rate_limited', 'Too many failed authentication attempts from this address; retry after the time given in Retry-After.', {
+        'Retry-After': String(limit.retryAfterSeconds),
+      });
+    }
+    throw new ApiError(
+      'invalid_api_key',
+      key === null
+        ? 'No API key provided. Send it as "Authorization: Bearer <API_KEY>".'
+        : 'The API key is invalid or has been revoked.',
+    );
+  });
+}
+
+function bearerToken(request: FastifyRequest): string | null {
+  const header = request.headers.authorization;
+  if (typeof header !== 'string') return null;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return match ? match[1]! : null;
+}

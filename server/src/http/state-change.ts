@@ -1,0 +1,37 @@
+/**
+ * The one way a `/v1` route changes state: through the idempotency mechanism, in one transaction.
+ * The route gives a `work(trx)` function that writes through `trx` and returns the status and the
+ * exact JSON text to send; this sends it (or the stored answer of an earlier identical request).
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Kysely } from 'kysely';
+import type { AppContext } from '../app/context.js';
+import type { Database } from '../db/schema.js';
+import { parseIdempotencyKey, requestFingerprint, type WorkResponse } from '../modules/idempotency/idempotency.service.js';
+
+export async function respondWithStateChange(
+  ctx: AppContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  work: (trx: Kysely<Database>) => Promise<WorkResponse>,
+): Promise<FastifyReply> {
+  const key = parseIdempotencyKey(request.headers['idempotency-key']);
+  const result = await ctx.idempotency.execute({
+    scope: { tenantId: request.auth.tenantId, environment: request.auth.environment },
+    key,
+    fingerprint: requestFingerprint(request.method, request.url, request.body),
+    requestId: request.id,
+    work,
+  });
+  reply.code(result.statusCode).type('application/json; charset=utf-8');
+  if (result.replayed) {
+    // A replay is the earlier request's response: its body, and the request id that body belongs to.
+    reply.header('Idempotent-Replayed', 'true').header('Request-Id', result.requestId);
+  }
+  return reply.send(result.body);
+}
+
+/** Serialize a success body once, so the bytes stored for replay are the bytes sent. */
+export function jsonResponse(statusCode: number, body: unknown): WorkResponse {
+  return { statusCode, body: JSON.stringify(body) };
+}

@@ -1,0 +1,49 @@
+/**
+ * Secrets at rest and secret comparison.
+ *
+ * `sealSecret` encrypts with AES-256-GCM under the deployment's DATA_ENCRYPTION_KEY: a fresh
+ * 12-byte IV per value, the 16-byte tag authenticating it, stored as `v1.<base64(iv|tag|ciphertext)>`
+ * so a later key rotation can add `v2.` without guessing. API keys are never encrypted: they are
+ * high-entropy, so a SHA-256 hash is enough to look them up and nobody can reverse it.
+ */
+import { createCipheriv, createDecipheriv, createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+
+const VERSION = 'v1.';
+
+export interface SecretBox {
+  seal(plaintext: string | Buffer, associatedData?: string): string;
+  open(sealed: string, associatedData?: string): Buffer;
+  openText(sealed: string, associatedData?: string): string;
+}
+
+/** `associatedData` binds a ciphertext to its row (e.g. the consumer id) so it cannot be moved. */
+export function createSecretBox(key: Buffer): SecretBox {
+  if (key.length !== 32) throw new RangeError('encryption key must be 32 bytes');
+  const seal = (plaintext: string | Buffer, associatedData?: string): string => {
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', key, iv);
+    if (associatedData !== undefined) cipher.setAAD(Buffer.from(associatedData));
+    const body = Buffer.concat([cipher.update(plaintext), cipher.final()]);
+    return VERSION + Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64');
+  };
+  const open = (sealed: string, associatedData?: string): Buffer => {
+    if (!sealed.startsWith(VERSION)) throw new Error('unknown sealed-secret version');
+    const raw = Buffer.from(sealed.slice(VERSION.length), 'base64');
+    const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, 12));
+    decipher.setAuthTag(raw.subarray(12, 28));
+    if (associatedData !== undefined) decipher.setAAD(Buffer.from(associatedData));
+    return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]);
+  };
+  return { seal, open, openText: (sealed, ad) => open(sealed, ad).toString('utf8') };
+}
+
+export function sha256Hex(value: string | Buffer): string {
+  return createHash('sha256').update(value).digest('hex');
+}
+
+/** Constant-time string equality (lengths are not secret here). */
+export function safeEqual(a: string, b: string): boolean {
+  const ab = Buffer.from(a);
+  const bb = Buffer.from(b);
+  return ab.length === bb.length && timingSafeEqual(ab, bb);
+}

@@ -1,0 +1,235 @@
+/**
+ * Idempotency keys: how a retried request gets the first one's answer, exactly once.
+ *
+ * Scope is tenant + environment + key. "Same request" is a SHA-256 fingerprint of the method, the
+ * path and the canonical form of the parsed JSON body (keys sorted, so key order and white space do
+ * not matter). The life of a keyed request:
+ *
+ * 1. Look for a finished record. Same fingerprint: replay its status and body byte for byte (with
+ *    `Idempotent-Replayed: true`). Different fingerprint: 409 `idempotency_conflict`.
+ * 2. If this process is already running the same key, wait for it (at most 5 s), then go to 1;
+ *    still running after 5 s: 409.
+ * 3. Otherwise open ONE transaction: claim the key (insert the record; an expired record is taken
+ *    over), do the work, write the response into the record, commit. The state change, its events
+ *    and the stored response therefore land together or not at all: a crash leaves no trace and a
+ *    retry simply runs again. On PostgreSQL a second process inserting the same key blocks on the
+ *    unique index until the first commits (lock_timeout 5 s, else 409), then finds the record and
+ *    replays it.
+ *
+ * Stored: 2xx and 422 (a business-rule refusal is a real answer). Not stored: 400, 401, 429 (they
+ * are decided before the work, so retrying them is free) and 5xx (the transaction rolled back, so
+ * a retry re-drives the work instead of replaying a failure). Records expire 24 h after the first
+ * request; a worker purges them, and a retry after that runs as new.
+ */
+import { createHash } from 'node:crypto';
+import { sql, type Kysely } from 'kysely';
+import type { Clock } from '../../lib/clock.js';
+import type { Environment } from '../../config/config.js';
+import type { Database } from '../../db/schema.js';
+import type { DialectName } from '../../db/database.js';
+import { ApiError, errorBody } from '../../http/errors/error-registry.js';
+
+export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+export const IDEMPOTENCY_WAIT_MS = 5_000;
+const KEY_SHAPE = /^[\x20-\x7e]{1,255}$/;
+
+export interface IdempotencyScope {
+  tenantId: string;
+  environment: Environment;
+}
+
+/** What a state-changing handler produces: a status and the exact bytes of its JSON body. */
+export interface WorkResponse {
+  statusCode: number;
+  body: string;
+}
+
+export interface FinalResponse extends WorkResponse {
+  /** True when this is the stored answer of an earlier request. */
+  replayed: boolean;
+  /** Request id of the request that produced the body (the earlier one for a replay). */
+  requestId: string;
+}
+
+export interface ExecuteParams {
+  scope: IdempotencyScope;
+  /** The Idempotency-Key header, or null when the caller sent none. */
+  key: string | null;
+  fingerprint: string;
+  requestId: string;
+  work: (trx: Kysely<Database>) => Promise<WorkResponse>;
+}
+
+/** Validate the raw header; throws 400 for anything but 1-255 printable ASCII characters. */
+export function parseIdempotencyKey(header: string | string[] | undefined): string | null {
+  if (header === undefined) return null;
+  if (Array.isArray(header) || !KEY_SHAPE.test(header)) {
+    throw new ApiError('invalid_request', 'Idempotency-Key must be a single value of 1 to 255 printable ASCII characters.');
+  }
+  return header;
+}
+
+export function requestFingerprint(method: string, path: string, body: unknown): string {
+  return createHash('sha256').update(`${method.toUpperCase()} ${path}\n${canonicalJson(body ?? null)}`).digest('hex');
+}
+
+/** JSON with object keys sorted at every depth: equal parsed bodies give equal text. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.keys(value as object)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`);
+    return `{${entries.join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+class KeyAlreadyClaimed extends Error {}
+
+export function createIdempotencyService(deps: { db: Kysely<Database>; dialect: DialectName; clock: Clock }) {
+  const { db, clock } = deps;
+  const inFlight = new Map<string, Promise<unknown>>();
+
+  async function execute(params: ExecuteParams): Promise<FinalResponse> {
+    if (params.key === null) {
+      const response = await db.transaction().execute(params.work);
+      return { ...response, replayed: false, requestId: params.requestId };
+    }
+    const flightKey = `${params.scope.tenantId}\u0000${params.scope.environment}\u0000${params.key}`;
+    // Waiting on a concurrent request is real elapsed time, not business time: use the monotonic clock.
+    const deadline = performance.now() + IDEMPOTENCY_WAIT_MS;
+    for (;;) {
+      const stored = await findFinished(params);
+      if (stored) return stored;
+      const running = inFlight.get(flightKey);
+      if (!running) break;
+      const remaining = deadline - performance.now();
+      if (remaining <= 0 || !(await settlesWithin(running, remaining))) throw stillRunning();
+    }
+    const run = runClaimed(params);
+    inFlight.set(flightKey, run);
+    try {
+      return await run;
+    } finally {
+      inFlight.delete(flightKey);
+    }
+  }
+
+  async function findFinished(params: ExecuteParams): Promise<FinalResponse | null> {
+    const row = await db
+      .selectFrom('idempotency_keys')
+      .select(['fingerprint', 'status_code', 'response_body', 'request_id'])
+      .where('tenant_id', '=', params.scope.tenantId)
+      .where('environment', '=', params.scope.environment)
+      .where('idempotency_key', '=', params.key!)
+      .where('expires_at', '>', clock.now().getTime())
+      .executeTakeFirst();
+    if (!row || row.status_code === null || row.response_body === null) return null;
+    if (row.fingerprint !== params.fingerprint) {
+      throw new ApiError('idempotency_conflict', 'This Idempotency-Key was already used with a different request; use a new key for a new request.');
+    }
+    return { statusCode: row.status_code, body: row.response_body, replayed: true, requestId: row.request_id };
+  }
+
+  async function runClaimed(params: ExecuteParams): Promise<FinalResponse> {
+    try {
+      const response = await db.transaction().execute(async (trx) => {
+        await claim(trx, params);
+        const result = await params.work(trx);
+        await record(trx, params, result);
+        return result;
+      });
+      return { ...response, replayed: false, requestId: params.requestId };
+    } catch (err) {
+      if (err instanceof KeyAlreadyClaimed) return replayAfterRace(params);
+      if (isLockTimeout(err)) throw stillRunning();
+      if (err instanceof ApiError && err.status === 422) return storeRefusal(params, err);
+      throw err;
+    }
+  }
+
+  /** Insert the record, or take over an expired one. Throws KeyAlreadyClaimed if a live one exists. */
+  async function claim(trx: Kysely<Database>, params: ExecuteParams): Promise<void> {
+    if (deps.dialect === 'postgres') await sql`set local lock_timeout = '5s'`.execute(trx);
+    const now = clock.now().getTime();
+    const values = {
+      fingerprint: params.fingerprint,
+      status_code: null,
+      response_body: null,
+      request_id: params.requestId,
+      created_at: now,
+      expires_at: now + IDEMPOTENCY_TTL_MS,
+    };
+    const claimed = await trx
+      .insertInto('idempotency_keys')
+      .values({ tenant_id: params.scope.tenantId, environment: params.scope.environment, idempotency_key: params.key!, ...values })
+      .onConflict((oc) =>
+        oc.columns(['tenant_id', 'environment', 'idempotency_key']).doUpdateSet(values).where('idempotency_keys.expires_at', '<=', now),
+      )
+      .returning('idempotency_key')
+      .executeTakeFirst();
+    if (!claimed) throw new KeyAlreadyClaimed();
+  }
+
+  async function record(trx: Kysely<Database>, params: ExecuteParams, response: WorkResponse): Promise<void> {
+    await trx
+      .updateTable('idempotency_keys')
+      .set({ status_code: response.statusCode, response_body: response.body })
+      .where('tenant_id', '=', params.scope.tenantId)
+      .where('environment', '=', params.scope.environment)
+      .where('idempotency_key', '=', params.key!)
+      .execute();
+  }
+
+  /** A 422 changed nothing, but it is the request's answer: store it so a retry gets the same. */
+  async function storeRefusal(params: ExecuteParams, err: ApiError): Promise<FinalResponse> {
+    const response = { statusCode: err.status, body: errorBody(err.code, err.message, params.requestId) };
+    try {
+      await db.transaction().execute(async (trx) => {
+        await claim(trx, params);
+        await record(trx, params, response);
+      });
+    } catch (e) {
+      if (e instanceof KeyAlreadyClaimed) return replayAfterRace(params);
+      throw e;
+    }
+    return { ...response, replayed: false, requestId: params.requestId };
+  }
+
+  /** Another process committed the key between our lookup and our claim: answer with its record. */
+  async function replayAfterRace(params: ExecuteParams): Promise<FinalResponse> {
+    const stored = await findFinished(params);
+    if (stored) return stored;
+    throw stillRunning();
+  }
+
+  async function purgeExpired(): Promise<number> {
+    const result = await db.deleteFrom('idempotency_keys').where('expires_at', '<=', clock.now().getTime()).executeTakeFirst();
+    return Number(result.numDeletedRows);
+  }
+
+  return { execute, purgeExpired };
+}
+
+export type IdempotencyService = ReturnType<typeof createIdempotencyService>;
+
+function stillRunning(): ApiError {
+  return new ApiError('idempotency_conflict', 'A request with this Idempotency-Key is still being processed; retry shortly.');
+}
+
+function isLockTimeout(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === '55P03';
+}
+
+/** Resolves true when `p` settles within `ms`, false otherwise (never rejects). */
+function settlesWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(false), ms);
+    const done = () => {
+      clearTimeout(timer);
+      resolve(true);
+    };
+    p.then(done, done);
+  });
+}

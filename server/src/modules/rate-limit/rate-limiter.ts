@@ -1,0 +1,118 @@
+/**
+ * Rate limiting per API key (and, for failed authentication, per client address).
+ *
+ * In-process by default: a Map of token buckets. With REDIS_URL the buckets live in Redis and every
+ * API process shares them; a Lua script does read-refill-take-write atomically. If Redis stops
+ * answering, limiting degrades to the in-process buckets (each process then allows the full rate on
+ * its own), a warning is logged once, and requests keep being served: availability of the lending
+ * API matters more than exactness of the limit for a few seconds. Recovery is logged too.
+ */
+import { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { Clock } from '../../lib/clock.js';
+import { takeToken, type BucketLimits, type BucketState, type TakeResult } from './token-bucket.js';
+
+export interface RateLimiter {
+  take(bucketKey: string, limits: BucketLimits): Promise<TakeResult>;
+  /** 'redis' while Redis serves, 'local' without Redis or while degraded. */
+  mode(): 'redis' | 'local';
+  close(): Promise<void>;
+}
+
+const MAX_LOCAL_BUCKETS = 100_000;
+
+export function createLocalRateLimiter(clock: Clock): RateLimiter {
+  const buckets = new Map<string, BucketState>();
+  return {
+    async take(bucketKey, limits) {
+      return takeLocal(buckets, bucketKey, limits, clock.now().getTime());
+    },
+    mode: () => 'local',
+    close: async () => undefined,
+  };
+}
+
+function takeLocal(buckets: Map<string, BucketState>, key: string, limits: BucketLimits, nowMs: number): TakeResult {
+  const result = takeToken(buckets.get(key), limits, nowMs);
+  // Re-insert so Map order is least-recently-used first; drop the oldest when over the bound.
+  buckets.delete(key);
+  buckets.set(key, result.state);
+  if (buckets.size > MAX_LOCAL_BUCKETS) {
+    const oldest = buckets.keys().next().value;
+    if (oldest !== undefined) buckets.delete(oldest);
+  }
+  return result;
+}
+
+// Mirrors takeToken(): KEYS[1] bucket; ARGV rate, burst, now(ms). Returns allowed, tokens*1000.
+const TAKE_SCRIPT = `
+local rate = tonumber(ARGV[1])
+local burst = tonumber(ARGV[2])
+local now = tonumber(ARGV[3])
+local state = redis.call('HMGET', KEYS[1], 't', 'u')
+local tokens = burst
+if state[1] then
+  local elapsed = math.max(0, now - tonumber(state[2]))
+  tokens = math.min(burst, tonumber(state[1]) + elapsed * rate / 1000)
+end
+local allowed = 0
+if tokens >= 1 then
+  allowed = 1
+  tokens = tokens - 1
+end
+redis.call('HSET', KEYS[1], 't', tostring(tokens), 'u', tostring(now))
+redis.call('PEXPIRE', KEYS[1], math.ceil((burst / rate) * 1000) + 1000)
+return {allowed, tostring(tokens)}
+`;
+
+export function createRedisRateLimiter(options: { url: string; clock: Clock; logger: Logger; keyPrefix?: string }): RateLimiter {
+  const { clock, logger } = options;
+  const prefix = options.keyPrefix ?? 'cds:rl:';
+  const redis = new Redis(options.url, {
+    // Never queue commands while disconnected: a request must not wait for Redis to come back.
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    commandTimeout: 250,
+    connectTimeout: 1_000,
+    lazyConnect: false,
+    retryStrategy: (times) => Math.min(times * 200, 2_000),
+  });
+  redis.on('error', () => undefined); // state changes are logged below, not every reconnect attempt
+  const fallback = new Map<string, BucketState>();
+  let degraded = false;
+
+  const setDegraded = (value: boolean, err?: unknown) => {
+    if (value === degraded) return;
+    degraded = value;
+    if (value) {
+      logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'Redis unavailable: rate limiting degraded to per-process buckets');
+    } else {
+      logger.info('Redis available again: rate limiting shared through Redis');
+    }
+  };
+
+  return {
+    async take(bucketKey, limits) {
+      const nowMs = clock.now().getTime();
+      try {
+        const [allowed, tokensText] = (await redis.eval(TAKE_SCRIPT, 1, prefix + bucketKey, limits.ratePerSecond, limits.burst, nowMs)) as [number, string];
+        setDegraded(false);
+        const tokens = Number(tokensText);
+        return {
+          allowed: allowed === 1,
+          state: { tokens, updatedAtMs: nowMs },
+          remaining: Math.floor(tokens),
+          retryAfterSeconds: allowed === 1 ? 0 : Math.max(1, Math.ceil((1 - tokens) / limits.ratePerSecond)),
+          resetSeconds: Math.ceil((limits.burst - tokens) / limits.ratePerSecond),
+        };
+      } catch (err) {
+        setDegraded(true, err);
+        return takeLocal(fallback, bucketKey, limits, nowMs);
+      }
+    },
+    mode: () => (degraded ? 'local' : 'redis'),
+    close: async () => {
+      redis.disconnect();
+    },
+  };
+}

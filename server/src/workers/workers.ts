@@ -1,0 +1,49 @@
+/**
+ * Background work of the `worker` role: periodic jobs run on timers, each guarded so one slow run
+ * never overlaps the next and one failing job never stops the others. Later issues add the webhook
+ * delivery loop and the pending-decision expiry sweeper here.
+ */
+import type { AppContext } from '../app/context.js';
+
+export interface Job {
+  name: string;
+  everyMs: number;
+  run(ctx: AppContext): Promise<unknown>;
+}
+
+export const JOBS: Job[] = [
+  {
+    name: 'purge-expired-idempotency-keys',
+    everyMs: 10 * 60 * 1000,
+    run: (ctx) => ctx.idempotency.purgeExpired(),
+  },
+];
+
+export function startWorkers(ctx: AppContext, jobs: Job[] = JOBS): { stop(): Promise<void> } {
+  const timers: NodeJS.Timeout[] = [];
+  const running = new Set<Promise<unknown>>();
+  for (const job of jobs) {
+    let busy = false;
+    const tick = () => {
+      if (busy) return;
+      busy = true;
+      const p = job
+        .run(ctx)
+        .then((result) => ctx.logger.debug({ job: job.name, result }, 'job finished'))
+        .catch((err: unknown) => ctx.logger.error({ job: job.name, err }, 'job failed'))
+        .finally(() => {
+          busy = false;
+          running.delete(p);
+        });
+      running.add(p);
+    };
+    tick();
+    timers.push(setInterval(tick, job.everyMs).unref());
+  }
+  return {
+    async stop() {
+      for (const t of timers) clearInterval(t);
+      await Promise.allSettled([...running]);
+    },
+  };
+}
