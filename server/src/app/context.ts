@@ -50,9 +50,9 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
   const rateLimiter = config.redisUrl
     ? createRedisRateLimiter({ url: config.redisUrl, clock, logger })
     : createLocalRateLimiter(clock);
-  const apiKeys = createApiKeysService({ db: storage.db, clock, random });
+  const apiKeys = createApiKeysService({ db: storage.db, readDb: storage.readDb, clock, random });
   const tenants = createTenantsService({ db: storage.db, clock, random, secretBox, apiKeys });
-  const idempotency = createIdempotencyService({ db: storage.db, dialect: storage.dialect, clock });
+  const idempotency = createIdempotencyService({ db: storage.db, readDb: storage.readDb, dialect: storage.dialect, clock });
 
   return {
     config, storage, clock, random, logger, secretBox, rateLimiter, apiKeys, tenants, idempotency,

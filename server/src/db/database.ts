@@ -20,7 +20,14 @@ import { migrations } from './migrations/index.js';
 export type DialectName = 'sqlite' | 'postgres';
 
 export interface Storage {
+  /** Writes and transactions. */
   db: Kysely<Database>;
+  /**
+   * Reads that need no transaction (authentication, lookups, polls). On SQLite a second connection:
+   * in WAL mode readers never wait for the writer, so a long write cannot stall every request
+   * behind the single write connection. On PostgreSQL the same pool.
+   */
+  readDb: Kysely<Database>;
   dialect: DialectName;
   /** Where the data lives, without credentials (for logs). */
   location: string;
@@ -47,7 +54,19 @@ export function openStorage(options: StorageOptions): Storage {
     sqlite.pragma('busy_timeout = 5000');
     sqlite.pragma('foreign_keys = ON');
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
-    return { db, dialect: 'sqlite', location: file, close: () => db.destroy() };
+    const reader = new SqliteDatabase(file);
+    reader.pragma('busy_timeout = 5000');
+    const readDb = new Kysely<Database>({ dialect: new SqliteDialect({ database: reader }) });
+    return {
+      db,
+      readDb,
+      dialect: 'sqlite',
+      location: file,
+      close: async () => {
+        await readDb.destroy();
+        await db.destroy();
+      },
+    };
   }
   const pool = new pg.Pool({
     connectionString: options.databaseUrl,
@@ -60,7 +79,7 @@ export function openStorage(options: StorageOptions): Storage {
   pool.on('error', (err) => options.onPoolError?.(err));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   const url = new URL(options.databaseUrl);
-  return { db, dialect: 'postgres', location: `${url.hostname}:${url.port || 5432}${url.pathname}`, close: () => db.destroy() };
+  return { db, readDb: db, dialect: 'postgres', location: `${url.hostname}:${url.port || 5432}${url.pathname}`, close: () => db.destroy() };
 }
 
 /** Apply every pending migration; safe to run from several processes at once (the migrator locks). */

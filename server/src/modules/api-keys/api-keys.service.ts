@@ -47,7 +47,7 @@ export interface ApiKeySummary {
 /** How often last_used_at is written per key: a write per request would be a write per request. */
 const LAST_USED_RESOLUTION_MS = 60_000;
 
-export function createApiKeysService(deps: { db: Kysely<Database>; clock: Clock; random: Random }) {
+export function createApiKeysService(deps: { db: Kysely<Database>; readDb: Kysely<Database>; clock: Clock; random: Random }) {
   const { clock, random } = deps;
   const lastUsedWritten = new Map<string, number>();
 
@@ -80,7 +80,7 @@ export function createApiKeysService(deps: { db: Kysely<Database>; clock: Clock;
     const shape = KEY_SHAPE.exec(rawKey);
     if (!shape) return null;
     // One indexed lookup also fetches the tenant's rate-limit overrides the limiter needs next.
-    const row = await deps.db
+    const row = await deps.readDb
       .selectFrom('api_keys')
       .innerJoin('tenants', 'tenants.id', 'api_keys.tenant_id')
       .select([

@@ -87,7 +87,7 @@ export function canonicalJson(value: unknown): string {
 
 class KeyAlreadyClaimed extends Error {}
 
-export function createIdempotencyService(deps: { db: Kysely<Database>; dialect: DialectName; clock: Clock }) {
+export function createIdempotencyService(deps: { db: Kysely<Database>; readDb: Kysely<Database>; dialect: DialectName; clock: Clock }) {
   const { db, clock } = deps;
   const inFlight = new Map<string, Promise<unknown>>();
 
@@ -100,12 +100,18 @@ export function createIdempotencyService(deps: { db: Kysely<Database>; dialect: 
     // Waiting on a concurrent request is real elapsed time, not business time: use the monotonic clock.
     const deadline = performance.now() + IDEMPOTENCY_WAIT_MS;
     for (;;) {
+      // Wait for a same-key request of this process first: on SQLite its transaction holds the
+      // only connection, so even our lookup would queue behind it, past the 5 s promise.
+      const running = inFlight.get(flightKey);
+      if (running) {
+        const remaining = deadline - performance.now();
+        if (remaining <= 0 || !(await settlesWithin(running, remaining))) throw stillRunning();
+        continue;
+      }
       const stored = await findFinished(params);
       if (stored) return stored;
-      const running = inFlight.get(flightKey);
-      if (!running) break;
-      const remaining = deadline - performance.now();
-      if (remaining <= 0 || !(await settlesWithin(running, remaining))) throw stillRunning();
+      // Checked and claimed without an await in between, so two lookups cannot both proceed.
+      if (!inFlight.has(flightKey)) break;
     }
     const run = runClaimed(params);
     inFlight.set(flightKey, run);
@@ -117,7 +123,7 @@ export function createIdempotencyService(deps: { db: Kysely<Database>; dialect: 
   }
 
   async function findFinished(params: ExecuteParams): Promise<FinalResponse | null> {
-    const row = await db
+    const row = await deps.readDb
       .selectFrom('idempotency_keys')
       .select(['fingerprint', 'status_code', 'response_body', 'request_id'])
       .where('tenant_id', '=', params.scope.tenantId)

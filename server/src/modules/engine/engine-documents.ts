@@ -1,0 +1,81 @@
+/**
+ * The scorecard and policy documents shipped with the service, loaded and compiled once.
+ *
+ * Old versions stay here after a new one ships: an audit record names the versions that decided,
+ * and `replay` needs exactly those to reproduce it. Adding a version = adding a JSON file and one
+ * line to each list below; a document is never edited once a decision has used it.
+ */
+import { isAdverseActionCode } from './adverse-action-reasons.js';
+import { compilePolicy, createPolicyCatalog, type CompiledPolicy, type PolicyCatalog } from './policy.js';
+import { loadScorecard, type Scorecard } from './scorecard.js';
+import bnplScorecardV1 from './scorecards/bnpl-scorecard-v1.json' with { type: 'json' };
+import bnplPolicyV1 from './policies/bnpl-policy-v1.json' with { type: 'json' };
+
+/** What decides a BNPL application: one scorecard and one compiled policy. */
+export interface EngineDocuments {
+  scorecard: Scorecard;
+  policy: CompiledPolicy;
+}
+
+export const DEFAULT_BNPL_SCORECARD_VERSION = 'bnpl-sc-2026.11.1';
+export const DEFAULT_BNPL_POLICY_VERSION = 'bnpl-policy-2026.11.1';
+
+const SCORECARD_DOCUMENTS: readonly unknown[] = [bnplScorecardV1];
+const POLICY_DOCUMENTS: readonly unknown[] = [bnplPolicyV1];
+
+let scorecards: Map<string, Scorecard> | undefined;
+let policies: Map<string, CompiledPolicy> | undefined;
+
+/** Load a scorecard whose reason codes must all be in the adverse-action registry. */
+export function loadBnplScorecard(document: unknown): Scorecard {
+  return loadScorecard(document, { isKnownReasonCode: isAdverseActionCode });
+}
+
+function bundledScorecards(): Map<string, Scorecard> {
+  scorecards ??= indexByVersion(SCORECARD_DOCUMENTS.map(loadBnplScorecard));
+  return scorecards;
+}
+
+function bundledPolicies(): Map<string, CompiledPolicy> {
+  policies ??= indexByVersion(POLICY_DOCUMENTS.map(compilePolicy));
+  return policies;
+}
+
+export function bundledScorecard(version: string): Scorecard {
+  const found = bundledScorecards().get(version);
+  if (!found) throw new RangeError(`no bundled scorecard ${version}`);
+  return found;
+}
+
+export function bundledPolicy(version: string): CompiledPolicy {
+  const found = bundledPolicies().get(version);
+  if (!found) throw new RangeError(`no bundled policy ${version}`);
+  return found;
+}
+
+/** The documents that decided a stored decision, found by the versions it names. */
+export function bundledDocumentsFor(versions: { scorecard: string; policy: string }): EngineDocuments {
+  return { scorecard: bundledScorecard(versions.scorecard), policy: bundledPolicy(versions.policy) };
+}
+
+/** The current default scorecard and policy for BNPL. */
+export function defaultBnplDocuments(): EngineDocuments {
+  return bundledDocumentsFor({ scorecard: DEFAULT_BNPL_SCORECARD_VERSION, policy: DEFAULT_BNPL_POLICY_VERSION });
+}
+
+/**
+ * The policies in force, by tenant and environment. Today only the default ("*", "*"); a tenant's
+ * own policy is a new document whose `policyConstants` name that tenant and environment.
+ */
+export function defaultBnplPolicyCatalog(): PolicyCatalog {
+  return createPolicyCatalog([bundledPolicy(DEFAULT_BNPL_POLICY_VERSION)]);
+}
+
+function indexByVersion<T extends { version: string }>(items: T[]): Map<string, T> {
+  const map = new Map<string, T>();
+  for (const item of items) {
+    if (map.has(item.version)) throw new Error(`duplicate bundled document version ${item.version}`);
+    map.set(item.version, item);
+  }
+  return map;
+}

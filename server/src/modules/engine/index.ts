@@ -1,0 +1,7 @@
+/** Public surface of the decision engine; other modules import from here. */
+export * from './adverse-action-reasons.js';
+export * from './engine.js';
+export * from './engine-documents.js';
+export * from './features.js';
+export * from './policy.js';
+export * from './scorecard.js';

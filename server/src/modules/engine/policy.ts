@@ -1,0 +1,280 @@
+/**
+ * The credit policy: a GoRules JDM decision graph, one versioned JSON document per tenant and
+ * environment, evaluated by ZEN (@gorules/zen-engine, Rust core).
+ *
+ * How a policy document works:
+ * - It is an ordinary JDM graph (inputNode -> expressionNode / decisionTableNode ... -> outputNode),
+ *   so it opens, edits and simulates in GoRules' open-source editor. Only data-only node kinds are
+ *   accepted: no function nodes (JavaScript is code, not policy data) and no sub-decisions.
+ * - The expression node with id `policyConstants` holds the policy's identity and plain values:
+ *   `policy.version`, `policy.tenant`, `policy.environment`, KYC tier thresholds, plan minimums and
+ *   the default plan pick. Each is a literal, so it can also be read without evaluating the graph
+ *   (`kycTierFor` is synchronous and runs before any decision).
+ * - The graph's output is checked against PolicyOutputSchema and a few invariants (a pay_in_4 rate
+ *   of 0, rates within 0-35.99%, an offer never above the request) on every evaluation: a bad edit
+ *   fails loudly instead of approving on garbage.
+ * Compile once (`compilePolicy`) and reuse; `evaluate` is async because ZEN is.
+ */
+import { ZenEngine, evaluateExpressionSync, type ZenDecision } from '@gorules/zen-engine';
+import { Type, type Static } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+import { isAdverseActionCode, type AdverseActionCode } from './adverse-action-reasons.js';
+import { BNPL_PLANS, type BnplFeatures, type BnplPlan } from './features.js';
+
+export const RISK_GRADES = ['A', 'B', 'C', 'D', 'E'] as const;
+export type RiskGrade = (typeof RISK_GRADES)[number];
+export type PolicyOutcome = 'approve' | 'refer' | 'decline';
+export type KycTier = 'soft' | 'enhanced' | 'hard';
+
+/** Highest nominal annual rate any plan may carry: 35.99% (decisions.md section 3). */
+export const MAX_RATE_BPS = 3599;
+
+const ALLOWED_NODE_TYPES = new Set(['inputNode', 'outputNode', 'decisionTableNode', 'expressionNode', 'switchNode']);
+const CONSTANTS_NODE_ID = 'policyConstants';
+
+const Cents = Type.Integer({ minimum: 0 });
+
+const PolicyConstantsSchema = Type.Object({
+  version: Type.String({ minLength: 1 }),
+  product: Type.Literal('bnpl'),
+  /** A tenant id, or "*" for the default every tenant without its own policy gets. */
+  tenant: Type.String({ minLength: 1 }),
+  environment: Type.Union([Type.Literal('sandbox'), Type.Literal('live'), Type.Literal('*')]),
+  kycTiers: Type.Object({ enhancedFromCents: Cents, hardFromCents: Cents }),
+  planMinimumCents: Type.Object({ pay_in_4: Cents, pay_in_6: Cents, monthly: Cents }),
+  defaultPlan: Type.Object({ payIn4UpToCents: Cents, payIn6UpToCents: Cents }),
+});
+export type PolicyConstants = Static<typeof PolicyConstantsSchema>;
+
+const NullableRate = Type.Union([Type.Integer(), Type.Null()]);
+const PolicyOutputSchema = Type.Object({
+  policyVersion: Type.String(),
+  riskGrade: Type.Union(RISK_GRADES.map((g) => Type.Literal(g))),
+  band: Type.Union([Type.Literal('approve'), Type.Literal('refer'), Type.Literal('decline')]),
+  outcome: Type.Union([Type.Literal('approve'), Type.Literal('refer'), Type.Literal('decline')]),
+  outcomeRule: Type.String({ minLength: 1 }),
+  knockoutCodes: Type.Array(Type.String()),
+  gradeLimitCents: Cents,
+  offerAmountCents: Cents,
+  counteroffer: Type.Boolean(),
+  planMinimumCents: Cents,
+  fitsPlan: Type.Boolean(),
+  rateBps: NullableRate,
+  ratesBps: Type.Object({ pay_in_4: NullableRate, pay_in_6: NullableRate, monthly: NullableRate }),
+});
+
+/** What the policy graph decides, validated. Rates are nominal annual rates in basis points. */
+export interface PolicyOutput extends Omit<Static<typeof PolicyOutputSchema>, 'knockoutCodes'> {
+  knockoutCodes: AdverseActionCode[];
+  riskGrade: RiskGrade;
+  outcome: PolicyOutcome;
+  band: PolicyOutcome;
+}
+
+/** The context the graph sees. Field names here are the ones the JDM tables reference. */
+export interface PolicyInput {
+  asOf: string;
+  score: number;
+  confidence: number;
+  request: { amountCents: number; plan: BnplPlan };
+  credit: { hasFile: boolean; bankruptcy: boolean | null };
+  features: BnplFeatures;
+}
+
+export interface CompiledPolicy {
+  readonly version: string;
+  readonly constants: PolicyConstants;
+  /** The JDM document as loaded (kept so an audit can show exactly what decided). */
+  readonly document: unknown;
+  evaluate(input: PolicyInput): Promise<PolicyOutput>;
+}
+
+export class PolicyDocumentError extends Error {
+  override readonly name = 'PolicyDocumentError';
+}
+
+export class PolicyEvaluationError extends Error {
+  override readonly name = 'PolicyEvaluationError';
+}
+
+let zen: ZenEngine | undefined;
+/** One ZEN engine per process; decisions compiled from it are independent and reusable. */
+function zenEngine(): ZenEngine {
+  zen ??= new ZenEngine();
+  return zen;
+}
+
+/** Validate and compile a JDM policy document. Throws PolicyDocumentError on a bad document. */
+export function compilePolicy(document: unknown): CompiledPolicy {
+  const doc = structuredClone(document);
+  const constants = readPolicyConstants(doc);
+  let decision: ZenDecision;
+  try {
+    decision = zenEngine().createDecision(doc as object);
+    decision.validate();
+  } catch (error) {
+    throw new PolicyDocumentError(`policy ${constants.version} does not compile: ${errorText(error)}`);
+  }
+  const frozenDoc = deepFreeze(doc);
+  return Object.freeze({
+    version: constants.version,
+    constants,
+    document: frozenDoc,
+    evaluate: (input: PolicyInput) => evaluateCompiled(decision, constants, input),
+  });
+}
+
+async function evaluateCompiled(decision: ZenDecision, constants: PolicyConstants, input: PolicyInput): Promise<PolicyOutput> {
+  let raw: unknown;
+  try {
+    raw = (await decision.evaluate(input)).result;
+  } catch (error) {
+    throw new PolicyEvaluationError(`policy ${constants.version} failed: ${errorText(error)}`);
+  }
+  return checkPolicyOutput(raw, constants, input);
+}
+
+function checkPolicyOutput(raw: unknown, constants: PolicyConstants, input: PolicyInput): PolicyOutput {
+  const fail = (message: string): never => {
+    throw new PolicyEvaluationError(`policy ${constants.version}: ${message}`);
+  };
+  if (!raw || typeof raw !== 'object') return fail('the graph returned no object');
+  // ZEN leaves a key out when its expression is null; the contract spells such values as null.
+  const out: Record<string, unknown> = { rateBps: null, ...(raw as Record<string, unknown>) };
+  if (!Value.Check(PolicyOutputSchema, out)) {
+    const first = Value.Errors(PolicyOutputSchema, out).First();
+    return fail(`unexpected output at ${first?.path ?? '/'}: ${first?.message ?? ''}`);
+  }
+  if (out.policyVersion !== constants.version) fail(`graph reports version ${out.policyVersion}`);
+  for (const code of out.knockoutCodes) {
+    if (!isAdverseActionCode(code)) fail(`knock-out code ${code} is not in the registry`);
+  }
+  for (const plan of BNPL_PLANS) {
+    const rate = out.ratesBps[plan];
+    if (rate !== null && (rate < 0 || rate > MAX_RATE_BPS)) fail(`${plan} rate ${rate} bps is outside 0-${MAX_RATE_BPS}`);
+  }
+  // pay_in_4 is the fee-free product; a rate there would make it a different product.
+  if (out.ratesBps.pay_in_4 !== null && out.ratesBps.pay_in_4 !== 0) fail('pay_in_4 must be priced at 0 bps');
+  if (out.offerAmountCents > input.request.amountCents) fail('offer above the requested amount');
+  if (out.outcome === 'approve' && (out.rateBps === null || !out.fitsPlan || out.knockoutCodes.length > 0)) {
+    fail('an approval needs a rate, an offer within the plan and no knock-out');
+  }
+  return out as PolicyOutput;
+}
+
+/** Read the `policyConstants` node without evaluating the graph. */
+export function readPolicyConstants(document: unknown): PolicyConstants {
+  const fail = (message: string): never => {
+    throw new PolicyDocumentError(`invalid policy document: ${message}`);
+  };
+  if (!document || typeof document !== 'object') return fail('not an object');
+  const { nodes, edges } = document as { nodes?: unknown; edges?: unknown };
+  if (!Array.isArray(nodes) || !Array.isArray(edges)) return fail('a JDM graph needs nodes and edges');
+  for (const node of nodes as Array<{ type?: unknown; id?: unknown }>) {
+    if (typeof node?.type !== 'string' || !ALLOWED_NODE_TYPES.has(node.type)) {
+      fail(`node ${String(node?.id)} has kind ${String(node?.type)}; allowed: ${[...ALLOWED_NODE_TYPES].join(', ')}`);
+    }
+  }
+  const constantsNode = (nodes as Array<{ id?: unknown; type?: unknown; content?: { expressions?: unknown } }>).find(
+    (node) => node.id === CONSTANTS_NODE_ID,
+  );
+  if (!constantsNode || constantsNode.type !== 'expressionNode' || !Array.isArray(constantsNode.content?.expressions)) {
+    return fail(`an expressionNode with id "${CONSTANTS_NODE_ID}" is required`);
+  }
+  const values: Record<string, unknown> = {};
+  for (const entry of constantsNode.content.expressions as Array<{ key?: unknown; value?: unknown }>) {
+    if (typeof entry.key !== 'string' || typeof entry.value !== 'string') fail('policy constants need a key and a value');
+    let value: unknown;
+    try {
+      // Evaluated with an empty context: a constant that references anything else is rejected.
+      value = evaluateExpressionSync(entry.value as string, {});
+    } catch (error) {
+      fail(`constant ${String(entry.key)}: ${errorText(error)}`);
+    }
+    setPath(values, (entry.key as string).split('.'), value);
+  }
+  const policy = values['policy'];
+  if (!Value.Check(PolicyConstantsSchema, policy)) {
+    const first = Value.Errors(PolicyConstantsSchema, policy).First();
+    return fail(`policy constants at ${first?.path ?? '/'}: ${first?.message ?? 'missing'}`);
+  }
+  if (policy.kycTiers.enhancedFromCents > policy.kycTiers.hardFromCents) fail('KYC enhanced threshold is above the hard one');
+  if (policy.defaultPlan.payIn4UpToCents > policy.defaultPlan.payIn6UpToCents) fail('default plan thresholds are out of order');
+  return deepFreeze(policy);
+}
+
+/** KYC tier for an amount under a policy: below enhancedFrom soft, below hardFrom enhanced, else hard. */
+export function kycTierFor(amountCents: number, policy: CompiledPolicy | PolicyConstants): KycTier {
+  const { kycTiers } = 'constants' in policy ? policy.constants : policy;
+  if (amountCents >= kycTiers.hardFromCents) return 'hard';
+  if (amountCents >= kycTiers.enhancedFromCents) return 'enhanced';
+  return 'soft';
+}
+
+/** The plan the service picks without a preference (decisions.md section 3), thresholds from the policy. */
+export function defaultPlanFor(amountCents: number, policy: CompiledPolicy | PolicyConstants): BnplPlan {
+  const { defaultPlan } = 'constants' in policy ? policy.constants : policy;
+  if (amountCents <= defaultPlan.payIn4UpToCents) return 'pay_in_4';
+  if (amountCents <= defaultPlan.payIn6UpToCents) return 'pay_in_6';
+  return 'monthly';
+}
+
+export type Environment = 'sandbox' | 'live';
+
+export interface PolicyCatalog {
+  readonly policies: readonly CompiledPolicy[];
+  /** The most specific policy: tenant+environment, then tenant, then environment, then the default. */
+  resolve(tenantId: string, environment: Environment): CompiledPolicy;
+}
+
+export function createPolicyCatalog(policies: readonly CompiledPolicy[]): PolicyCatalog {
+  const byScope = new Map<string, CompiledPolicy>();
+  for (const policy of policies) {
+    const key = `${policy.constants.tenant}\u0000${policy.constants.environment}`;
+    if (byScope.has(key)) {
+      throw new PolicyDocumentError(`two policies for tenant ${policy.constants.tenant}, environment ${policy.constants.environment}`);
+    }
+    byScope.set(key, policy);
+  }
+  return {
+    policies: [...policies],
+    resolve(tenantId, environment) {
+      for (const [tenant, env] of [
+        [tenantId, environment],
+        [tenantId, '*'],
+        ['*', environment],
+        ['*', '*'],
+      ] as const) {
+        const found = byScope.get(`${tenant}\u0000${env}`);
+        if (found) return found;
+      }
+      throw new PolicyDocumentError(`no policy for tenant ${tenantId} in ${environment} and no default`);
+    },
+  };
+}
+
+function setPath(target: Record<string, unknown>, path: string[], value: unknown): void {
+  let node = target;
+  path.forEach((part, i) => {
+    if (i === path.length - 1) {
+      node[part] = value;
+      return;
+    }
+    const next = node[part];
+    if (!next || typeof next !== 'object') node[part] = {};
+    node = node[part] as Record<string, unknown>;
+  });
+}
+
+function errorText(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  return typeof error === 'string' ? error : JSON.stringify(error);
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const inner of Object.values(value)) deepFreeze(inner);
+  }
+  return value;
+}

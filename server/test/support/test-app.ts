@@ -1,0 +1,83 @@
+/**
+ * Builds the real application graph for a test: real database (per dialect), real services, the
+ * test's own clock and logger. `createTestApp` also provisions one tenant exactly as the CLI does.
+ */
+import type { FastifyInstance } from 'fastify';
+import { Writable } from 'node:stream';
+import { loadConfig, type Config } from '../../src/config/config.js';
+import { createContext, type AppContext } from '../../src/app/context.js';
+import { migrateToLatest, openStorage } from '../../src/db/database.js';
+import { buildApp, type BuildAppOptions } from '../../src/http/build-app.js';
+import { createLogger } from '../../src/lib/logger.js';
+import type { Clock } from '../../src/lib/clock.js';
+import type { ProvisionedTenant } from '../../src/modules/tenants/tenants.service.js';
+import type { TestDatabase } from './databases.js';
+
+export const TEST_ENCRYPTION_KEY = '11'.repeat(32);
+
+/** Log lines a test can inspect (for "no PII in logs" assertions). */
+export class LogCapture extends Writable {
+  readonly lines: string[] = [];
+  override _write(chunk: Buffer, _enc: string, done: () => void): void {
+    this.lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
+    done();
+  }
+  get text(): string {
+    return this.lines.join('\n');
+  }
+}
+
+export function testConfig(db: TestDatabase, env: Record<string, string> = {}): Readonly<Config> {
+  return loadConfig({
+    DATA_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
+    CDS_DATA_DIR: db.dataDir,
+    ...(db.databaseUrl ? { DATABASE_URL: db.databaseUrl } : {}),
+    PUBLIC_BASE_URL: 'http://127.0.0.1:3000',
+    WEBHOOK_ALLOW_PRIVATE_NETWORKS: '1',
+    ...env,
+  });
+}
+
+export interface TestApp {
+  app: FastifyInstance;
+  ctx: AppContext;
+  tenant: ProvisionedTenant;
+  logs: LogCapture;
+  close(): Promise<void>;
+}
+
+export async function createTestApp(
+  db: TestDatabase,
+  options: { clock?: Clock; env?: Record<string, string>; build?: BuildAppOptions; logLevel?: string } = {},
+): Promise<TestApp> {
+  const config = testConfig(db, options.env);
+  const logs = new LogCapture();
+  const storage = openStorage({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 5 });
+  await migrateToLatest(storage.db);
+  const ctx = createContext(config, { storage, logger: createLogger(options.logLevel ?? 'info', logs), ...(options.clock ? { clock: options.clock } : {}) });
+  const app = await buildApp(ctx, options.build);
+  await app.ready();
+  const tenant = await ctx.tenants.createTenant({ name: 'Test Lender' });
+  return {
+    app,
+    ctx,
+    tenant,
+    logs,
+    async close() {
+      await app.close();
+      await ctx.close();
+    },
+  };
+}
+
+export function bearer(key: string): Record<string, string> {
+  return { authorization: `Bearer ${key}` };
+}
+
+/** Parse an error response and check it has exactly the stable three fields. */
+export function errorOf(response: { json(): unknown; headers: Record<string, unknown> }): { error: string; message: string; request_id: string } {
+  const body = response.json() as Record<string, unknown>;
+  if (Object.keys(body).sort().join(',') !== 'error,message,request_id') throw new Error(`not the stable error body: ${JSON.stringify(body)}`);
+  if (body.request_id !== response.headers['request-id']) throw new Error('request_id differs from the Request-Id header');
+  return body as { error: string; message: string; request_id: string };
+}
