@@ -49,6 +49,9 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
     },
   }) as unknown as FastifyInstance;
 
+  // JSON is the only request media type; Fastify's built-in text/plain parser would let a
+  // non-JSON body reach validation as a string instead of being refused with 415.
+  app.removeContentTypeParser('text/plain');
   app.addHook('onRequest', async (request, reply) => {
     reply.header('Request-Id', request.id);
   });

@@ -371,14 +371,22 @@ function isSemimonth(a: CalendarDate, b: CalendarDate): boolean {
   return false;
 }
 
-/** Standard intervals ((b)(3)(iii)) for rounding an average period, shortest first. */
-const STANDARD_INTERVALS: readonly { length: number; unit: UnitPeriod }[] = [
-  { length: 1, unit: { kind: 'day', days: 1 } },
-  ...Array.from({ length: 52 }, (_, n) => ({ length: 7 * (n + 1), unit: { kind: 'week', weeks: n + 1 } as UnitPeriod })),
-  { length: 15, unit: { kind: 'semimonth' } },
-  ...Array.from({ length: 11 }, (_, n) => ({ length: 30 * (n + 1), unit: { kind: 'month', months: n + 1 } as UnitPeriod })),
-  { length: 365, unit: { kind: 'year' } },
-].sort((x, y) => x.length - y.length);
+interface StandardInterval {
+  length: number;
+  unit: UnitPeriod;
+}
+
+/** Standard intervals ((b)(3)(iii)) for rounding an average period, shortest first (stable on equal lengths). */
+const STANDARD_INTERVALS: readonly StandardInterval[] = ((): StandardInterval[] => {
+  const list: StandardInterval[] = [
+    { length: 1, unit: { kind: 'day', days: 1 } },
+    { length: 15, unit: { kind: 'semimonth' } },
+    { length: 365, unit: { kind: 'year' } },
+  ];
+  for (let n = 1; n <= 52; n++) list.push({ length: 7 * n, unit: { kind: 'week', weeks: n } });
+  for (let n = 1; n <= 11; n++) list.push({ length: 30 * n, unit: { kind: 'month', months: n } });
+  return list.sort((x, y) => x.length - y.length);
+})();
 
 /**
  * (b)(4): the unit-period of a single advance at `start` repaid on `dueDates` (sorted). Single payment:
@@ -415,7 +423,7 @@ export function determineUnitPeriod(start: CalendarDate, dueDates: readonly Cale
   if (winner?.period.unit) return winner.period.unit;
 
   const average = daysBetween(start, last) / periods.length;
-  let nearest = STANDARD_INTERVALS[0] as (typeof STANDARD_INTERVALS)[number];
+  let nearest = STANDARD_INTERVALS[0] as StandardInterval;
   for (const candidate of STANDARD_INTERVALS) {
     // Strictly closer only: on an exact tie the shorter interval, seen first, stays.
     if (Math.abs(candidate.length - average) < Math.abs(nearest.length - average)) nearest = candidate;

@@ -1,0 +1,53 @@
+import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../../src/config/config.js';
+
+const tmp = () => mkdtempSync(path.join(tmpdir(), 'cds-config-'));
+
+describe('configuration', () => {
+  it('has a safe default for every variable of the embedded setup', () => {
+    const dir = tmp();
+    const c = loadConfig({}, dir);
+    expect(c.port).toBe(3000);
+    expect(c.host).toBe('127.0.0.1');
+    expect(c.databaseUrl).toBeNull();
+    expect(c.redisUrl).toBeNull();
+    expect(c.publicBaseUrl).toBe('http://localhost:3000');
+    expect(c.webhookAllowPrivateNetworks).toBe(false);
+    expect(c.rateLimits).toEqual({ livePerSecond: 100, sandboxPerSecond: 25 });
+    expect(c.dataDir).toBe(path.join(dir, 'data'));
+    expect(Object.isFrozen(c)).toBe(true);
+  });
+
+  it('generates the encryption key once into the data folder, readable only by its owner', () => {
+    const dir = tmp();
+    const first = loadConfig({}, dir);
+    const second = loadConfig({}, dir);
+    expect(first.dataEncryptionKey.equals(second.dataEncryptionKey)).toBe(true);
+    expect(first.dataEncryptionKeySource).toBe('generated-file');
+    const file = path.join(dir, 'data', 'encryption.key');
+    expect(readFileSync(file, 'utf8').trim()).toHaveLength(64);
+    expect(statSync(file).mode & 0o077).toBe(0);
+  });
+
+  it('requires DATA_ENCRYPTION_KEY in production', () => {
+    expect(() => loadConfig({ NODE_ENV: 'production' }, tmp())).toThrow(/DATA_ENCRYPTION_KEY is required/);
+    const key = Buffer.alloc(32, 7);
+    expect(loadConfig({ NODE_ENV: 'production', DATA_ENCRYPTION_KEY: key.toString('base64') }, tmp()).dataEncryptionKey.equals(key)).toBe(true);
+  });
+
+  it('names every bad variable in one error', () => {
+    try {
+      loadConfig({ PORT: 'abc', DATABASE_URL: 'mysql://x', REDIS_URL: 'http://x', RATE_LIMIT_LIVE_PER_S: '0', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'yes', TLS_CERT_FILE: '/nope', DATA_ENCRYPTION_KEY: 'short' }, tmp());
+      expect.unreachable();
+    } catch (err) {
+      expect(err).toBeInstanceOf(ConfigError);
+      const text = (err as Error).message;
+      for (const name of ['PORT', 'DATABASE_URL', 'REDIS_URL', 'RATE_LIMIT_LIVE_PER_S', 'WEBHOOK_ALLOW_PRIVATE_NETWORKS', 'TLS_CERT_FILE and TLS_KEY_FILE', 'DATA_ENCRYPTION_KEY']) {
+        expect(text).toContain(name);
+      }
+    }
+  });
+});
