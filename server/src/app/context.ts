@@ -13,6 +13,11 @@ import { createApiKeysService, type ApiKeysService } from '../modules/api-keys/a
 import { createIdempotencyService, type IdempotencyService } from '../modules/idempotency/idempotency.service.js';
 import { createLocalRateLimiter, createRedisRateLimiter, type RateLimiter } from '../modules/rate-limit/rate-limiter.js';
 import { createTenantsService, type TenantsService } from '../modules/tenants/tenants.service.js';
+import { createConsumersService, type ConsumersService } from '../modules/consumers/consumers.service.js';
+import { createOutbox, type Outbox } from '../modules/events/outbox.js';
+import { createDecisionsService, type DecisionsService } from '../modules/decisions/decisions.service.js';
+import { createCreditDataConnectors } from '../modules/credit-data/connectors.js';
+import { defaultBnplDocuments } from '../modules/engine/index.js';
 
 export interface AppContext {
   config: Readonly<Config>;
@@ -25,6 +30,9 @@ export interface AppContext {
   apiKeys: ApiKeysService;
   tenants: TenantsService;
   idempotency: IdempotencyService;
+  consumers: ConsumersService;
+  outbox: Outbox;
+  decisions: DecisionsService;
   close(): Promise<void>;
 }
 
@@ -53,10 +61,28 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
   const apiKeys = createApiKeysService({ db: storage.db, readDb: storage.readDb, clock, random });
   const tenants = createTenantsService({ db: storage.db, clock, random, secretBox, apiKeys });
   const idempotency = createIdempotencyService({ db: storage.db, readDb: storage.readDb, dialect: storage.dialect, clock });
+  const consumers = createConsumersService({ db: storage.db, readDb: storage.readDb, clock, random, secretBox });
+  const outbox = createOutbox({ clock, random });
+  const creditData = createCreditDataConnectors(config, { clock, random });
+  // Every tenant decides with the bundled default documents until per-tenant policies exist.
+  const documents = defaultBnplDocuments();
+  const decisions = createDecisionsService({
+    config, db: storage.db, readDb: storage.readDb, clock, random, secretBox, consumers, outbox,
+    creditData: creditData.byEnvironment,
+    documentsFor: () => documents,
+    merchantDefaultsFor: async (tenantId) => {
+      const tenant = await tenants.getTenant(tenantId);
+      return {
+        merchantName: tenant?.settings.default_merchant_name ?? tenant?.name ?? 'Merchant',
+        merchantCategory: tenant?.settings.default_merchant_category ?? 'general',
+      };
+    },
+  });
 
   return {
-    config, storage, clock, random, logger, secretBox, rateLimiter, apiKeys, tenants, idempotency,
+    config, storage, clock, random, logger, secretBox, rateLimiter, apiKeys, tenants, idempotency, consumers, outbox, decisions,
     async close() {
+      creditData.close();
       await rateLimiter.close();
       await storage.close();
     },

@@ -29,6 +29,8 @@ export interface Config {
   rateLimits: { livePerSecond: number; sandboxPerSecond: number };
   logLevel: string;
   production: boolean;
+  /** Live credit data: the lender's credit-data gateway (docs/credit-gateway.md); null = none configured. */
+  creditGateway: { url: string; token: string; timeoutMs: number } | null;
 }
 
 export class ConfigError extends Error {
@@ -101,6 +103,15 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     sandboxPerSecond: integer('RATE_LIMIT_SANDBOX_PER_S', 25, 1, 1_000_000),
   };
   const webhookAllowPrivateNetworks = flag('WEBHOOK_ALLOW_PRIVATE_NETWORKS');
+  const gatewayUrl = get('CREDIT_GATEWAY_URL');
+  const gatewayToken = get('CREDIT_GATEWAY_TOKEN');
+  const gatewayTimeoutMs = integer('CREDIT_GATEWAY_TIMEOUT_MS', 1_500, 50, 30_000);
+  let creditGateway: Config['creditGateway'] = null;
+  if (gatewayUrl !== undefined) {
+    if (!/^https:\/\/[^/@\s]+/.test(gatewayUrl)) problems.push('CREDIT_GATEWAY_URL must be an https:// URL without user-info');
+    if (gatewayToken === undefined) problems.push('CREDIT_GATEWAY_TOKEN is required when CREDIT_GATEWAY_URL is set');
+    creditGateway = { url: gatewayUrl, token: gatewayToken ?? '', timeoutMs: gatewayTimeoutMs };
+  }
   const logLevel = get('LOG_LEVEL') ?? 'info';
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
     problems.push(`LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "${logLevel}"`);
@@ -125,7 +136,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze({
     port, host, databaseUrl, dataDir, redisUrl, publicBaseUrl, dataEncryptionKey, dataEncryptionKeySource,
-    webhookAllowPrivateNetworks, tls, rateLimits: Object.freeze(rateLimits), logLevel, production,
+    webhookAllowPrivateNetworks, tls, rateLimits: Object.freeze(rateLimits), logLevel, production, creditGateway,
   });
 }
 

@@ -69,11 +69,81 @@ export interface IdempotencyKeysTable {
   expires_at: number;
 }
 
+export interface DecisionsTable {
+  id: string;
+  /** Equal to id for a first-time decision. */
+  application_id: string;
+  tenant_id: string;
+  environment: 'sandbox' | 'live';
+  consumer_id: string;
+  product: 'bnpl';
+  status: 'complete' | 'needs_consumer_action';
+  kyc_tier: 'soft' | 'enhanced' | 'hard';
+  kyc_status: 'matched' | 'pending' | 'skipped';
+  outcome: 'approved' | 'declined' | 'referred' | null;
+  currency: string;
+  requested_amount_cents: number;
+  /** The plan asked for (plan_preference or order.installment_count), null when the service chooses. */
+  requested_plan: string | null;
+  /** order.installment_count for a monthly plan, else null. */
+  requested_term_months: number | null;
+  merchant_name: string;
+  merchant_category: string;
+  approved_amount_cents: number | null;
+  plan: string | null;
+  term_months: number | null;
+  /** Disclosed APR, two-decimal string. */
+  apr: string | null;
+  payment_frequency: string | null;
+  /** JSON: [{num, due_date, amount}] as on the wire. */
+  schedule_json: string | null;
+  /** JSON: the tila_disclosure block as on the wire. */
+  tila_json: string | null;
+  /** JSON: [{code, reason}]. */
+  reasons_json: string;
+  score: number | null;
+  risk_grade: string | null;
+  engine_version: string | null;
+  /** SHA-256 of the hosted-verification token (the token itself is only in the URL). */
+  verification_token_hash: string | null;
+  /** The token itself, sealed, so a poll can return the same consumer_complete_url. */
+  verification_token_sealed: string | null;
+  /** Pending: when the pending state expires. Approved: when the offer expires. */
+  expires_at: number;
+  created_at: number;
+  updated_at: number;
+  completed_at: number | null;
+  /** Optimistic-concurrency version, bumped on every change after creation. */
+  version: number;
+}
+
+export interface DecisionAuditsTable {
+  decision_id: string;
+  /** JSON audit record: inputs (PII redacted), features, partial scores, reasons, versions, timings. */
+  record_json: string;
+  created_at: number;
+}
+
+export interface EventsTable {
+  id: string;
+  tenant_id: string;
+  environment: 'sandbox' | 'live';
+  type: string;
+  /** The resource the event is about (decision id, ...), for lookups. */
+  subject_id: string | null;
+  /** JSON: the envelope's `data`. */
+  data_json: string;
+  created_at: number;
+}
+
 export interface Database {
   tenants: TenantsTable;
   api_keys: ApiKeysTable;
   consumers: ConsumersTable;
   idempotency_keys: IdempotencyKeysTable;
+  decisions: DecisionsTable;
+  decision_audits: DecisionAuditsTable;
+  events: EventsTable;
 }
 
 export type { Generated };

@@ -15,6 +15,7 @@ import { collectRoutes, registerErrorHandling, sendError } from './plugins/error
 import { registerAuthentication } from './plugins/authentication.js';
 import { registerRateLimit } from './plugins/rate-limit.js';
 import { registerSystemRoutes } from './routes/system.routes.js';
+import { registerBnplRoutes } from '../modules/decisions/bnpl.routes.js';
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
 
@@ -44,7 +45,7 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
     https: config.tls ? { cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile) } : null,
     ajv: {
       // Wrong types are errors, never silently coerced; unknown fields are refused, never dropped.
-      customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false, verbose: true, strict: true },
+      customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false, verbose: true, strict: true, allowUnionTypes: true },
       plugins: [addFormats as unknown as (ajv: Ajv) => Ajv, registerSchemaKeywords],
     },
   }) as unknown as FastifyInstance;
@@ -68,6 +69,7 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
       registerRateLimit(v1, ctx);
       // Unknown /v1 paths still authenticate first: no key is 401 whatever the path.
       v1.setNotFoundHandler((request, reply) => sendError(reply, 'not_found', `No route ${request.method} ${request.url.split('?')[0]}.`));
+      registerBnplRoutes(v1, ctx);
       options.registerExtraV1Routes?.(v1, ctx);
     },
     { prefix: '/v1' },

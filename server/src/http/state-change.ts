@@ -1,19 +1,18 @@
 /**
  * The one way a `/v1` route changes state: through the idempotency mechanism, in one transaction.
- * The route gives a `work(trx)` function that writes through `trx` and returns the status and the
- * exact JSON text to send; this sends it (or the stored answer of an earlier identical request).
+ * The route gives `prepare()`, which does the slow part outside any transaction and returns a
+ * `write(trx)` step; `write` changes state through `trx` and returns the status and the exact JSON
+ * text to send. This sends it (or the stored answer of an earlier identical request).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Kysely } from 'kysely';
 import type { AppContext } from '../app/context.js';
-import type { Database } from '../db/schema.js';
-import { parseIdempotencyKey, requestFingerprint, type WorkResponse } from '../modules/idempotency/idempotency.service.js';
+import { parseIdempotencyKey, requestFingerprint, type WorkResponse, type WriteStep } from '../modules/idempotency/idempotency.service.js';
 
 export async function respondWithStateChange(
   ctx: AppContext,
   request: FastifyRequest,
   reply: FastifyReply,
-  work: (trx: Kysely<Database>) => Promise<WorkResponse>,
+  prepare: () => Promise<WriteStep>,
 ): Promise<FastifyReply> {
   const key = parseIdempotencyKey(request.headers['idempotency-key']);
   const result = await ctx.idempotency.execute({
@@ -21,7 +20,7 @@ export async function respondWithStateChange(
     key,
     fingerprint: requestFingerprint(request.method, request.url, request.body),
     requestId: request.id,
-    work,
+    prepare,
   });
   reply.code(result.statusCode).type('application/json; charset=utf-8');
   if (result.replayed) {

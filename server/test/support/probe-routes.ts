@@ -35,7 +35,7 @@ export function registerProbeRoutes(v1: FastifyInstance, ctx: AppContext): void 
       },
     },
     async (request, reply) =>
-      respondWithStateChange(ctx, request, reply, async (trx) => {
+      respondWithStateChange(ctx, request, reply, async () => async (trx) => {
         const id = ctx.random.uuid();
         const now = ctx.clock.now().getTime();
         await trx

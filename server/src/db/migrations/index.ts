@@ -4,7 +4,9 @@
  */
 import type { Migration } from 'kysely';
 import * as m0001 from './0001-foundation.js';
+import * as m0002 from './0002-decisions.js';
 
 export const migrations: Record<string, Migration> = {
   '0001-foundation': m0001,
+  '0002-decisions': m0002,
 };

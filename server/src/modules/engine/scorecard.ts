@@ -10,7 +10,8 @@
  *    `scoreRange` (300-850 for our products, none for the PMML test vectors).
  * 3. Reasons use PMML `reasonCodeAlgorithm="pointsBelow"`: gap = baseline - partial score, where the
  *    baseline is the characteristic's maximum attainable points (`baselineMethod: "max"`, our
- *    "points below maximum") or an explicit `baselineScore` (`"other"`). Largest gap first, ties in
+ *    "points below maximum") or an explicit `baselineScore` (`"other"`, or a documented exception
+ *    under "max" for a bonus characteristic whose neutral value is no reason). Largest gap first, ties in
  *    document order; a gap of zero or less gives no reason; a code reached by several
  *    characteristics counts once, at the position of its largest gap. A bin may carry its own
  *    `reasonCode` (PMML attribute-level codes), used for missing data so that, for instance, an
@@ -186,12 +187,14 @@ export function loadScorecard(document: unknown, options: LoadScorecardOptions =
     const points = c.bins.map((bin) => bin.points);
     const maxPoints = Math.max(...points);
     const minPoints = Math.min(...points);
-    let baseline = maxPoints;
-    if (doc.baselineMethod === 'other') {
-      if (c.baselineScore === undefined) fail(`characteristic ${c.name} needs a baselineScore (baselineMethod "other")`);
-      baseline = c.baselineScore ?? maxPoints;
-    } else if (c.baselineScore !== undefined) {
-      fail(`characteristic ${c.name} sets baselineScore, but baselineMethod "max" derives it`);
+    if (doc.baselineMethod === 'other' && c.baselineScore === undefined) {
+      fail(`characteristic ${c.name} needs a baselineScore (baselineMethod "other")`);
+    }
+    // Under "max" an explicit baseline is the documented exception: a bonus characteristic whose
+    // neutral attribute must never read as an adverse reason (see the BNPL scorecard's history).
+    const baseline = c.baselineScore ?? maxPoints;
+    if (doc.baselineMethod === 'max' && (baseline < minPoints || baseline > maxPoints)) {
+      fail(`characteristic ${c.name} has a baselineScore outside its points`);
     }
     return { ...c, maxPoints, minPoints, baseline };
   });

@@ -9,7 +9,8 @@
  *    `Idempotent-Replayed: true`). Different fingerprint: 409 `idempotency_conflict`.
  * 2. If this process is already running the same key, wait for it (at most 5 s), then go to 1;
  *    still running after 5 s: 409.
- * 3. Otherwise open ONE transaction: claim the key (insert the record; an expired record is taken
+ * 3. Otherwise prepare (slow work such as a credit pull runs here, outside any transaction), then
+ *    open ONE transaction: claim the key (insert the record; an expired record is taken
  *    over), do the work, write the response into the record, commit. The state change, its events
  *    and the stored response therefore land together or not at all: a crash leaves no trace and a
  *    retry simply runs again. On PostgreSQL a second process inserting the same key blocks on the
@@ -51,13 +52,21 @@ export interface FinalResponse extends WorkResponse {
   requestId: string;
 }
 
+/** Writes the state change through `trx` and returns the response to store and send. */
+export type WriteStep = (trx: Kysely<Database>) => Promise<WorkResponse>;
+
 export interface ExecuteParams {
   scope: IdempotencyScope;
   /** The Idempotency-Key header, or null when the caller sent none. */
   key: string | null;
   fingerprint: string;
   requestId: string;
-  work: (trx: Kysely<Database>) => Promise<WorkResponse>;
+  /**
+   * Runs once the request is known not to be a replay, OUTSIDE any transaction: slow or external
+   * work (a credit pull, scoring) belongs here, so the transaction only writes. It may throw an
+   * ApiError (a 422 is stored like a response). Returns the write step.
+   */
+  prepare: () => Promise<WriteStep>;
 }
 
 /** Validate the raw header; throws 400 for anything but 1-255 printable ASCII characters. */
@@ -93,7 +102,8 @@ export function createIdempotencyService(deps: { db: Kysely<Database>; readDb: K
 
   async function execute(params: ExecuteParams): Promise<FinalResponse> {
     if (params.key === null) {
-      const response = await db.transaction().execute(params.work);
+      const write = await params.prepare();
+      const response = await db.transaction().execute(write);
       return { ...response, replayed: false, requestId: params.requestId };
     }
     const flightKey = `${params.scope.tenantId}\u0000${params.scope.environment}\u0000${params.key}`;
@@ -140,9 +150,10 @@ export function createIdempotencyService(deps: { db: Kysely<Database>; readDb: K
 
   async function runClaimed(params: ExecuteParams): Promise<FinalResponse> {
     try {
+      const write = await params.prepare();
       const response = await db.transaction().execute(async (trx) => {
         await claim(trx, params);
-        const result = await params.work(trx);
+        const result = await write(trx);
         await record(trx, params, result);
         return result;
       });

@@ -149,6 +149,14 @@ describe('points-below-maximum reason ranking', () => {
     expect(rankReasonCodes([partial('a', 'X', 0), partial('b', 'Y', -3)])).toEqual([]);
   });
 
+  it('lets a bonus characteristic under "max" set its own baseline, so its neutral value is no reason', () => {
+    const doc = jpmmlDocument();
+    const scorecard = loadScorecard({ ...doc, baselineMethod: 'max' });
+    // jpmml's baselines (19, 18, 10) kept explicitly: income 10 sits inside its points (-3..26).
+    expect(scorecard.characteristics.map((c) => c.baseline)).toEqual([19, 18, 10]);
+    expect(evaluateScorecard(scorecard, { department: 'marketing', age: 50, income: 2000 }).rankedReasonCodes).toEqual(['RC3']);
+  });
+
   it('uses a bin-level reason code over the characteristic code', () => {
     const doc = withMaxBaselines(jpmmlDocument());
     const department = doc.characteristics[0];
@@ -204,12 +212,13 @@ describe('scorecard scaling', () => {
 describe('the BNPL scorecard document', () => {
   const scorecard = defaultBnplDocuments().scorecard;
 
-  it('is version bnpl-sc-2026.11.1 and spans exactly 300-850', () => {
+  it('is version bnpl-sc-2026.11.1 and its best attributes add up to exactly 850', () => {
     expect(scorecard.version).toBe('bnpl-sc-2026.11.1');
     const doc = scorecard.document;
     const max = scorecard.characteristics.reduce((sum, c) => sum + c.maxPoints, doc.initialScore);
     const min = scorecard.characteristics.reduce((sum, c) => sum + c.minPoints, doc.initialScore);
-    expect([min, max]).toEqual([300, 850]);
+    // The worst attributes give 310: the history bonus never goes below the new-consumer points.
+    expect([min, max]).toEqual([310, 850]);
     expect(doc.scoreRange).toEqual({ min: 300, max: 850 });
   });
 
@@ -256,7 +265,10 @@ describe('loading scorecard documents', () => {
     delete noBaseline.characteristics[0]!.baselineScore;
     expect(() => loadScorecard(noBaseline)).toThrow(/baselineScore/);
 
-    expect(() => loadScorecard({ ...jpmmlDocument(), baselineMethod: 'max' })).toThrow(/derives it/);
+    // Under "max" an explicit baseline must be one of the characteristic's own point values' range.
+    const outside = jpmmlDocument();
+    outside.characteristics[2]!.baselineScore = 30;
+    expect(() => loadScorecard({ ...outside, baselineMethod: 'max' })).toThrow(/outside its points/);
   });
 
   it('rejects reason codes outside the registry when asked to', () => {

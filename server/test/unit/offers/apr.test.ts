@@ -541,15 +541,23 @@ describe('calendar rules', () => {
     expect(result.payments[11]).toMatchObject({ t: 12 });
   });
 
-  it.each([
-    ['15th and month end', '2026-01-01', ['2026-01-15', '2026-01-31', '2026-02-15', '2026-02-28', '2026-03-15', '2026-03-31', '2026-04-15', '2026-04-30']],
-    ['14th and 29th, Feb 28 standing in', '2026-01-01', ['2026-01-14', '2026-01-29', '2026-02-14', '2026-02-28', '2026-03-14', '2026-03-29']],
-  ])('semimonthly series on the %s', (_name, advance, dates) => {
-    const result = computeApr({ advanceDate: advance, amountFinancedCents: 100_000, payments: dates.map((d) => one(d, 13_000)) });
+  it('semimonthly series on the 15th and month end: (b)(5)(iii) counts 30 x whole months + days, / 15', () => {
+    const dates = ['2026-01-15', '2026-01-31', '2026-02-15', '2026-02-28', '2026-03-15', '2026-03-31', '2026-04-15', '2026-04-30'];
+    const fromMonthEnd = computeApr({ advanceDate: '2025-12-31', amountFinancedCents: 100_000, payments: dates.map((d) => one(d, 13_000)) });
+    expect(fromMonthEnd.unitPeriod).toEqual({ kind: 'semimonth' });
+    expect(fromMonthEnd.w).toBe(24);
+    expect(fromMonthEnd.payments.map((p) => [p.t, p.f])).toEqual(dates.map((_, n) => [n + 1, 0]));
+    // Read literally, Jan 1 -> Jan 15 is 14 days (t=0, f=14/15) but Jan 1 -> Jan 31 is 30 days, 2 whole semimonths.
+    const fromFirst = computeApr({ advanceDate: '2026-01-01', amountFinancedCents: 100_000, payments: dates.map((d) => one(d, 13_000)) });
+    expect(fromFirst.payments.slice(0, 4).map((p) => [p.t, Math.round(p.f * 15)])).toEqual([[0, 14], [2, 0], [2, 14], [4, 0]]);
+  });
+
+  it('semimonthly series on the 14th and 29th, Feb 28 standing in for the 29th', () => {
+    const dates = ['2026-01-14', '2026-01-29', '2026-02-14', '2026-02-28', '2026-03-14', '2026-03-29'];
+    const result = computeApr({ advanceDate: '2025-12-29', amountFinancedCents: 100_000, payments: dates.map((d) => one(d, 17_000)) });
     expect(result.unitPeriod).toEqual({ kind: 'semimonth' });
-    expect(result.w).toBe(24);
-    // Whole semimonths advance by one per payment.
-    result.payments.forEach((p, n) => expect(p.t).toBe((result.payments[0]?.t ?? 0) + n));
+    // The 29th-series dates are whole semimonths (Feb 28 counts as the 29th); the 14th ones carry Dec 29 -> Jan 14's extra day.
+    expect(result.payments.map((p) => [p.t, Math.round(p.f * 15)])).toEqual([[1, 1], [2, 0], [3, 1], [4, 0], [5, 1], [6, 0]]);
   });
 
   it('a biweekly schedule stays biweekly when a period ends on a month end', () => {

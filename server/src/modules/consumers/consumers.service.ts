@@ -1,0 +1,137 @@
+/**
+ * Consumers: the people decisions are about, per tenant and environment. A consumer id resolves
+ * only inside its own tenant and environment (any other lookup is "unknown"). Identity fields are
+ * PII: they are stored for verification and the portal, never logged or put in events; `ssn_last4`
+ * is sealed (AES-256-GCM, bound to the consumer id) and only opened for a credit pull or a
+ * verification check.
+ */
+import type { Kysely } from 'kysely';
+import type { Environment } from '../../config/config.js';
+import type { ConsumersTable, Database } from '../../db/schema.js';
+import type { Clock, Random } from '../../lib/clock.js';
+import type { SecretBox } from '../../lib/crypto.js';
+
+export interface ConsumerAddress {
+  line1: string;
+  line2?: string;
+  city: string;
+  state: string;
+  zip: string;
+  country?: 'US';
+}
+
+export interface NewConsumerIdentity {
+  firstName: string;
+  lastName: string;
+  email: string;
+  phone: string | null;
+  dob: string;
+  ssnLast4: string | null;
+  address: ConsumerAddress;
+}
+
+export interface Consumer {
+  id: string;
+  tenantId: string;
+  environment: Environment;
+  firstName: string;
+  lastName: string;
+  email: string;
+  phone: string | null;
+  dob: string;
+  address: ConsumerAddress;
+  hasSsnLast4: boolean;
+  identityStatus: ConsumersTable['identity_status'];
+  sandboxProfile: ConsumersTable['sandbox_profile'];
+  createdAt: Date;
+}
+
+/** What this lender has seen of the consumer before (feeds the scorecard's history features). */
+export interface ConsumerHistory {
+  priorApplications: number;
+  priorApprovals: number;
+  priorDeclines: number;
+  priorReferrals: number;
+}
+
+export function createConsumersService(deps: { db: Kysely<Database>; readDb: Kysely<Database>; clock: Clock; random: Random; secretBox: SecretBox }) {
+  const toConsumer = (row: ConsumersTable): Consumer => ({
+    id: row.id,
+    tenantId: row.tenant_id,
+    environment: row.environment,
+    firstName: row.first_name,
+    lastName: row.last_name,
+    email: row.email,
+    phone: row.phone,
+    dob: row.dob,
+    address: JSON.parse(row.address_json) as ConsumerAddress,
+    hasSsnLast4: row.ssn_last4_sealed !== null,
+    identityStatus: row.identity_status,
+    sandboxProfile: row.sandbox_profile,
+    createdAt: new Date(row.created_at),
+  });
+
+  async function findConsumer(scope: { tenantId: string; environment: Environment }, consumerId: string, db: Kysely<Database> = deps.readDb): Promise<Consumer | null> {
+    const row = await db
+      .selectFrom('consumers')
+      .selectAll()
+      .where('id', '=', consumerId)
+      .where('tenant_id', '=', scope.tenantId)
+      .where('environment', '=', scope.environment)
+      .executeTakeFirst();
+    return row ? toConsumer(row) : null;
+  }
+
+  async function createConsumer(trx: Kysely<Database>, scope: { tenantId: string; environment: Environment }, identity: NewConsumerIdentity, id = deps.random.uuid()): Promise<Consumer> {
+    const now = deps.clock.now().getTime();
+    const row: ConsumersTable = {
+      id,
+      tenant_id: scope.tenantId,
+      environment: scope.environment,
+      first_name: identity.firstName,
+      last_name: identity.lastName,
+      email: identity.email,
+      phone: identity.phone,
+      dob: identity.dob,
+      address_json: JSON.stringify(identity.address),
+      ssn_last4_sealed: identity.ssnLast4 === null ? null : deps.secretBox.seal(identity.ssnLast4, id),
+      identity_status: 'unverified',
+      sandbox_profile: null,
+      linked_accounts_json: '[]',
+      created_at: now,
+      updated_at: now,
+    };
+    await trx.insertInto('consumers').values(row).execute();
+    return toConsumer(row);
+  }
+
+  /** The sealed last four digits, opened for a credit pull or verification; null when never given. */
+  async function revealSsnLast4(consumerId: string, db: Kysely<Database> = deps.readDb): Promise<string | null> {
+    const row = await db.selectFrom('consumers').select('ssn_last4_sealed').where('id', '=', consumerId).executeTakeFirst();
+    return row?.ssn_last4_sealed ? deps.secretBox.openText(row.ssn_last4_sealed, consumerId) : null;
+  }
+
+  async function setIdentityStatus(trx: Kysely<Database>, consumerId: string, status: ConsumersTable['identity_status']): Promise<void> {
+    await trx.updateTable('consumers').set({ identity_status: status, updated_at: deps.clock.now().getTime() }).where('id', '=', consumerId).execute();
+  }
+
+  async function history(consumerId: string, db: Kysely<Database> = deps.readDb): Promise<ConsumerHistory> {
+    const rows = await db
+      .selectFrom('decisions')
+      .select(['outcome', (eb) => eb.fn.countAll<number>().as('n')])
+      .where('consumer_id', '=', consumerId)
+      .groupBy('outcome')
+      .execute();
+    const count = (o: string | null) => Number(rows.find((r) => r.outcome === o)?.n ?? 0);
+    return {
+      priorApplications: rows.reduce((sum, r) => sum + Number(r.n), 0),
+      priorApprovals: count('approved'),
+      priorDeclines: count('declined'),
+      priorReferrals: count('referred'),
+    };
+  }
+
+  return { findConsumer, createConsumer, revealSsnLast4, setIdentityStatus, history };
+}
+
+export type ConsumersService = ReturnType<typeof createConsumersService>;

@@ -1,0 +1,151 @@
+/**
+ * From a schema-valid request body to a normalised BNPL application, applying the rules the schema
+ * cannot express. The split is decisions.md section 2: shape problems (a missing field, a bad
+ * format) are 400 `invalid_request`; well-formed requests that break a business rule (amount
+ * outside every plan, currency other than USD, under 18, a plan the amount does not allow) are 422
+ * `unprocessable_entity`. The rules that need stored data (unknown consumer_id, ssn_last4 needed
+ * by the tier) are checked by the service.
+ */
+import { ApiError } from '../../http/errors/error-registry.js';
+import { parseMoney, type Cents } from '../../lib/money.js';
+import type { ConsumerAddress, NewConsumerIdentity } from '../consumers/consumers.service.js';
+import { allowedRangeText, planAllowsAmount, PLAN_RULES, type Plan } from '../offers/schedule.js';
+
+interface MoneyFields {
+  amount: string | number;
+  currency: string;
+  merchant_name?: string;
+  merchant_category?: string;
+  product_description?: string;
+}
+
+export interface BnplCreateBody {
+  consumer: {
+    consumer_id?: string;
+    first_name?: string;
+    last_name?: string;
+    email?: string;
+    phone?: string;
+    dob?: string;
+    ssn_last4?: string;
+    address?: Partial<ConsumerAddress>;
+  };
+  transaction?: MoneyFields & { merchant_name: string; merchant_category: string };
+  order?: MoneyFields & { installment_count: number };
+  plan_preference?: Plan;
+}
+
+export type ApplicantRef = { kind: 'existing'; consumerId: string } | { kind: 'new'; identity: NewConsumerIdentity };
+
+export interface BnplApplication {
+  applicant: ApplicantRef;
+  amountCents: Cents;
+  currency: 'USD';
+  /** The plan the caller asked for; null lets the service choose. */
+  requestedPlan: Plan | null;
+  /** order.installment_count for a monthly plan. */
+  requestedTermMonths: number | null;
+  merchantName: string;
+  merchantCategory: string;
+}
+
+export interface MerchantDefaults {
+  merchantName: string;
+  merchantCategory: string;
+}
+
+const MINIMUM_AGE_YEARS = 18;
+const MAXIMUM_AGE_YEARS = 120;
+
+export function normalizeBnplRequest(body: BnplCreateBody, merchantDefaults: MerchantDefaults, asOf: Date): BnplApplication {
+  if (body.transaction && body.order) throw new ApiError('invalid_request', 'Send either transaction or order, not both.');
+  const money = body.transaction ?? body.order;
+  if (!money) throw new ApiError('invalid_request', 'transaction is required (or order, the client-library form).');
+
+  const amountCents = parseMoney(money.amount);
+  const field = body.transaction ? 'transaction' : 'order';
+  if (amountCents === null) {
+    throw new ApiError('invalid_request', `${field}.amount must be a non-negative decimal amount with at most two decimals, such as "149.97".`);
+  }
+  const applicant = normalizeApplicant(body.consumer, asOf);
+
+  // Business rules from here on: 422.
+  if (money.currency !== 'USD') throw new ApiError('unprocessable_entity', `${field}.currency ${money.currency} is not supported; only USD is.`);
+  const minimum = Math.min(...Object.values(PLAN_RULES).map((r) => r.minCents));
+  const maximum = Math.max(...Object.values(PLAN_RULES).map((r) => r.maxCents));
+  if (amountCents < minimum || amountCents > maximum) {
+    throw new ApiError('unprocessable_entity', `${field}.amount must be from 25.00 to 30000.00 USD for BNPL plans.`);
+  }
+
+  const { plan, termMonths } = requestedPlanOf(body, amountCents);
+  if (plan !== null && !planAllowsAmount(plan, amountCents)) {
+    throw new ApiError('unprocessable_entity', `Plan ${plan} is not offered for this amount; it allows ${allowedRangeText(plan)} USD.`);
+  }
+  return {
+    applicant,
+    amountCents,
+    currency: 'USD',
+    requestedPlan: plan,
+    requestedTermMonths: termMonths,
+    merchantName: money.merchant_name ?? merchantDefaults.merchantName,
+    merchantCategory: money.merchant_category ?? merchantDefaults.merchantCategory,
+  };
+}
+
+/** decisions.md section 1: installment_count 4 -> pay_in_4, 6 -> pay_in_6 (monthly above its range), N -> monthly. */
+function requestedPlanOf(body: BnplCreateBody, amountCents: Cents): { plan: Plan | null; termMonths: number | null } {
+  if (body.order) {
+    if (body.plan_preference) throw new ApiError('invalid_request', 'Send plan_preference with transaction; with order, installment_count chooses the plan.');
+    const n = body.order.installment_count;
+    if (n === 4) return { plan: 'pay_in_4', termMonths: null };
+    if (n === 6 && amountCents <= PLAN_RULES.pay_in_6.maxCents) return { plan: 'pay_in_6', termMonths: null };
+    if (amountCents > PLAN_RULES.pay_in_6.maxCents) return { plan: 'monthly', termMonths: n };
+    throw new ApiError(
+      'unprocessable_entity',
+      `installment_count ${n} is offered only for amounts above ${(PLAN_RULES.pay_in_6.maxCents / 100).toFixed(2)} USD (monthly plan); use 4 or 6 for this amount.`,
+    );
+  }
+  return { plan: body.plan_preference ?? null, termMonths: null };
+}
+
+function normalizeApplicant(consumer: BnplCreateBody['consumer'], asOf: Date): ApplicantRef {
+  // interface.md: with consumer_id, the other consumer fields are skipped.
+  if (consumer.consumer_id !== undefined) return { kind: 'existing', consumerId: consumer.consumer_id.toLowerCase() };
+  for (const name of ['first_name', 'last_name', 'email', 'dob', 'address'] as const) {
+    if (consumer[name] === undefined) throw new ApiError('invalid_request', `consumer.${name} is required for a new consumer (or send consumer_id).`);
+  }
+  const address = consumer.address!;
+  for (const name of ['line1', 'city', 'state', 'zip'] as const) {
+    if (address[name] === undefined) throw new ApiError('invalid_request', `consumer.address.${name} is required for a new consumer.`);
+  }
+  const age = ageInYears(consumer.dob!, asOf);
+  if (age < MINIMUM_AGE_YEARS) throw new ApiError('unprocessable_entity', 'The applicant must be at least 18 years old.');
+  if (age > MAXIMUM_AGE_YEARS) throw new ApiError('unprocessable_entity', 'consumer.dob gives an age above 120 years; check the date of birth.');
+  return {
+    kind: 'new',
+    identity: {
+      firstName: consumer.first_name!.trim(),
+      lastName: consumer.last_name!.trim(),
+      email: consumer.email!,
+      phone: consumer.phone ?? null,
+      dob: consumer.dob!,
+      ssnLast4: consumer.ssn_last4 ?? null,
+      address: {
+        line1: address.line1!,
+        ...(address.line2 !== undefined ? { line2: address.line2 } : {}),
+        city: address.city!,
+        state: address.state!,
+        zip: address.zip!,
+        ...(address.country !== undefined ? { country: address.country } : {}),
+      },
+    },
+  };
+}
+
+/** Whole years between a YYYY-MM-DD birth date and `asOf` (UTC calendar). */
+export function ageInYears(dob: string, asOf: Date): number {
+  const [y, m, d] = dob.split('-').map(Number) as [number, number, number];
+  const years = asOf.getUTCFullYear() - y;
+  const beforeBirthday = asOf.getUTCMonth() + 1 < m || (asOf.getUTCMonth() + 1 === m && asOf.getUTCDate() < d);
+  return beforeBirthday ? years - 1 : years;
+}

@@ -1,0 +1,50 @@
+/**
+ * The one place a stored decision becomes wire JSON. Each shape carries exactly the fields
+ * interface.md lists for it (docs/decisions.md has the table); snake_case as the spec spells it,
+ * money as two-decimal strings, timestamps ISO 8601 UTC.
+ */
+import type { DecisionsTable } from '../../db/schema.js';
+import { formatMoney } from '../../lib/money.js';
+
+export const ESTIMATED_COMPLETION_SECONDS = { enhanced: 120, hard: 600 } as const;
+
+export function pollingUrlOf(row: Pick<DecisionsTable, 'id' | 'product'>): string {
+  return `/v1/decisions/${row.product}/${row.id}`;
+}
+
+export function presentDecision(row: DecisionsTable, consumerCompleteUrl: string | null): Record<string, unknown> {
+  const reasons = JSON.parse(row.reasons_json) as Array<{ code: string; reason: string }>;
+  const base = { decision_id: row.id, application_id: row.application_id, status: row.status };
+  if (row.status === 'needs_consumer_action') {
+    return {
+      ...base,
+      kyc_tier: row.kyc_tier,
+      kyc_status: row.kyc_status,
+      outcome: null,
+      consumer_complete_url: consumerCompleteUrl,
+      polling_url: pollingUrlOf(row),
+      estimated_completion_seconds: ESTIMATED_COMPLETION_SECONDS[row.kyc_tier === 'hard' ? 'hard' : 'enhanced'],
+      expires_at: new Date(row.expires_at).toISOString(),
+    };
+  }
+  if (row.outcome === 'declined') return { ...base, outcome: 'declined', decline_reasons: reasons };
+  if (row.outcome === 'referred') {
+    return { ...base, kyc_tier: row.kyc_tier, kyc_status: row.kyc_status, outcome: 'referred', decline_reasons: reasons, polling_url: pollingUrlOf(row) };
+  }
+  return {
+    ...base,
+    kyc_tier: row.kyc_tier,
+    kyc_status: row.kyc_status,
+    outcome: 'approved',
+    approved_amount: formatMoney(row.approved_amount_cents!),
+    currency: row.currency,
+    apr: row.apr,
+    term_months: row.term_months,
+    payment_schedule: JSON.parse(row.schedule_json!) as unknown,
+    tila_disclosure: JSON.parse(row.tila_json!) as unknown,
+    decline_reasons: [],
+    consumer_complete_url: null,
+    polling_url: pollingUrlOf(row),
+    expires_at: new Date(row.expires_at).toISOString(),
+  };
+}
