@@ -77,6 +77,8 @@ export function openStorage(options: StorageOptions): Storage {
     options: '-c lock_timeout=10000',
   });
   pool.on('error', (err) => options.onPoolError?.(err));
+  // A connection that dies mid-query emits 'error' on its checked-out client (the query is rejected too, and becomes a 503); unheard, that event would crash the process.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   const url = new URL(options.databaseUrl);
   return { db, readDb: db, dialect: 'postgres', location: `${url.hostname}:${url.port || 5432}${url.pathname}`, close: () => db.destroy() };

@@ -340,8 +340,9 @@ export async function startServer(options: StartServerOptions = {}): Promise<Ser
       });
     },
     request: (pathname, requestOptions = {}) =>
-      httpRequest(baseUrl + pathname, { ...(options.ca ? { ca: options.ca } : {}), ...requestOptions }).catch((error: unknown) => {
+      httpRequest(baseUrl + pathname, { ...(options.ca ? { ca: options.ca } : {}), ...requestOptions }).catch(async (error: unknown) => {
         // A dead server is the interesting part of the failure: say so, with the end of its stderr.
+        await Promise.race([exited, sleep(500)]);
         if (isAlive(child)) throw error;
         throw new Error(
           `${String(error)}: cds serve (pid ${child.pid}) has exited (code ${child.exitCode}, signal ${child.signalCode}); last stderr:\n${err.lines.slice(-25).join('\n')}`,

@@ -87,6 +87,7 @@ describe.skipIf(!available)('database outage (PostgreSQL through a proxy)', () =
     expect(server.isRunning()).toBe(true);
     expect(server.logs().filter((l) => l.msg === 'credit decisioning service ready')).toHaveLength(1);
     // The outage is in the log, and no request ended as a 500.
+    expect(server.stderrText()).toMatch(/database unavailable|database connection lost/);
     expect(server.stderrText()).not.toMatch(/"statusCode":500/);
     expect(server.stderrText()).not.toContain('unhandled error');
   });
