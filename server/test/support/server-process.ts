@@ -10,7 +10,7 @@
  * child outlives its test file. Build first (`npm run build`); `npm test` does.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
@@ -19,7 +19,6 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const CLI_PATH = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
-export const DIST_DIR = fileURLToPath(new URL('../../dist/', import.meta.url));
 
 /** Fixed test key (64 hex characters), the same as the in-process test apps use. */
 export const TEST_ENCRYPTION_KEY = '11'.repeat(32);
@@ -120,10 +119,10 @@ function trackExit(child: ChildProcess): Promise<ExitInfo> {
   });
 }
 
-function spawnCds(args: string[], env: ChildEnv, cwd?: string): ChildProcess {
+function spawnNode(nodeArgs: string[], env: ChildEnv, cwd?: string): ChildProcess {
   assertBuilt();
   const fullEnv = childEnv(env);
-  const child = spawn(process.execPath, [CLI_PATH, ...args], {
+  const child = spawn(process.execPath, nodeArgs, {
     env: fullEnv,
     // Never the repository: a forgotten variable must not write ./data into the checkout.
     cwd: cwd ?? fullEnv.CDS_DATA_DIR ?? tmpdir(),
@@ -149,13 +148,19 @@ export interface RunningCli {
   child: ChildProcess;
   pid: number;
   result: Promise<CliResult>;
+  /** Complete stdout lines so far (live). */
+  stdoutLines: string[];
   /** SIGKILL (no cleanup, no flush), then the result. */
   kill9(): Promise<CliResult>;
 }
 
 /** Start a CLI command without waiting for it (for kill -9 tests). */
 export function startCli(args: string[], env: ChildEnv = {}, options: { timeoutMs?: number } = {}): RunningCli {
-  const child = spawnCds(args, env);
+  return startProcess([CLI_PATH, ...args], env, options);
+}
+
+function startProcess(nodeArgs: string[], env: ChildEnv, options: { timeoutMs?: number }): RunningCli {
+  const child = spawnNode(nodeArgs, env);
   const out = new LineCollector(child.stdout);
   const err = new LineCollector(child.stderr);
   const exited = trackExit(child);
@@ -170,12 +175,26 @@ export function startCli(args: string[], env: ChildEnv = {}, options: { timeoutM
     child,
     pid: child.pid!,
     result,
+    stdoutLines: out.lines,
     async kill9() {
       if (isAlive(child)) child.kill('SIGKILL');
       return result;
     },
   };
 }
+
+/**
+ * Start `node` on an ES module written to a temp file, with the same clean environment as the CLI.
+ * For drivers that call the compiled services directly (import them from `DIST_URL`).
+ */
+export function startNodeScript(source: string, env: ChildEnv = {}, options: { timeoutMs?: number } = {}): RunningCli {
+  const file = path.join(makeTempDir('cds-script-'), 'script.mjs');
+  writeFileSync(file, source);
+  return startProcess([file], env, options);
+}
+
+/** file:// URL of server/dist/ (ends with a slash) for `import` in scripts. */
+export const DIST_URL = new URL('../../dist/', import.meta.url).href;
 
 /** Run `cds <args>` to completion. Killed (signal SIGKILL) after `timeoutMs`. */
 export function runCli(args: string[], env: ChildEnv = {}, options: { timeoutMs?: number } = {}): Promise<CliResult> {
@@ -293,7 +312,7 @@ export interface ServerProcess {
 export async function startServer(options: StartServerOptions = {}): Promise<ServerProcess> {
   const port = options.port ?? (await freePort());
   const env: ChildEnv = { HOST: '127.0.0.1', ...options.env, PORT: String(port) };
-  const child = spawnCds(['serve', ...(options.args ?? [])], env);
+  const child = spawnNode([CLI_PATH, 'serve', ...(options.args ?? [])], env);
   const out = new LineCollector(child.stdout);
   const err = new LineCollector(child.stderr);
   const exited = trackExit(child);

@@ -5,7 +5,7 @@
  * outages become 503 with Retry-After; anything else is a 500 that says nothing about internals
  * while the log line (with the same request id) says everything.
  */
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import { isDatabaseUnavailable } from '../../db/database.js';
 import { ApiError, ERROR_REGISTRY, errorBody, type ErrorCode } from '../errors/error-registry.js';
 

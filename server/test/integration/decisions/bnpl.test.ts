@@ -78,7 +78,7 @@ describe.each(await dialectMatrix())('BNPL decisions [%s]', (dialect) => {
     expect(body.decline_reasons).toEqual([]);
     expect(body.consumer_complete_url).toBeNull();
     expect(body.polling_url).toBe(`/v1/decisions/bnpl/${body.decision_id}`);
-    const tila = body.tila_disclosure as Record<string, string>;
+    const tila = body.tila_disclosure as { amount_financed: string; finance_charge: string; total_of_payments: string; apr: string; payment_frequency: string };
     const schedule = body.payment_schedule as Array<{ num: number; due_date: string; amount: string }>;
     for (const v of [body.approved_amount, tila.amount_financed, tila.finance_charge, tila.total_of_payments, ...schedule.map((p) => p.amount)]) expect(v).toMatch(MONEY);
     const c = (s: string) => Math.round(Number(s) * 100);
