@@ -17,6 +17,7 @@ import { createConsumersService, type ConsumersService } from '../modules/consum
 import { createOutbox, type Outbox } from '../modules/events/outbox.js';
 import { createDecisionsService, type DecisionsService } from '../modules/decisions/decisions.service.js';
 import { createCreditDataConnectors } from '../modules/credit-data/connectors.js';
+import type { CreditDataConnector } from '../modules/credit-data/credit-data.types.js';
 import { defaultBnplDocuments } from '../modules/engine/index.js';
 
 export interface AppContext {
@@ -41,6 +42,8 @@ export interface ContextOverrides {
   random?: Random;
   logger?: Logger;
   storage?: Storage;
+  /** Replace a credit-data connector (tests point live at a fake gateway with its own CA). */
+  creditData?: Partial<Record<'sandbox' | 'live', CreditDataConnector>>;
 }
 
 export function createContext(config: Readonly<Config>, overrides: ContextOverrides = {}): AppContext {
@@ -68,7 +71,7 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
   const documents = defaultBnplDocuments();
   const decisions = createDecisionsService({
     config, db: storage.db, readDb: storage.readDb, clock, random, secretBox, consumers, outbox,
-    creditData: creditData.byEnvironment,
+    creditData: { ...creditData.byEnvironment, ...overrides.creditData },
     documentsFor: () => documents,
     merchantDefaultsFor: async (tenantId) => {
       const tenant = await tenants.getTenant(tenantId);

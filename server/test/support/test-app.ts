@@ -5,7 +5,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Writable } from 'node:stream';
 import { loadConfig, type Config } from '../../src/config/config.js';
-import { createContext, type AppContext } from '../../src/app/context.js';
+import { createContext, type AppContext, type ContextOverrides } from '../../src/app/context.js';
 import { migrateToLatest, openStorage } from '../../src/db/database.js';
 import { buildApp, type BuildAppOptions } from '../../src/http/build-app.js';
 import { createLogger } from '../../src/lib/logger.js';
@@ -48,13 +48,13 @@ export interface TestApp {
 
 export async function createTestApp(
   db: TestDatabase,
-  options: { clock?: Clock; env?: Record<string, string>; build?: BuildAppOptions; logLevel?: string } = {},
+  options: { clock?: Clock; env?: Record<string, string>; build?: BuildAppOptions; logLevel?: string; overrides?: ContextOverrides } = {},
 ): Promise<TestApp> {
   const config = testConfig(db, options.env);
   const logs = new LogCapture();
   const storage = openStorage({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 5 });
   await migrateToLatest(storage.db);
-  const ctx = createContext(config, { storage, logger: createLogger(options.logLevel ?? 'info', logs), ...(options.clock ? { clock: options.clock } : {}) });
+  const ctx = createContext(config, { storage, logger: createLogger(options.logLevel ?? 'info', logs), ...(options.clock ? { clock: options.clock } : {}), ...options.overrides });
   const app = await buildApp(ctx, options.build);
   await app.ready();
   const tenant = await ctx.tenants.createTenant({ name: 'Test Lender' });
