@@ -30,22 +30,22 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(USAGE);
     return command === undefined ? 2 : 0;
   }
-  const config = loadConfig();
+  // Arguments first: a typo in the command is a usage error whatever the environment holds.
   switch (command) {
     case 'serve': {
       const { values } = parseArgs({ args: rest, options: { role: { type: 'string', default: 'all' } }, strict: true });
       if (!['api', 'worker', 'all'].includes(values.role!)) throw new UsageError('--role must be api, worker or all');
-      return serveCommand(config, values.role as 'api' | 'worker' | 'all');
+      return serveCommand(loadConfig(), values.role as 'api' | 'worker' | 'all');
     }
     case 'migrate':
       parseArgs({ args: rest, options: {}, strict: true });
-      return migrateCommand(config);
+      return migrateCommand(loadConfig());
     case 'tenants': {
       const [sub, ...args] = rest;
       if (sub !== 'create') throw new UsageError('tenants: the only subcommand is "create"');
       const { values } = parseArgs({ args, options: { name: { type: 'string' }, json: { type: 'boolean', default: false } }, strict: true });
       if (!values.name) throw new UsageError('tenants create needs --name NAME');
-      return tenantsCreateCommand(config, { name: values.name, json: values.json ?? false });
+      return tenantsCreateCommand(loadConfig(), { name: values.name, json: values.json ?? false });
     }
     default:
       throw new UsageError(`unknown command "${command}"`);

@@ -24,7 +24,7 @@ import { centsToNumber, formatMoney } from '../../lib/money.js';
 import type { Consumer, ConsumersService } from '../consumers/consumers.service.js';
 import type { CreditDataConnector, CreditDataResult } from '../credit-data/credit-data.types.js';
 import { SANDBOX_MAGIC_SSN_LAST4 } from '../credit-data/sandbox-connector.js';
-import { adverseActionReason, decideBnpl, kycTierFor, type BnplEngineDecision, type EngineDocuments } from '../engine/index.js';
+import { adverseActionReason, decideBnpl, engineVersionOf, kycTierFor, type AdverseActionReason, type BnplEngineDecision, type EngineDocuments } from '../engine/index.js';
 import type { NewEvent, Outbox } from '../events/outbox.js';
 import { buildOffer, presentOffer, type Offer } from '../offers/offer.js';
 import { monthlyTermFor, type Plan } from '../offers/schedule.js';
@@ -93,74 +93,182 @@ export function createDecisionsService(deps: DecisionsDeps) {
     if (tier !== 'soft') return (trx) => writePending(trx, scope, application, ids, tier, now);
 
     // Soft tier: identity check, credit data, engine, offer: all before the transaction.
-    const identity = identityFor(existing, application);
     const verificationFails = scope.environment === 'sandbox' && ssnLast4 === SANDBOX_MAGIC_SSN_LAST4.verificationFails;
-    const creditStarted = performance.now();
-    const creditData = await deps.creditData[scope.environment].fetchCreditFile(
-      { consumerId, firstName: identity.firstName, lastName: identity.lastName, dob: identity.dob, ssnLast4, zip: identity.zip, sandboxProfile: existing?.sandboxProfile ?? null },
-      { asOf: now, tenantId: scope.tenantId },
-    );
-    const creditMs = performance.now() - creditStarted;
-    const history = existing ? await deps.consumers.history(existing.id) : { priorApplications: 0, priorApprovals: 0, priorDeclines: 0, priorReferrals: 0 };
-    const engine = await decideBnpl(
-      {
-        requestedAmountCents: application.amountCents,
-        planPreference: application.requestedPlan,
-        history: { returning: existing !== null, priorApprovals: history.priorApprovals, priorDeclines: history.priorDeclines },
-        creditData,
-        asOf: now.toISOString(),
-      },
-      documents,
-    );
-
+    const evaluation = await evaluate({
+      scope,
+      consumerId,
+      identity: identityFor(existing, application),
+      ssnLast4,
+      sandboxProfile: existing?.sandboxProfile ?? null,
+      returning: existing !== null,
+      amountCents: application.amountCents,
+      requestedPlan: application.requestedPlan,
+      requestedTermMonths: application.requestedTermMonths,
+      now,
+    });
     const kycStatus: DecisionsTable['kyc_status'] = verificationFails ? 'pending' : existing?.identityStatus === 'verified' ? 'skipped' : 'matched';
-    let outcome = engine.outcome;
-    let reasons = engine.reasons;
     if (verificationFails) {
       // The identity could not be verified: a person must look at it, whatever the score says.
-      outcome = 'referred';
-      reasons = [adverseActionReason('AA-24')];
+      evaluation.outcome = 'referred';
+      evaluation.reasons = [adverseActionReason('AA-24')];
+      evaluation.offer = null;
     }
-    const offer = outcome === 'approved' ? offerFor(engine, application, now) : null;
-    const timings = { creditDataMs: round(creditMs), engineMs: engine.timings.totalMs, preparedMs: round(performance.now() - startedMs) };
+    evaluation.timings.preparedMs = round(performance.now() - startedMs);
 
     return async (trx) => {
       if (!existing) await deps.consumers.createConsumer(trx, scope, application.applicant.kind === 'new' ? application.applicant.identity : never(), consumerId);
-      if (!verificationFails && existing?.identityStatus !== 'verified') await deps.consumers.setIdentityStatus(trx, consumerId, 'verified');
       if (verificationFails) await deps.consumers.setIdentityStatus(trx, consumerId, 'failed');
+      else if (existing?.identityStatus !== 'verified') await deps.consumers.setIdentityStatus(trx, consumerId, 'verified');
       const row: DecisionsTable = {
         ...baseRow(scope, application, ids, now),
+        ...decidedColumns(evaluation, now),
         status: 'complete',
         kyc_tier: 'soft',
         kyc_status: kycStatus,
-        outcome,
-        approved_amount_cents: offer?.approvedAmountCents ?? null,
-        plan: offer?.plan ?? null,
-        term_months: offer?.termMonths ?? null,
-        apr: offer?.apr ?? null,
-        payment_frequency: offer?.paymentFrequency ?? null,
-        schedule_json: offer ? JSON.stringify(presentOffer(offer).payment_schedule) : null,
-        tila_json: offer ? JSON.stringify(presentOffer(offer).tila_disclosure) : null,
-        reasons_json: JSON.stringify(reasons),
-        score: engine.score,
-        risk_grade: engine.riskGrade,
-        engine_version: engine.engineVersion,
-        expires_at: now.getTime() + OFFER_TTL_MS,
-        completed_at: now.getTime(),
       };
       await trx.insertInto('decisions').values(row).execute();
       await trx
         .insertInto('decision_audits')
-        .values({ decision_id: decisionId, created_at: now.getTime(), record_json: JSON.stringify(auditRecord(application, existing, engine, creditData, offer, { kycStatus, verificationFails, timings })) })
+        .values({ decision_id: decisionId, created_at: now.getTime(), record_json: JSON.stringify({ request: redactedRequest(application), ...auditOf(evaluation, { tier: 'soft', status: kycStatus, identity_verification_failed: verificationFails }) }) })
         .execute();
       await deps.outbox.append(trx, scope, [
         ...openingEvents(row, application),
-        scoreEvent(row, engine, creditData),
+        scoreEvent(row, evaluation),
         ...(verificationFails ? [kycFailedEvent(row)] : []),
-        finalizedEvent(row, engine, reasons.map((r) => r.code)),
+        finalizedEvent(row, evaluation),
       ]);
       return { row, body: presentDecision(row, null) };
     };
+  }
+
+  /** Credit data, engine and offer for one application. Slow parts (a live pull) happen here, outside any transaction. */
+  async function evaluate(args: EvaluateArgs): Promise<Evaluation> {
+    const creditStarted = performance.now();
+    const creditData = await deps.creditData[args.scope.environment].fetchCreditFile(
+      { consumerId: args.consumerId, ...args.identity, ssnLast4: args.ssnLast4, sandboxProfile: args.sandboxProfile },
+      { asOf: args.now, tenantId: args.scope.tenantId },
+    );
+    const creditDataMs = round(performance.now() - creditStarted);
+    const history = args.returning ? await deps.consumers.history(args.consumerId) : { priorApprovals: 0, priorDeclines: 0 };
+    const engine = await decideBnpl(
+      {
+        requestedAmountCents: args.amountCents,
+        planPreference: args.requestedPlan,
+        history: { returning: args.returning, priorApprovals: history.priorApprovals, priorDeclines: history.priorDeclines },
+        creditData,
+        asOf: args.now.toISOString(),
+      },
+      deps.documentsFor(args.scope),
+    );
+    const offer = engine.outcome === 'approved' ? offerFor(engine, args.requestedTermMonths, args.now) : null;
+    return { engine, creditData, offer, outcome: engine.outcome, reasons: engine.reasons, timings: { creditDataMs, engineMs: engine.timings.totalMs } };
+  }
+
+  /**
+   * The consumer passed verification: the engine decides now. Returns null when the decision is no
+   * longer waiting (finished meanwhile); otherwise the write step, which itself returns false if
+   * another request finished the decision between this read and the write (optimistic version).
+   */
+  async function prepareVerifiedCompletion(decisionId: string): Promise<((trx: Kysely<Database>) => Promise<boolean>) | null> {
+    const row = await deps.db.selectFrom('decisions').selectAll().where('id', '=', decisionId).executeTakeFirst();
+    if (!row || row.status !== 'needs_consumer_action') return null;
+    const scope = { tenantId: row.tenant_id, environment: row.environment };
+    const consumer = await deps.consumers.findConsumer(scope, row.consumer_id, deps.db);
+    if (!consumer) throw new Error(`decision ${row.id} has no consumer`);
+    const now = clock.now();
+    const evaluation = await evaluate({
+      scope,
+      consumerId: consumer.id,
+      identity: { firstName: consumer.firstName, lastName: consumer.lastName, dob: consumer.dob, zip: consumer.address.zip },
+      ssnLast4: await deps.consumers.revealSsnLast4(consumer.id, deps.db),
+      sandboxProfile: consumer.sandboxProfile,
+      returning: consumer.createdAt.getTime() < row.created_at,
+      amountCents: row.requested_amount_cents,
+      requestedPlan: row.requested_plan as Plan | null,
+      requestedTermMonths: row.requested_term_months,
+      now,
+    });
+    return async (trx) => {
+      const updated = await finishRow(trx, row, { ...decidedColumns(evaluation, now), kyc_status: 'matched' });
+      if (!updated) return false;
+      await deps.consumers.setIdentityStatus(trx, consumer.id, 'verified');
+      await appendAudit(trx, row.id, auditOf(evaluation, { tier: row.kyc_tier, status: 'matched', identity_verification_failed: false }));
+      await deps.outbox.append(trx, scope, [kycCompletedEvent(updated), scoreEvent(updated, evaluation), finalizedEvent(updated, evaluation)]);
+      return true;
+    };
+  }
+
+  /** Verification failed: referred with AA-24 for the lender to review. False if no longer waiting. */
+  async function finalizeFailedVerification(trx: Kysely<Database>, decisionId: string, reason: string): Promise<boolean> {
+    const row = await trx.selectFrom('decisions').selectAll().where('id', '=', decisionId).executeTakeFirst();
+    if (!row || row.status !== 'needs_consumer_action') return false;
+    const now = clock.now();
+    const reasons = [adverseActionReason('AA-24')];
+    const updated = await finishRow(trx, row, { outcome: 'referred', reasons_json: JSON.stringify(reasons), completed_at: now.getTime(), kyc_status: 'pending' });
+    if (!updated) return false;
+    await deps.consumers.setIdentityStatus(trx, row.consumer_id, 'failed');
+    await appendAudit(trx, row.id, { kyc: { tier: row.kyc_tier, status: 'pending', identity_verification_failed: true, failure_reason: reason } });
+    await deps.outbox.append(trx, { tenantId: row.tenant_id, environment: row.environment }, [kycFailedEvent(updated), finalizedWithoutScore(updated, ['AA-24'], policyVersionFor(row))]);
+    return true;
+  }
+
+  /** The pending state ran out: declined with AA-01 (application incomplete). False if no longer waiting. */
+  async function finalizeExpired(trx: Kysely<Database>, decisionId: string): Promise<boolean> {
+    const row = await trx.selectFrom('decisions').selectAll().where('id', '=', decisionId).executeTakeFirst();
+    if (!row || row.status !== 'needs_consumer_action' || row.expires_at > clock.now().getTime()) return false;
+    const reasons = [adverseActionReason('AA-01')];
+    const updated = await finishRow(trx, row, { outcome: 'declined', reasons_json: JSON.stringify(reasons), completed_at: clock.now().getTime(), kyc_status: 'pending' });
+    if (!updated) return false;
+    await appendAudit(trx, row.id, { kyc: { tier: row.kyc_tier, status: 'pending', expired: true } });
+    await deps.outbox.append(trx, { tenantId: row.tenant_id, environment: row.environment }, [finalizedWithoutScore(updated, ['AA-01'], policyVersionFor(row))]);
+    return true;
+  }
+
+  /** Expire every pending decision past its deadline (the sweeper; polls also expire lazily). */
+  async function expireOverdue(limit = 100): Promise<number> {
+    const due = await deps.db
+      .selectFrom('decisions')
+      .select('id')
+      .where('status', '=', 'needs_consumer_action')
+      .where('expires_at', '<=', clock.now().getTime())
+      .orderBy('expires_at')
+      .limit(limit)
+      .execute();
+    let expired = 0;
+    for (const { id } of due) if (await deps.db.transaction().execute((trx) => finalizeExpired(trx, id))) expired++;
+    return expired;
+  }
+
+  /** A policy-path decision names the documents that would have scored it, as engine-path ones do. */
+  function policyVersionFor(row: DecisionsTable): string {
+    return engineVersionOf(deps.documentsFor({ tenantId: row.tenant_id, environment: row.environment }));
+  }
+
+  /** Conditional update: only a still-waiting decision at the version read is finished. */
+  async function finishRow(trx: Kysely<Database>, row: DecisionsTable, changes: Partial<DecisionsTable>): Promise<DecisionsTable | null> {
+    const now = clock.now().getTime();
+    const next: DecisionsTable = { ...row, ...changes, status: 'complete', updated_at: now, version: row.version + 1, verification_token_sealed: null };
+    const result = await trx
+      .updateTable('decisions')
+      .set({ ...changes, status: 'complete', updated_at: now, version: next.version, verification_token_sealed: null })
+      .where('id', '=', row.id)
+      .where('status', '=', 'needs_consumer_action')
+      .where('version', '=', row.version)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1 ? next : null;
+  }
+
+  async function appendAudit(trx: Kysely<Database>, decisionId: string, addition: Record<string, unknown>): Promise<void> {
+    const current = await trx.selectFrom('decision_audits').select('record_json').where('decision_id', '=', decisionId).executeTakeFirst();
+    const record = { ...(current ? (JSON.parse(current.record_json) as Record<string, unknown>) : {}), ...addition };
+    await trx.updateTable('decision_audits').set({ record_json: JSON.stringify(record) }).where('decision_id', '=', decisionId).execute();
+  }
+
+  /** The pending decision a hosted-verification token belongs to (any state), or null. */
+  async function findByVerificationToken(token: string): Promise<DecisionsTable | null> {
+    if (!/^[A-Za-z0-9_-]{43}$/.test(token)) return null;
+    const row = await deps.readDb.selectFrom('decisions').selectAll().where('verification_token_hash', '=', hashToken(token)).executeTakeFirst();
+    return row ?? null;
   }
 
   async function writePending(trx: Kysely<Database>, scope: Scope, application: BnplApplication, ids: Ids, tier: 'enhanced' | 'hard', now: Date): Promise<DecisionView> {
@@ -188,7 +296,17 @@ export function createDecisionsService(deps: DecisionsDeps) {
   }
 
   async function getDecision(scope: Scope, product: 'bnpl', decisionId: string): Promise<DecisionView | null> {
-    const row = await deps.readDb
+    const view = await readDecision(scope, product, decisionId);
+    // Lazy expiry: a poll never shows a pending state past its deadline (the sweeper catches the rest).
+    if (view && view.row.status === 'needs_consumer_action' && view.row.expires_at <= clock.now().getTime()) {
+      await deps.db.transaction().execute((trx) => finalizeExpired(trx, view.row.id));
+      return readDecision(scope, product, decisionId, deps.db);
+    }
+    return view;
+  }
+
+  async function readDecision(scope: Scope, product: 'bnpl', decisionId: string, db: Kysely<Database> = deps.readDb): Promise<DecisionView | null> {
+    const row = await db
       .selectFrom('decisions')
       .selectAll()
       .where('id', '=', decisionId.toLowerCase())
@@ -217,7 +335,16 @@ export function createDecisionsService(deps: DecisionsDeps) {
     return `${deps.config.publicBaseUrl}/verify/${token}`;
   }
 
-  return { prepareBnplDecision, getDecision, getAuditRecord };
+  return {
+    prepareBnplDecision,
+    getDecision,
+    getAuditRecord,
+    prepareVerifiedCompletion,
+    finalizeFailedVerification,
+    finalizeExpired,
+    expireOverdue,
+    findByVerificationToken,
+  };
 }
 
 export type DecisionsService = ReturnType<typeof createDecisionsService>;
@@ -272,11 +399,33 @@ function identityFor(existing: Consumer | null, application: BnplApplication) {
   return { firstName: identity.firstName, lastName: identity.lastName, dob: identity.dob, zip: identity.address.zip };
 }
 
+interface EvaluateArgs {
+  scope: Scope;
+  consumerId: string;
+  identity: { firstName: string; lastName: string; dob: string; zip: string };
+  ssnLast4: string | null;
+  sandboxProfile: Consumer['sandboxProfile'];
+  returning: boolean;
+  amountCents: number;
+  requestedPlan: Plan | null;
+  requestedTermMonths: number | null;
+  now: Date;
+}
+
+interface Evaluation {
+  engine: BnplEngineDecision;
+  creditData: CreditDataResult;
+  offer: Offer | null;
+  outcome: BnplEngineDecision['outcome'];
+  reasons: AdverseActionReason[];
+  timings: Record<string, number>;
+}
+
 /** The approval as an offer: the engine's plan and amount, the caller's term for monthly, priced at the engine's rate. */
-function offerFor(engine: BnplEngineDecision, application: BnplApplication, now: Date): Offer {
+function offerFor(engine: BnplEngineDecision, requestedTermMonths: number | null, now: Date): Offer {
   const plan = engine.plan as Plan;
   const amount = engine.approvedAmountCents!;
-  const termMonths = plan === 'monthly' ? (application.requestedTermMonths ?? monthlyTermFor(amount)) : undefined;
+  const termMonths = plan === 'monthly' ? (requestedTermMonths ?? monthlyTermFor(amount)) : undefined;
   return buildOffer({
     plan,
     amountCents: amount,
@@ -284,6 +433,43 @@ function offerFor(engine: BnplEngineDecision, application: BnplApplication, now:
     ...(termMonths !== undefined ? { termMonths } : {}),
     decisionDate: now.toISOString().slice(0, 10),
   });
+}
+
+/** The columns a decided (engine-path) decision sets. */
+function decidedColumns(e: Evaluation, now: Date) {
+  const wire = e.offer ? presentOffer(e.offer) : null;
+  return {
+    outcome: e.outcome,
+    approved_amount_cents: e.offer?.approvedAmountCents ?? null,
+    plan: e.offer?.plan ?? null,
+    term_months: e.offer?.termMonths ?? null,
+    apr: e.offer?.apr ?? null,
+    payment_frequency: e.offer?.paymentFrequency ?? null,
+    schedule_json: wire ? JSON.stringify(wire.payment_schedule) : null,
+    tila_json: wire ? JSON.stringify(wire.tila_disclosure) : null,
+    reasons_json: JSON.stringify(e.reasons),
+    score: e.engine.score,
+    risk_grade: e.engine.riskGrade,
+    engine_version: e.engine.engineVersion,
+    // An approved offer is valid for 30 days from the decision (decisions.md section 5).
+    expires_at: now.getTime() + OFFER_TTL_MS,
+    completed_at: now.getTime(),
+  };
+}
+
+function auditOf(e: Evaluation, kyc: Record<string, unknown>) {
+  return {
+    kyc,
+    credit_data:
+      e.creditData.status === 'ok'
+        ? { status: 'ok', source: e.creditData.file.source, file_id: e.creditData.file.fileId, latency_ms: e.creditData.latencyMs }
+        : { status: 'unavailable', reason: e.creditData.reason, latency_ms: e.creditData.latencyMs },
+    engine: e.engine,
+    outcome: e.outcome,
+    reasons: e.reasons,
+    offer: e.offer ? { plan: e.offer.plan, approved_amount_cents: e.offer.approvedAmountCents, annual_rate_bps: e.offer.annualRateBps, apr: e.offer.apr, apr_exact: e.offer.aprExact, term_months: e.offer.termMonths } : null,
+    timings: e.timings,
+  };
 }
 
 function redactedRequest(application: BnplApplication) {
@@ -295,24 +481,6 @@ function redactedRequest(application: BnplApplication) {
     requested_term_months: application.requestedTermMonths,
     merchant_category: application.merchantCategory,
     applicant: application.applicant.kind === 'existing' ? { kind: 'existing', consumer_id: application.applicant.consumerId } : { kind: 'new', state: application.applicant.identity.address.state, ssn_last4_given: application.applicant.identity.ssnLast4 !== null },
-  };
-}
-
-function auditRecord(
-  application: BnplApplication,
-  existing: Consumer | null,
-  engine: BnplEngineDecision,
-  creditData: CreditDataResult,
-  offer: Offer | null,
-  extra: { kycStatus: string; verificationFails: boolean; timings: Record<string, number> },
-) {
-  return {
-    request: redactedRequest(application),
-    kyc: { tier: 'soft', status: extra.kycStatus, identity_verification_failed: extra.verificationFails, returning_verified: existing?.identityStatus === 'verified' },
-    credit_data: creditData.status === 'ok' ? { status: 'ok', source: creditData.file.source, file_id: creditData.file.fileId, latency_ms: creditData.latencyMs } : { status: 'unavailable', reason: creditData.reason, latency_ms: creditData.latencyMs },
-    engine,
-    offer: offer ? { plan: offer.plan, approved_amount_cents: offer.approvedAmountCents, annual_rate_bps: offer.annualRateBps, apr: offer.apr, apr_exact: offer.aprExact, term_months: offer.termMonths } : null,
-    timings: extra.timings,
   };
 }
 
@@ -341,14 +509,14 @@ function openingEvents(row: DecisionsTable, application: BnplApplication): NewEv
   ];
 }
 
-function scoreEvent(row: DecisionsTable, engine: BnplEngineDecision, creditData: CreditDataResult): NewEvent {
-  if (creditData.status !== 'ok') {
-    return { type: 'score.errored', subjectId: row.id, data: { decision_id: row.id, application_id: row.application_id, reason: creditData.reason, engine_version: engine.engineVersion } };
+function scoreEvent(row: DecisionsTable, e: Evaluation): NewEvent {
+  if (e.creditData.status !== 'ok') {
+    return { type: 'score.errored', subjectId: row.id, data: { decision_id: row.id, application_id: row.application_id, reason: e.creditData.reason, engine_version: e.engine.engineVersion } };
   }
   return {
     type: 'score.completed',
     subjectId: row.id,
-    data: { decision_id: row.id, application_id: row.application_id, score: engine.score, confidence: engine.confidence, risk_grade: engine.riskGrade, engine_version: engine.engineVersion },
+    data: { decision_id: row.id, application_id: row.application_id, score: e.engine.score, confidence: e.engine.confidence, risk_grade: e.engine.riskGrade, engine_version: e.engine.engineVersion },
   };
 }
 
@@ -360,7 +528,16 @@ function kycFailedEvent(row: DecisionsTable): NewEvent {
   };
 }
 
-export function finalizedEvent(row: DecisionsTable, engine: BnplEngineDecision, reasonCodes: string[]): NewEvent {
+function kycCompletedEvent(row: DecisionsTable): NewEvent {
+  return {
+    type: 'application.kyc_completed',
+    subjectId: row.id,
+    data: { application_id: row.application_id, decision_id: row.id, consumer_id: row.consumer_id, kyc_tier: row.kyc_tier, kyc_status: 'matched' },
+  };
+}
+
+/** decision.finalized for an engine-path decision (interface.md, data of decision.finalized). */
+function finalizedEvent(row: DecisionsTable, e: Evaluation): NewEvent {
   return {
     type: 'decision.finalized',
     subjectId: row.id,
@@ -368,13 +545,33 @@ export function finalizedEvent(row: DecisionsTable, engine: BnplEngineDecision, 
       decision_id: row.id,
       application_id: row.application_id,
       outcome: row.outcome,
-      score: engine.score,
-      confidence: engine.confidence,
-      recommended_amount: centsToNumber(row.outcome === 'approved' ? row.approved_amount_cents! : engine.recommendedAmountCents),
-      recommended_rate_pct: engine.recommendedRatePct,
-      risk_grade: engine.riskGrade,
+      score: e.engine.score,
+      confidence: e.engine.confidence,
+      recommended_amount: centsToNumber(row.outcome === 'approved' ? row.approved_amount_cents! : e.engine.recommendedAmountCents),
+      recommended_rate_pct: e.engine.recommendedRatePct,
+      risk_grade: e.engine.riskGrade,
+      reason_codes: e.reasons.map((r) => r.code),
+      engine_version: e.engine.engineVersion,
+    },
+  };
+}
+
+/** decision.finalized for a policy-path decision (verification failed or expired): nothing was scored. */
+function finalizedWithoutScore(row: DecisionsTable, reasonCodes: string[], engineVersion: string): NewEvent {
+  return {
+    type: 'decision.finalized',
+    subjectId: row.id,
+    data: {
+      decision_id: row.id,
+      application_id: row.application_id,
+      outcome: row.outcome,
+      score: null,
+      confidence: 0,
+      recommended_amount: 0,
+      recommended_rate_pct: 0,
+      risk_grade: null,
       reason_codes: reasonCodes,
-      engine_version: engine.engineVersion,
+      engine_version: engineVersion,
     },
   };
 }
