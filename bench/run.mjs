@@ -238,7 +238,7 @@ async function startServer({ env, dataDir, cpuProfDir }) {
   const stop = async () => {
     if (exitInfo === null) {
       child.kill('SIGTERM');
-      const res = await Promise.race([exited, sleep(30_000).then(() => null)]);
+      const res = await Promise.race([exited, sleep(30_000, null, { ref: false })]);
       if (res === null) {
         log('server did not stop within 30 s of SIGTERM; sending SIGKILL');
         child.kill('SIGKILL');

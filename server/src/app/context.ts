@@ -19,6 +19,8 @@ import { createDecisionsService, type DecisionsService } from '../modules/decisi
 import { createCreditDataConnectors } from '../modules/credit-data/connectors.js';
 import type { CreditDataConnector } from '../modules/credit-data/credit-data.types.js';
 import { defaultBnplDocuments } from '../modules/engine/index.js';
+import { createLiveCodeSender, type CodeSender } from '../modules/kyc/code-senders.js';
+import { createVerificationService, type VerificationService } from '../modules/kyc/verification.service.js';
 
 export interface AppContext {
   config: Readonly<Config>;
@@ -34,6 +36,7 @@ export interface AppContext {
   consumers: ConsumersService;
   outbox: Outbox;
   decisions: DecisionsService;
+  verification: VerificationService;
   close(): Promise<void>;
 }
 
@@ -44,6 +47,8 @@ export interface ContextOverrides {
   storage?: Storage;
   /** Replace a credit-data connector (tests point live at a fake gateway with its own CA). */
   creditData?: Partial<Record<'sandbox' | 'live', CreditDataConnector>>;
+  /** Replace how live one-time codes are sent. */
+  codeSender?: CodeSender;
 }
 
 export function createContext(config: Readonly<Config>, overrides: ContextOverrides = {}): AppContext {
@@ -82,9 +87,15 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
     },
   });
 
+  const codeSender = overrides.codeSender ?? createLiveCodeSender(config);
+  const verification = createVerificationService({
+    db: storage.db, clock, random, secretBox, dataKey: config.dataEncryptionKey, logger, decisions, consumers, codeSender,
+  });
+
   return {
-    config, storage, clock, random, logger, secretBox, rateLimiter, apiKeys, tenants, idempotency, consumers, outbox, decisions,
+    config, storage, clock, random, logger, secretBox, rateLimiter, apiKeys, tenants, idempotency, consumers, outbox, decisions, verification,
     async close() {
+      codeSender.close();
       creditData.close();
       await rateLimiter.close();
       await storage.close();

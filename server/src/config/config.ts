@@ -31,6 +31,10 @@ export interface Config {
   production: boolean;
   /** Live credit data: the lender's credit-data gateway (docs/credit-gateway.md); null = none configured. */
   creditGateway: { url: string; token: string; timeoutMs: number } | null;
+  /** One-time codes by email (live): nodemailer SMTP URL and sender; null = not configured. */
+  smtp: { url: string; from: string } | null;
+  /** One-time codes by SMS (live): the HTTP SMS gateway (docs/verification.md); null = not configured. */
+  smsGateway: { url: string; token: string | null } | null;
 }
 
 export class ConfigError extends Error {
@@ -107,6 +111,12 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
   const gatewayToken = get('CREDIT_GATEWAY_TOKEN');
   const gatewayTimeoutMs = integer('CREDIT_GATEWAY_TIMEOUT_MS', 1_500, 50, 30_000);
   let creditGateway: Config['creditGateway'] = null;
+  const smtpUrl = get('SMTP_URL');
+  if (smtpUrl !== undefined && !/^smtps?:\/\//.test(smtpUrl)) problems.push('SMTP_URL must start with smtp:// or smtps://');
+  const smtp = smtpUrl === undefined ? null : { url: smtpUrl, from: get('SMTP_FROM') ?? 'Identity verification <no-reply@localhost>' };
+  const smsUrl = get('SMS_GATEWAY_URL');
+  if (smsUrl !== undefined && !/^https?:\/\//.test(smsUrl)) problems.push('SMS_GATEWAY_URL must be an http(s) URL');
+  const smsGateway = smsUrl === undefined ? null : { url: smsUrl, token: get('SMS_GATEWAY_TOKEN') ?? null };
   if (gatewayUrl !== undefined) {
     if (!/^https:\/\/[^/@\s]+/.test(gatewayUrl)) problems.push('CREDIT_GATEWAY_URL must be an https:// URL without user-info');
     if (gatewayToken === undefined) problems.push('CREDIT_GATEWAY_TOKEN is required when CREDIT_GATEWAY_URL is set');
@@ -136,7 +146,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze({
     port, host, databaseUrl, dataDir, redisUrl, publicBaseUrl, dataEncryptionKey, dataEncryptionKeySource,
-    webhookAllowPrivateNetworks, tls, rateLimits: Object.freeze(rateLimits), logLevel, production, creditGateway,
+    webhookAllowPrivateNetworks, tls, rateLimits: Object.freeze(rateLimits), logLevel, production, creditGateway, smtp, smsGateway,
   });
 }
 

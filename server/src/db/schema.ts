@@ -136,6 +136,105 @@ export interface EventsTable {
   created_at: number;
 }
 
+export interface VerificationsTable {
+  decision_id: string;
+  tenant_id: string;
+  environment: 'sandbox' | 'live';
+  tier: 'enhanced' | 'hard';
+  /** JSON KycState (modules/kyc/kyc-state-machine.ts). */
+  state_json: string;
+  channel: 'sms' | 'email' | null;
+  /** HMAC of the current one-time code; null before one is sent. */
+  code_hash: string | null;
+  code_expires_at: number | null;
+  code_sent_at: number | null;
+  codes_sent: number;
+  created_at: number;
+  updated_at: number;
+  version: number;
+}
+
+export interface VerificationDocumentsTable {
+  id: string;
+  decision_id: string;
+  tenant_id: string;
+  environment: 'sandbox' | 'live';
+  content_type: string;
+  size_bytes: number;
+  sha256: string;
+  /** AES-256-GCM sealed base64 of the file, bound to the document id. */
+  sealed_content: string;
+  created_at: number;
+}
+
+export interface WebhookEndpointsTable {
+  id: string;
+  tenant_id: string;
+  environment: 'sandbox' | 'live';
+  /** https only, at most 2,048 characters, no user-info (checked by the webhooks service). */
+  url: string;
+  description: string | null;
+  /** JSON array of event types, or ["*"] for every type present and future. */
+  event_types_json: string;
+  /** `deleted` is a soft delete: history stays readable until it is purged. */
+  state: 'active' | 'disabled' | 'deleted';
+  disabled_reason: string | null;
+  disabled_at: number | null;
+  deleted_at: number | null;
+  /** The signing secret `whsec_...`, sealed (AES-256-GCM) and bound to the endpoint id. */
+  secret_sealed: string;
+  /** During a rotation overlap: the old secret, which signs a second `v1=` until the expiry. */
+  previous_secret_sealed: string | null;
+  previous_secret_expires_at: number | null;
+  /** Deliveries failed in a row (each after its last attempt); any delivered event resets it. */
+  consecutive_failures: number;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface WebhookDeliveriesTable {
+  id: string;
+  endpoint_id: string;
+  event_id: string;
+  tenant_id: string;
+  environment: 'sandbox' | 'live';
+  event_type: string;
+  state: 'pending' | 'delivered' | 'failed' | 'cancelled';
+  /** Attempts made so far (recorded results; an attempt lost to a crash is sent again). */
+  attempts: number;
+  /** When the next attempt is due; null once finished. */
+  next_attempt_at: number | null;
+  /** A worker holds the row until then; null when nobody does. */
+  leased_until: number | null;
+  /** The holder's claim; a result is applied only with the matching token. */
+  lease_token: string | null;
+  last_attempt_at: number | null;
+  last_response_status: number | null;
+  last_error_kind: string | null;
+  /** When it became delivered, failed or cancelled. */
+  finished_at: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface WebhookAttemptsTable {
+  id: string;
+  delivery_id: string;
+  endpoint_id: string;
+  attempt: number;
+  /** JSON object of the request headers as sent (signature included; it is not a secret). */
+  request_headers_json: string;
+  request_body: string;
+  response_status: number | null;
+  /** The first 4 KiB of the response body. */
+  response_body: string | null;
+  duration_ms: number;
+  /** null on success; else http_status, timeout, tls, connection, dns, blocked_address, invalid_url. */
+  error_kind: string | null;
+  error_detail: string | null;
+  created_at: number;
+}
+
 export interface Database {
   tenants: TenantsTable;
   api_keys: ApiKeysTable;
@@ -144,6 +243,11 @@ export interface Database {
   decisions: DecisionsTable;
   decision_audits: DecisionAuditsTable;
   events: EventsTable;
+  verifications: VerificationsTable;
+  verification_documents: VerificationDocumentsTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_attempts: WebhookAttemptsTable;
 }
 
 export type { Generated };

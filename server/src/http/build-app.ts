@@ -16,6 +16,8 @@ import { registerAuthentication } from './plugins/authentication.js';
 import { registerRateLimit } from './plugins/rate-limit.js';
 import { registerSystemRoutes } from './routes/system.routes.js';
 import { registerBnplRoutes } from '../modules/decisions/bnpl.routes.js';
+import { registerSandboxRoutes } from '../modules/decisions/sandbox.routes.js';
+import { registerVerifyRoutes } from '../modules/kyc/verify.routes.js';
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
 
@@ -61,6 +63,7 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
   await registerOpenApi(app);
 
   registerSystemRoutes(app, ctx);
+  await registerVerifyRoutes(app, ctx);
   app.get('/v1/openapi.json', { schema: { hide: true } }, async (_request, reply) => reply.type('application/json').send(app.swagger()));
 
   await app.register(
@@ -70,6 +73,7 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
       // Unknown /v1 paths still authenticate first: no key is 401 whatever the path.
       v1.setNotFoundHandler((request, reply) => sendError(reply, 'not_found', `No route ${request.method} ${request.url.split('?')[0]}.`));
       registerBnplRoutes(v1, ctx);
+      registerSandboxRoutes(v1, ctx);
       options.registerExtraV1Routes?.(v1, ctx);
     },
     { prefix: '/v1' },

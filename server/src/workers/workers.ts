@@ -13,6 +13,12 @@ export interface Job {
 
 export const JOBS: Job[] = [
   {
+    // Pending decisions past their deadline become declined (AA-01) even if nobody polls them.
+    name: 'expire-pending-decisions',
+    everyMs: 15_000,
+    run: (ctx) => ctx.decisions.expireOverdue(),
+  },
+  {
     name: 'purge-expired-idempotency-keys',
     everyMs: 10 * 60 * 1000,
     run: (ctx) => ctx.idempotency.purgeExpired(),

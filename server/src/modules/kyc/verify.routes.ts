@@ -1,0 +1,106 @@
+/**
+ * The hosted verification pages at /verify/{token} (consumer_complete_url). Registered in their own
+ * encapsulated plugin so form and multipart parsing exist here only (the /v1 API stays JSON-only).
+ *
+ * Protection: the token is the capability (256 random bits, looked up by hash). Every form also
+ * carries a CSRF value that must match an HttpOnly, SameSite=Strict cookie bound to the token
+ * (HMAC), so another site cannot submit a consumer's form. Responses forbid framing and caching,
+ * send no Referer (the token is in the URL), and allow only our own stylesheet.
+ */
+import cookie from '@fastify/cookie';
+import formbody from '@fastify/formbody';
+import multipart from '@fastify/multipart';
+import { createHmac } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { AppContext } from '../../app/context.js';
+import { safeEqual } from '../../lib/crypto.js';
+import { MAX_DOCUMENT_BYTES, type ActionResult, type DocumentUpload } from './verification.service.js';
+import { renderForbidden, renderNotFound, renderPage, VERIFY_CSS } from './verify.pages.js';
+
+const CSRF_COOKIE = 'cds_verify';
+
+type TokenRequest = FastifyRequest<{ Params: { token: string }; Body: Record<string, unknown> | undefined }>;
+
+export async function registerVerifyRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
+  const secure = ctx.config.publicBaseUrl.startsWith('https://') || ctx.config.tls !== null;
+  const csrfKey = createHmac('sha256', ctx.config.dataEncryptionKey).update('cds-verify-csrf').digest();
+  const csrfFor = (nonce: string, token: string) => createHmac('sha256', csrfKey).update(`${nonce}:${token}`).digest('base64url');
+
+  await app.register(async (verify) => {
+    await verify.register(cookie);
+    await verify.register(formbody, { bodyLimit: 4 * 1024 });
+    await verify.register(multipart, { limits: { fileSize: MAX_DOCUMENT_BYTES, files: 1, fields: 4, fieldSize: 1024 } });
+
+    verify.addHook('onSend', async (_request, reply, payload) => {
+      reply.headers({
+        'Content-Security-Policy': "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+        'X-Content-Type-Options': 'nosniff',
+        'Referrer-Policy': 'no-referrer',
+        'X-Frame-Options': 'DENY',
+        ...(secure ? { 'Strict-Transport-Security': 'max-age=31536000; includeSubDomains' } : {}),
+      });
+      if (!reply.hasHeader('Cache-Control')) reply.header('Cache-Control', 'no-store');
+      return payload;
+    });
+
+    verify.get('/verify/assets/verify.css', { schema: { hide: true } }, async (_request, reply) =>
+      reply.type('text/css; charset=utf-8').header('Cache-Control', 'public, max-age=86400').send(VERIFY_CSS),
+    );
+
+    /** Render a result; a fresh CSRF nonce cookie goes with every page. */
+    const render = (request: TokenRequest, reply: FastifyReply, result: ActionResult, status = 200) => {
+      if (result.kind === 'not_found') return reply.code(404).type('text/html; charset=utf-8').send(renderNotFound());
+      const nonce = ctx.random.bytes(16).toString('base64url');
+      reply.setCookie(CSRF_COOKIE, nonce, { httpOnly: true, sameSite: 'strict', secure, path: '/verify' });
+      const action = `/verify/${request.params.token}`;
+      return reply.code(status).type('text/html; charset=utf-8').send(renderPage(result.page, { action, csrf: csrfFor(nonce, request.params.token) }));
+    };
+
+    const csrfValid = (request: TokenRequest, field: unknown) => {
+      const nonce = request.cookies[CSRF_COOKIE];
+      return typeof nonce === 'string' && typeof field === 'string' && safeEqual(csrfFor(nonce, request.params.token), field);
+    };
+    const forbidden = (reply: FastifyReply) => reply.code(403).type('text/html; charset=utf-8').send(renderForbidden());
+    const params = { type: 'object', required: ['token'], properties: { token: { type: 'string', maxLength: 64 } } } as const;
+    const formSchema = { hide: true, params } as const;
+
+    verify.get<{ Params: { token: string } }>('/verify/:token', { schema: formSchema }, async (request, reply) =>
+      render(request as TokenRequest, reply, await ctx.verification.page(request.params.token)),
+    );
+
+    verify.post<{ Params: { token: string }; Body: Record<string, unknown> }>('/verify/:token/send-code', { schema: formSchema }, async (request, reply) => {
+      if (!csrfValid(request, request.body?.csrf)) return forbidden(reply);
+      return render(request, reply, await ctx.verification.sendCode(request.params.token));
+    });
+
+    verify.post<{ Params: { token: string }; Body: Record<string, unknown> }>('/verify/:token/code', { schema: formSchema }, async (request, reply) => {
+      if (!csrfValid(request, request.body?.csrf)) return forbidden(reply);
+      const result = await ctx.verification.submitCode(request.params.token, String(request.body?.code ?? ''));
+      return render(request, reply, result, result.kind === 'ok' && result.page.notice?.kind === 'error' ? 422 : 200);
+    });
+
+    verify.post<{ Params: { token: string }; Body: Record<string, unknown> }>('/verify/:token/identity', { schema: formSchema }, async (request, reply) => {
+      if (!csrfValid(request, request.body?.csrf)) return forbidden(reply);
+      const result = await ctx.verification.submitIdentity(request.params.token, { ssnLast4: String(request.body?.ssn_last4 ?? ''), dob: String(request.body?.dob ?? '') });
+      return render(request, reply, result, result.kind === 'ok' && result.page.notice?.kind === 'error' ? 422 : 200);
+    });
+
+    verify.post<{ Params: { token: string } }>('/verify/:token/document', { schema: formSchema }, async (request, reply) => {
+      if (!request.isMultipart()) return reply.code(415).type('text/html; charset=utf-8').send(renderForbidden());
+      let csrf: unknown;
+      let upload: DocumentUpload | null = null;
+      let tooLarge = false;
+      for await (const part of request.parts()) {
+        if (part.type === 'field' && part.fieldname === 'csrf') csrf = part.value;
+        if (part.type === 'file' && part.fieldname === 'document') {
+          const bytes = await part.toBuffer().catch(() => null);
+          if (bytes === null || part.file.truncated) tooLarge = true;
+          else upload = { contentType: part.mimetype, bytes };
+        }
+      }
+      if (!csrfValid(request as TokenRequest, csrf)) return forbidden(reply);
+      const result = await ctx.verification.submitDocument(request.params.token, tooLarge ? 'too_large' : upload);
+      return render(request as TokenRequest, reply, result, result.kind === 'ok' && result.page.notice?.kind === 'error' ? 422 : 200);
+    });
+  });
+}
