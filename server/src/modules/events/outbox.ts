@@ -3,6 +3,11 @@
  * transaction as the change, so an event exists exactly when its change does: no event for a
  * rolled-back decision, no committed decision without its events. The webhook worker reads the
  * outbox and delivers (at least once); nothing here talks to the network.
+ *
+ * Fan-out: when a `fanOut` hook is given (the webhooks module's, wired in app/context.ts), `append`
+ * hands it the stored events in the same transaction, and it writes one webhook delivery per
+ * subscribed active endpoint. Nothing is cached: an endpoint committed before this transaction
+ * looked gets the event, so a just-created endpoint never misses one.
  */
 import type { Kysely } from 'kysely';
 import type { Environment } from '../../config/config.js';
@@ -40,9 +45,17 @@ export interface StoredEvent {
   data: Record<string, unknown>;
 }
 
-export function createOutbox(deps: { clock: Clock; random: Random }) {
-  /** Append events in one statement, inside the caller's transaction. */
-  async function append(trx: Kysely<Database>, scope: { tenantId: string; environment: Environment }, events: NewEvent[]): Promise<StoredEvent[]> {
+/** Writes the deliveries of freshly stored events through the same transaction (webhooks/fan-out.ts). */
+export type EventFanOut = (trx: Kysely<Database>, scope: { tenantId: string; environment: Environment }, events: StoredEvent[], atMs: number) => Promise<void>;
+
+export interface AppendOptions {
+  /** false: store only (a `webhook.test` event goes to one endpoint, which its sender queues itself). */
+  fanOut?: boolean;
+}
+
+export function createOutbox(deps: { clock: Clock; random: Random; fanOut?: EventFanOut }) {
+  /** Append events in one statement (plus the fan-out's lookup and insert), inside the caller's transaction. */
+  async function append(trx: Kysely<Database>, scope: { tenantId: string; environment: Environment }, events: NewEvent[], options: AppendOptions = {}): Promise<StoredEvent[]> {
     if (events.length === 0) return [];
     const now = deps.clock.now().getTime();
     const rows = events.map((e) => ({
@@ -55,7 +68,9 @@ export function createOutbox(deps: { clock: Clock; random: Random }) {
       created_at: now,
     }));
     await trx.insertInto('events').values(rows).execute();
-    return rows.map((r, i) => ({ id: r.id, type: events[i]!.type, created: Math.floor(now / 1000), data: events[i]!.data }));
+    const stored = rows.map((r, i) => ({ id: r.id, type: events[i]!.type, created: Math.floor(now / 1000), data: events[i]!.data }));
+    if (deps.fanOut && options.fanOut !== false) await deps.fanOut(trx, scope, stored, now);
+    return stored;
   }
 
   return { append };
