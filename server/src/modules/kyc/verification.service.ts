@@ -107,6 +107,8 @@ export function createVerificationService(deps: {
       record = await deps.db.selectFrom('verifications').selectAll().where('decision_id', '=', decision.id).executeTakeFirstOrThrow();
     }
     let loaded: Loaded = { decision, record, state: JSON.parse(record.state_json) as KycState };
+    // The decision was finished by another path (a poll that expired it): the page follows the decision.
+    if (isWaiting(loaded.state) && decision.status === 'complete') return { ...loaded, state: stateOfFinished(decision) };
     if (isWaiting(loaded.state) && decision.expires_at <= clock.now().getTime()) {
       await apply(loaded, { kind: 'deadline_passed' });
       loaded = (await reload(loaded.decision.id)) ?? loaded;

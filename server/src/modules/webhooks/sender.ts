@@ -22,7 +22,8 @@ import { Agent, request, type RequestOptions } from 'node:https';
 import type { IncomingMessage } from 'node:http';
 import { classifyAddress, type AddressVerdict } from './address-policy.js';
 
-export type SendErrorKind = 'http_status' | 'timeout' | 'tls' | 'connection' | 'dns' | 'blocked_address' | 'invalid_url';
+/** `internal`: set by the worker when an attempt could not even be prepared (a secret that no longer opens). */
+export type SendErrorKind = 'http_status' | 'timeout' | 'tls' | 'connection' | 'dns' | 'blocked_address' | 'invalid_url' | 'internal';
 
 export interface SendResult {
   ok: boolean;

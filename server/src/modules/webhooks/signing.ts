@@ -26,6 +26,11 @@ export function generateSigningSecret(random: Random): string {
   return SECRET_PREFIX + random.bytes(32).toString('base64');
 }
 
+/** Associated data binding a sealed secret to its endpoint row (ADR 0003). */
+export function secretAssociatedData(endpointId: string): string {
+  return `webhook-endpoint:${endpointId}`;
+}
+
 export function computeSignature(secret: string, timestamp: number, body: string): string {
   return createHmac('sha256', secret).update(`${timestamp}.${body}`, 'utf8').digest('hex');
 }
