@@ -6,7 +6,7 @@
  * booleans are 0/1 integers; structured values are JSON text. The modules own their tables:
  * only a module's repository touches them.
  */
-import type { Generated } from 'kysely';
+
 
 export interface TenantsTable {
   id: string;
@@ -250,4 +250,3 @@ export interface Database {
   webhook_attempts: WebhookAttemptsTable;
 }
 
-export type { Generated };

@@ -60,3 +60,23 @@ export interface CreditDataConnector {
   readonly name: string;
   fetchCreditFile(subject: CreditSubject, context: { asOf: Date; tenantId: string }): Promise<CreditDataResult>;
 }
+
+/** What a "no file" answer becomes: a real CreditFile with nothing on it, so the engine can knock it out (AA-14). */
+export function emptyCreditFile(fileId: string, source: string): CreditFile {
+  return {
+    fileId,
+    source,
+    hasFile: false,
+    tradelines: 0,
+    oldestTradelineMonths: 0,
+    revolvingUtilizationPct: 0,
+    delinquencies30dLast24m: 0,
+    delinquencies90dLast24m: 0,
+    collectionsOrJudgments: 0,
+    bankruptcy: false,
+    foreclosureOrRepossession: false,
+    inquiriesLast6m: 0,
+    monthlyObligationsCents: 0,
+    estimatedMonthlyIncomeCents: 0,
+  };
+}

@@ -9,7 +9,9 @@
  * Details name fields and status codes only; they never echo a value the gateway sent, because
  * that value may be the consumer's data.
  */
-import type { CreditFile, CreditSubject } from './credit-data.types.js';
+import { emptyCreditFile, type CreditFile, type CreditSubject } from './credit-data.types.js';
+
+export { emptyCreditFile };
 
 export const CREDIT_FILES_PATH = '/v1/credit-files';
 
@@ -115,25 +117,6 @@ export function buildGatewayRequest(requestId: string, subject: CreditSubject): 
   };
 }
 
-/** What a "no file" answer becomes: a real CreditFile with nothing on it, so the engine can knock it out (AA-14). */
-export function emptyCreditFile(fileId: string, source: string): CreditFile {
-  return {
-    fileId,
-    source,
-    hasFile: false,
-    tradelines: 0,
-    oldestTradelineMonths: 0,
-    revolvingUtilizationPct: 0,
-    delinquencies30dLast24m: 0,
-    delinquencies90dLast24m: 0,
-    collectionsOrJudgments: 0,
-    bankruptcy: false,
-    foreclosureOrRepossession: false,
-    inquiriesLast6m: 0,
-    monthlyObligationsCents: 0,
-    estimatedMonthlyIncomeCents: 0,
-  };
-}
 
 export function interpretGatewayResponse(
   status: number,

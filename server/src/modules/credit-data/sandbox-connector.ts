@@ -16,7 +16,7 @@
  * Pure and synchronous underneath (`syntheticCreditData`); the connector only wraps it in a promise.
  */
 import { createHash } from 'node:crypto';
-import type { CreditDataConnector, CreditDataResult, CreditFile, CreditSubject } from './credit-data.types.js';
+import { emptyCreditFile, type CreditDataConnector, type CreditDataResult, type CreditFile, type CreditSubject } from './credit-data.types.js';
 
 export const SANDBOX_SOURCE = 'sandbox-synthetic';
 
@@ -133,7 +133,7 @@ export function syntheticCreditData(subject: CreditSubject): CreditDataResult {
       return ok(`sbx_${ref}`, drawFile(profileNamed('prime'), hash));
   }
   const chosen = pickProfile(hash);
-  if (!chosen.hasFile) return { status: 'ok', file: { ...noFile(), fileId: `sbx_${ref}` }, latencyMs: 0 };
+  if (!chosen.hasFile) return { status: 'ok', file: emptyCreditFile(`sbx_${ref}`, SANDBOX_SOURCE), latencyMs: 0 };
   return ok(`sbx_${ref}`, drawFile(chosen, hash));
 }
 
@@ -196,24 +196,6 @@ function ok(fileId: string, values: FileValues): CreditDataResult {
   return { status: 'ok', file: { fileId, source: SANDBOX_SOURCE, hasFile: true, ...values }, latencyMs: 0 };
 }
 
-function noFile(): CreditFile {
-  return {
-    fileId: '',
-    source: SANDBOX_SOURCE,
-    hasFile: false,
-    tradelines: 0,
-    oldestTradelineMonths: 0,
-    revolvingUtilizationPct: 0,
-    delinquencies30dLast24m: 0,
-    delinquencies90dLast24m: 0,
-    collectionsOrJudgments: 0,
-    bankruptcy: false,
-    foreclosureOrRepossession: false,
-    inquiriesLast6m: 0,
-    monthlyObligationsCents: 0,
-    estimatedMonthlyIncomeCents: 0,
-  };
-}
 
 function profile(
   name: string,

@@ -135,7 +135,7 @@ export function createDecisionsService(deps: DecisionsDeps) {
         ...openingEvents(row, application),
         scoreEvent(row, evaluation),
         ...(verificationFails ? [kycFailedEvent(row)] : []),
-        finalizedEvent(row, evaluation),
+        finalizedEvent(row, scoringOf(row, evaluation)),
       ]);
       return { row, body: presentDecision(row, null) };
     };
@@ -193,7 +193,7 @@ export function createDecisionsService(deps: DecisionsDeps) {
       if (!updated) return false;
       await deps.consumers.setIdentityStatus(trx, consumer.id, 'verified');
       await appendAudit(trx, row.id, auditOf(evaluation, { tier: row.kyc_tier, status: 'matched', identity_verification_failed: false }));
-      await deps.outbox.append(trx, scope, [kycCompletedEvent(updated), scoreEvent(updated, evaluation), finalizedEvent(updated, evaluation)]);
+      await deps.outbox.append(trx, scope, [kycCompletedEvent(updated), scoreEvent(updated, evaluation), finalizedEvent(updated, scoringOf(updated, evaluation))]);
       return true;
     };
   }
@@ -208,7 +208,7 @@ export function createDecisionsService(deps: DecisionsDeps) {
     if (!updated) return false;
     await deps.consumers.setIdentityStatus(trx, row.consumer_id, 'failed');
     await appendAudit(trx, row.id, { kyc: { tier: row.kyc_tier, status: 'pending', identity_verification_failed: true, failure_reason: reason } });
-    await deps.outbox.append(trx, { tenantId: row.tenant_id, environment: row.environment }, [kycFailedEvent(updated), finalizedWithoutScore(updated, ['AA-24'], policyVersionFor(row))]);
+    await deps.outbox.append(trx, { tenantId: row.tenant_id, environment: row.environment }, [kycFailedEvent(updated), finalizedEvent(updated, unscored(['AA-24'], policyVersionFor(row)))]);
     return true;
   }
 
@@ -220,7 +220,7 @@ export function createDecisionsService(deps: DecisionsDeps) {
     const updated = await finishRow(trx, row, { outcome: 'declined', reasons_json: JSON.stringify(reasons), completed_at: clock.now().getTime(), kyc_status: 'pending' });
     if (!updated) return false;
     await appendAudit(trx, row.id, { kyc: { tier: row.kyc_tier, status: 'pending', expired: true } });
-    await deps.outbox.append(trx, { tenantId: row.tenant_id, environment: row.environment }, [finalizedWithoutScore(updated, ['AA-01'], policyVersionFor(row))]);
+    await deps.outbox.append(trx, { tenantId: row.tenant_id, environment: row.environment }, [finalizedEvent(updated, unscored(['AA-01'], policyVersionFor(row)))]);
     return true;
   }
 
@@ -536,28 +536,36 @@ function kycCompletedEvent(row: DecisionsTable): NewEvent {
   };
 }
 
-/** decision.finalized for an engine-path decision (interface.md, data of decision.finalized). */
-function finalizedEvent(row: DecisionsTable, e: Evaluation): NewEvent {
+interface Scoring {
+  score: number | null;
+  confidence: number;
+  recommendedAmountCents: number;
+  recommendedRatePct: number;
+  riskGrade: string | null;
+  reasonCodes: string[];
+  engineVersion: string;
+}
+
+/** The scoring facts of an engine-path decision. */
+function scoringOf(row: DecisionsTable, e: Evaluation): Scoring {
   return {
-    type: 'decision.finalized',
-    subjectId: row.id,
-    data: {
-      decision_id: row.id,
-      application_id: row.application_id,
-      outcome: row.outcome,
-      score: e.engine.score,
-      confidence: e.engine.confidence,
-      recommended_amount: centsToNumber(row.outcome === 'approved' ? row.approved_amount_cents! : e.engine.recommendedAmountCents),
-      recommended_rate_pct: e.engine.recommendedRatePct,
-      risk_grade: e.engine.riskGrade,
-      reason_codes: e.reasons.map((r) => r.code),
-      engine_version: e.engine.engineVersion,
-    },
+    score: e.engine.score,
+    confidence: e.engine.confidence,
+    recommendedAmountCents: row.outcome === 'approved' ? row.approved_amount_cents! : e.engine.recommendedAmountCents,
+    recommendedRatePct: e.engine.recommendedRatePct,
+    riskGrade: e.engine.riskGrade,
+    reasonCodes: e.reasons.map((r) => r.code),
+    engineVersion: e.engine.engineVersion,
   };
 }
 
-/** decision.finalized for a policy-path decision (verification failed or expired): nothing was scored. */
-function finalizedWithoutScore(row: DecisionsTable, reasonCodes: string[], engineVersion: string): NewEvent {
+/** A policy-path decision (verification failed, or expired): nothing was scored. */
+function unscored(reasonCodes: string[], engineVersion: string): Scoring {
+  return { score: null, confidence: 0, recommendedAmountCents: 0, recommendedRatePct: 0, riskGrade: null, reasonCodes, engineVersion };
+}
+
+/** decision.finalized (interface.md, data of decision.finalized; score and risk_grade null when nothing was scored). */
+function finalizedEvent(row: DecisionsTable, s: Scoring): NewEvent {
   return {
     type: 'decision.finalized',
     subjectId: row.id,
@@ -565,13 +573,13 @@ function finalizedWithoutScore(row: DecisionsTable, reasonCodes: string[], engin
       decision_id: row.id,
       application_id: row.application_id,
       outcome: row.outcome,
-      score: null,
-      confidence: 0,
-      recommended_amount: 0,
-      recommended_rate_pct: 0,
-      risk_grade: null,
-      reason_codes: reasonCodes,
-      engine_version: engineVersion,
+      score: s.score,
+      confidence: s.confidence,
+      recommended_amount: centsToNumber(s.recommendedAmountCents),
+      recommended_rate_pct: s.recommendedRatePct,
+      risk_grade: s.riskGrade,
+      reason_codes: s.reasonCodes,
+      engine_version: s.engineVersion,
     },
   };
 }

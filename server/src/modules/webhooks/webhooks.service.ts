@@ -1,0 +1,502 @@
+/**
+ * Webhook endpoints and their deliveries: the service layer the portal and `cds webhooks` use.
+ *
+ * Use cases, in the order a lender meets them:
+ *   createEndpoint      url (https, <= 2,048 chars, no user-info), description, event types or `*`;
+ *                       at most 16 per tenant and environment; returns the `whsec_` secret ONCE
+ *                       (stored sealed with AES-256-GCM, bound to the endpoint id)
+ *   updateEndpoint      url, description, event types (the secret is kept)
+ *   sendTestEvent       a `webhook.test` event queued for this endpoint only, sent within seconds
+ *   rotateSecret        a new secret signs at once; the old one adds a second `v1=` for the
+ *                       overlap chosen (default 24 h, 0 allowed, at most 7 days)
+ *   reenableEndpoint    an auto-disabled endpoint becomes active; its kept deliveries resume
+ *   resendDelivery      one delivery again, from attempt 1 (or "now", if it is still retrying)
+ *   resendFailedSince   every failed delivery since a time again, plus the events the endpoint
+ *                       missed while disabled (no delivery was created for them)
+ *   deleteEndpoint      soft delete; pending deliveries are cancelled, history stays until purged
+ *   listDeliveries, listAttempts: the delivery history (30 days; purgeHistory removes older)
+ * Scope is always tenant + environment: an id of another tenant or environment is "not found".
+ */
+import { sql, type Kysely } from 'kysely';
+import type { Environment } from '../../config/config.js';
+import type { DialectName } from '../../db/database.js';
+import type { Database, WebhookAttemptsTable, WebhookDeliveriesTable, WebhookEndpointsTable } from '../../db/schema.js';
+import { ApiError } from '../../http/errors/error-registry.js';
+import type { Clock, Random } from '../../lib/clock.js';
+import type { SecretBox } from '../../lib/crypto.js';
+import { EVENT_TYPES, type Outbox } from '../events/outbox.js';
+import { checkEndpointUrl } from './address-policy.js';
+import { ALL_EVENTS, newDeliveryRow, parseEventTypes, subscribesTo } from './fan-out.js';
+import { generateSigningSecret, secretAssociatedData } from './signing.js';
+
+export const MAX_ENDPOINTS_PER_ENVIRONMENT = 16;
+export const HISTORY_RETENTION_MS = 30 * 24 * 3600_000;
+export const DEFAULT_ROTATION_OVERLAP_MS = 24 * 3600_000;
+export const MAX_ROTATION_OVERLAP_MS = 7 * 24 * 3600_000;
+const MAX_DESCRIPTION_LENGTH = 500;
+const PURGE_BATCH = 5_000;
+const INSERT_BATCH = 500;
+
+export interface WebhookScope {
+  tenantId: string;
+  environment: Environment;
+}
+
+export interface WebhookEndpointView {
+  id: string;
+  tenantId: string;
+  environment: Environment;
+  url: string;
+  description: string | null;
+  /** Subscribed types, or ['*'] for all present and future types. */
+  events: string[];
+  state: 'active' | 'disabled';
+  disabledReason: string | null;
+  disabledAt: Date | null;
+  consecutiveFailures: number;
+  /** While a rotation overlap lasts: when the old secret stops signing. */
+  previousSecretExpiresAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface WebhookDeliveryView {
+  id: string;
+  endpointId: string;
+  eventId: string;
+  eventType: string;
+  state: WebhookDeliveriesTable['state'];
+  attempts: number;
+  nextAttemptAt: Date | null;
+  lastAttemptAt: Date | null;
+  lastResponseStatus: number | null;
+  lastErrorKind: string | null;
+  finishedAt: Date | null;
+  createdAt: Date;
+}
+
+export interface WebhookAttemptView {
+  id: string;
+  deliveryId: string;
+  attempt: number;
+  requestHeaders: Record<string, string>;
+  requestBody: string;
+  responseStatus: number | null;
+  responseBody: string | null;
+  durationMs: number;
+  errorKind: string | null;
+  errorDetail: string | null;
+  createdAt: Date;
+}
+
+export interface EndpointInput {
+  url: string;
+  description?: string | null;
+  /** Event types, or '*' (the default) for all. */
+  events?: readonly string[] | '*';
+}
+
+export interface WebhooksDeps {
+  db: Kysely<Database>;
+  readDb: Kysely<Database>;
+  dialect: DialectName;
+  clock: Clock;
+  random: Random;
+  secretBox: SecretBox;
+  outbox: Outbox;
+  allowPrivateNetworks: boolean;
+}
+
+/** `*` alone, or known event types without duplicates. Throws 400 naming the problem. */
+export function normalizeEventTypes(input: readonly string[] | '*' | undefined): string[] {
+  if (input === undefined || input === ALL_EVENTS) return [ALL_EVENTS];
+  const types = [...new Set(input.map((t) => t.trim()).filter((t) => t !== ''))];
+  if (types.length === 0) throw new ApiError('invalid_request', 'events must list at least one event type, or be "*" for all.');
+  if (types.includes(ALL_EVENTS)) {
+    if (types.length > 1) throw new ApiError('invalid_request', 'events is either "*" alone or a list of event types.');
+    return [ALL_EVENTS];
+  }
+  const unknown = types.filter((t) => !(EVENT_TYPES as readonly string[]).includes(t));
+  if (unknown.length > 0) throw new ApiError('invalid_request', `events: unknown event type ${unknown.map((t) => JSON.stringify(t)).join(', ')}; known types: ${EVENT_TYPES.join(', ')}.`);
+  return types;
+}
+
+export function createWebhooksService(deps: WebhooksDeps) {
+  const { db, clock, random } = deps;
+  const postgres = deps.dialect === 'postgres';
+
+  function checkUrl(raw: string): string {
+    const check = checkEndpointUrl(raw, { allowPrivateNetworks: deps.allowPrivateNetworks });
+    if (!check.ok) throw new ApiError('invalid_request', `${check.problem}.`);
+    return check.url;
+  }
+
+  function checkDescription(raw: string | null | undefined): string | null {
+    if (raw === undefined || raw === null) return null;
+    const d = raw.trim();
+    if (d.length > MAX_DESCRIPTION_LENGTH) throw new ApiError('invalid_request', `description must be at most ${MAX_DESCRIPTION_LENGTH} characters.`);
+    return d === '' ? null : d;
+  }
+
+  async function createEndpoint(scope: WebhookScope, input: EndpointInput): Promise<{ endpoint: WebhookEndpointView; secret: string }> {
+    const url = checkUrl(input.url);
+    const description = checkDescription(input.description);
+    const events = normalizeEventTypes(input.events);
+    return db.transaction().execute(async (trx) => {
+      // Serialise creations per tenant and environment so two at once cannot pass the limit together.
+      if (postgres) await sql`select pg_advisory_xact_lock(hashtext(${`cds.webhooks.endpoints.${scope.tenantId}.${scope.environment}`}))`.execute(trx);
+      const { n } = await trx
+        .selectFrom('webhook_endpoints')
+        .select((eb) => eb.fn.countAll<number | string>().as('n'))
+        .where('tenant_id', '=', scope.tenantId)
+        .where('environment', '=', scope.environment)
+        .where('state', '<>', 'deleted')
+        .executeTakeFirstOrThrow();
+      if (Number(n) >= MAX_ENDPOINTS_PER_ENVIRONMENT) {
+        throw new ApiError('unprocessable_entity', `At most ${MAX_ENDPOINTS_PER_ENVIRONMENT} webhook endpoints per environment; delete one first.`);
+      }
+      const id = random.uuid();
+      const secret = generateSigningSecret(random);
+      const now = clock.now().getTime();
+      const row: WebhookEndpointsTable = {
+        id,
+        tenant_id: scope.tenantId,
+        environment: scope.environment,
+        url,
+        description,
+        event_types_json: JSON.stringify(events),
+        state: 'active',
+        disabled_reason: null,
+        disabled_at: null,
+        deleted_at: null,
+        secret_sealed: deps.secretBox.seal(secret, secretAssociatedData(id)),
+        previous_secret_sealed: null,
+        previous_secret_expires_at: null,
+        consecutive_failures: 0,
+        created_at: now,
+        updated_at: now,
+      };
+      await trx.insertInto('webhook_endpoints').values(row).execute();
+      return { endpoint: endpointView(row), secret };
+    });
+  }
+
+  async function findEndpoint(executor: Kysely<Database>, scope: WebhookScope, id: string, forUpdate = false): Promise<WebhookEndpointsTable> {
+    let q = executor
+      .selectFrom('webhook_endpoints')
+      .selectAll()
+      .where('id', '=', id)
+      .where('tenant_id', '=', scope.tenantId)
+      .where('environment', '=', scope.environment)
+      .where('state', '<>', 'deleted');
+    if (forUpdate && postgres) q = q.forUpdate();
+    const row = await q.executeTakeFirst();
+    if (!row) throw new ApiError('not_found', 'No such webhook endpoint.');
+    return row;
+  }
+
+  async function getEndpoint(scope: WebhookScope, id: string): Promise<WebhookEndpointView> {
+    return endpointView(await findEndpoint(deps.readDb, scope, id));
+  }
+
+  async function listEndpoints(scope: WebhookScope): Promise<WebhookEndpointView[]> {
+    const rows = await deps.readDb
+      .selectFrom('webhook_endpoints')
+      .selectAll()
+      .where('tenant_id', '=', scope.tenantId)
+      .where('environment', '=', scope.environment)
+      .where('state', '<>', 'deleted')
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
+    return rows.map(endpointView);
+  }
+
+  async function updateEndpoint(scope: WebhookScope, id: string, patch: Partial<EndpointInput>): Promise<WebhookEndpointView> {
+    const changes: Partial<WebhookEndpointsTable> = {};
+    if (patch.url !== undefined) changes.url = checkUrl(patch.url);
+    if (patch.description !== undefined) changes.description = checkDescription(patch.description);
+    if (patch.events !== undefined) changes.event_types_json = JSON.stringify(normalizeEventTypes(patch.events));
+    return db.transaction().execute(async (trx) => {
+      const row = await findEndpoint(trx, scope, id, true);
+      if (Object.keys(changes).length === 0) return endpointView(row);
+      const updated = { ...row, ...changes, updated_at: clock.now().getTime() };
+      await trx.updateTable('webhook_endpoints').set({ ...changes, updated_at: updated.updated_at }).where('id', '=', id).execute();
+      return endpointView(updated);
+    });
+  }
+
+  async function deleteEndpoint(scope: WebhookScope, id: string): Promise<void> {
+    await db.transaction().execute(async (trx) => {
+      await findEndpoint(trx, scope, id, true);
+      const now = clock.now().getTime();
+      await trx.updateTable('webhook_endpoints').set({ state: 'deleted', deleted_at: now, updated_at: now }).where('id', '=', id).execute();
+      // Clearing the lease token too: a send in flight then cannot write its result over the cancellation.
+      await trx
+        .updateTable('webhook_deliveries')
+        .set({ state: 'cancelled', next_attempt_at: null, leased_until: null, lease_token: null, finished_at: now, updated_at: now })
+        .where('endpoint_id', '=', id)
+        .where('state', '=', 'pending')
+        .execute();
+    });
+  }
+
+  async function rotateSecret(scope: WebhookScope, id: string, options: { overlapMs?: number } = {}): Promise<{ secret: string; previousSecretExpiresAt: Date | null }> {
+    const overlapMs = options.overlapMs ?? DEFAULT_ROTATION_OVERLAP_MS;
+    if (!Number.isInteger(overlapMs) || overlapMs < 0 || overlapMs > MAX_ROTATION_OVERLAP_MS) {
+      throw new ApiError('invalid_request', 'The rotation overlap must be from 0 to 7 days.');
+    }
+    return db.transaction().execute(async (trx) => {
+      const row = await findEndpoint(trx, scope, id, true);
+      const now = clock.now().getTime();
+      const secret = generateSigningSecret(random);
+      // The current secret's sealed text is reused as-is: it is bound to the same endpoint id.
+      const previousSecretExpiresAt = overlapMs > 0 ? now + overlapMs : null;
+      await trx
+        .updateTable('webhook_endpoints')
+        .set({
+          secret_sealed: deps.secretBox.seal(secret, secretAssociatedData(id)),
+          previous_secret_sealed: overlapMs > 0 ? row.secret_sealed : null,
+          previous_secret_expires_at: previousSecretExpiresAt,
+          updated_at: now,
+        })
+        .where('id', '=', id)
+        .execute();
+      return { secret, previousSecretExpiresAt: previousSecretExpiresAt === null ? null : new Date(previousSecretExpiresAt) };
+    });
+  }
+
+  async function reenableEndpoint(scope: WebhookScope, id: string): Promise<WebhookEndpointView> {
+    return db.transaction().execute(async (trx) => {
+      const row = await findEndpoint(trx, scope, id, true);
+      if (row.state === 'active') return endpointView(row);
+      const now = clock.now().getTime();
+      const changes = { state: 'active' as const, disabled_reason: null, disabled_at: null, consecutive_failures: 0, updated_at: now };
+      await trx.updateTable('webhook_endpoints').set(changes).where('id', '=', id).execute();
+      return endpointView({ ...row, ...changes });
+    });
+  }
+
+  function requireActive(row: WebhookEndpointsTable): void {
+    if (row.state !== 'active') throw new ApiError('unprocessable_entity', 'This webhook endpoint is disabled; re-enable it first.');
+  }
+
+  async function sendTestEvent(scope: WebhookScope, id: string): Promise<{ eventId: string; deliveryId: string }> {
+    return db.transaction().execute(async (trx) => {
+      const row = await findEndpoint(trx, scope, id);
+      requireActive(row);
+      // Stored without fan-out: the test goes to this endpoint only, subscribed to it or not.
+      const [event] = await deps.outbox.append(
+        trx,
+        scope,
+        [{ type: 'webhook.test', subjectId: id, data: { endpoint_id: id, message: 'This is a test event sent from the lender portal.' } }],
+        { fanOut: false },
+      );
+      const delivery = newDeliveryRow(random, scope, id, event!, clock.now().getTime());
+      await trx.insertInto('webhook_deliveries').values(delivery).execute();
+      return { eventId: event!.id, deliveryId: delivery.id };
+    });
+  }
+
+  async function resendDelivery(scope: WebhookScope, deliveryId: string): Promise<WebhookDeliveryView> {
+    return db.transaction().execute(async (trx) => {
+      let q = trx
+        .selectFrom('webhook_deliveries')
+        .selectAll()
+        .where('id', '=', deliveryId)
+        .where('tenant_id', '=', scope.tenantId)
+        .where('environment', '=', scope.environment);
+      if (postgres) q = q.forUpdate();
+      const delivery = await q.executeTakeFirst();
+      if (!delivery) throw new ApiError('not_found', 'No such webhook delivery.');
+      const endpoint = await findEndpoint(trx, scope, delivery.endpoint_id);
+      requireActive(endpoint);
+      const now = clock.now().getTime();
+      let changes: Partial<WebhookDeliveriesTable>;
+      if (delivery.state === 'pending') {
+        // Still retrying: bring the next attempt forward, unless one is being sent right now.
+        if (delivery.leased_until !== null && delivery.leased_until > now) return deliveryView(delivery);
+        changes = { next_attempt_at: now, updated_at: now };
+      } else {
+        changes = { state: 'pending', attempts: 0, next_attempt_at: now, finished_at: null, leased_until: null, lease_token: null, updated_at: now };
+      }
+      await trx.updateTable('webhook_deliveries').set(changes).where('id', '=', deliveryId).execute();
+      return deliveryView({ ...delivery, ...changes });
+    });
+  }
+
+  async function resendFailedSince(scope: WebhookScope, endpointId: string, since: Date): Promise<{ requeued: number; recovered: number }> {
+    const now = clock.now().getTime();
+    if (Number.isNaN(since.getTime()) || since.getTime() < now - HISTORY_RETENTION_MS) {
+      throw new ApiError('invalid_request', 'since must be a time within the last 30 days (the delivery history kept).');
+    }
+    return db.transaction().execute(async (trx) => {
+      const endpoint = await findEndpoint(trx, scope, endpointId, true);
+      requireActive(endpoint);
+      const requeued = await trx
+        .updateTable('webhook_deliveries')
+        .set({ state: 'pending', attempts: 0, next_attempt_at: now, finished_at: null, leased_until: null, lease_token: null, updated_at: now })
+        .where('endpoint_id', '=', endpointId)
+        .where('state', '=', 'failed')
+        .where('created_at', '>=', since.getTime())
+        .executeTakeFirst();
+      // Events the endpoint missed while it was disabled have no delivery row at all: create them.
+      const missed = await trx
+        .selectFrom('events as ev')
+        .select(['ev.id', 'ev.type'])
+        .where('ev.tenant_id', '=', scope.tenantId)
+        .where('ev.environment', '=', scope.environment)
+        .where('ev.created_at', '>=', Math.max(since.getTime(), endpoint.created_at))
+        .where('ev.type', '<>', 'webhook.test')
+        .where((eb) => eb.not(eb.exists(eb.selectFrom('webhook_deliveries as d').select('d.id').whereRef('d.event_id', '=', 'ev.id').where('d.endpoint_id', '=', endpointId))))
+        .orderBy('ev.created_at')
+        .execute();
+      const types = parseEventTypes(endpoint.event_types_json);
+      const rows = missed.filter((e) => subscribesTo(types, e.type)).map((e) => newDeliveryRow(random, scope, endpointId, e, now));
+      for (let i = 0; i < rows.length; i += INSERT_BATCH) await trx.insertInto('webhook_deliveries').values(rows.slice(i, i + INSERT_BATCH)).execute();
+      return { requeued: Number(requeued.numUpdatedRows), recovered: rows.length };
+    });
+  }
+
+  async function listDeliveries(
+    scope: WebhookScope,
+    endpointId: string,
+    options: { state?: WebhookDeliveriesTable['state']; limit?: number; before?: Date } = {},
+  ): Promise<WebhookDeliveryView[]> {
+    await findEndpoint(deps.readDb, scope, endpointId);
+    const limit = Math.min(Math.max(options.limit ?? 50, 1), 500);
+    let q = deps.readDb.selectFrom('webhook_deliveries').selectAll().where('endpoint_id', '=', endpointId);
+    if (options.state) q = q.where('state', '=', options.state);
+    if (options.before) q = q.where('created_at', '<', options.before.getTime());
+    const rows = await q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
+    return rows.map(deliveryView);
+  }
+
+  async function listAttempts(scope: WebhookScope, deliveryId: string): Promise<WebhookAttemptView[]> {
+    const delivery = await deps.readDb
+      .selectFrom('webhook_deliveries')
+      .select('id')
+      .where('id', '=', deliveryId)
+      .where('tenant_id', '=', scope.tenantId)
+      .where('environment', '=', scope.environment)
+      .executeTakeFirst();
+    if (!delivery) throw new ApiError('not_found', 'No such webhook delivery.');
+    const rows = await deps.readDb.selectFrom('webhook_attempts').selectAll().where('delivery_id', '=', deliveryId).orderBy('created_at').orderBy('attempt').execute();
+    return rows.map(attemptView);
+  }
+
+  /**
+   * Retention: attempts older than 30 days; finished deliveries that finished more than 30 days
+   * ago; deleted endpoints once nothing of theirs is left. Pending deliveries are never purged
+   * (a disabled endpoint's kept deliveries wait for it), except those of deleted endpoints, which
+   * are cancelled first. Deletes go in batches so no statement holds locks for long.
+   */
+  async function purgeHistory(): Promise<{ attempts: number; deliveries: number; endpoints: number }> {
+    const now = clock.now().getTime();
+    const cutoff = now - HISTORY_RETENTION_MS;
+    const attempts = await inBatches(() =>
+      db.deleteFrom('webhook_attempts').where('id', 'in', db.selectFrom('webhook_attempts').select('id').where('created_at', '<', cutoff).limit(PURGE_BATCH)).executeTakeFirst(),
+    );
+    await db
+      .updateTable('webhook_deliveries')
+      .set({ state: 'cancelled', next_attempt_at: null, leased_until: null, lease_token: null, finished_at: now, updated_at: now })
+      .where('state', '=', 'pending')
+      .where('endpoint_id', 'in', (eb) => eb.selectFrom('webhook_endpoints').select('id').where('state', '=', 'deleted'))
+      .execute();
+    const deliveries = await inBatches(() =>
+      db
+        .deleteFrom('webhook_deliveries')
+        .where('id', 'in', db.selectFrom('webhook_deliveries').select('id').where('state', 'in', ['delivered', 'failed', 'cancelled']).where('finished_at', '<', cutoff).limit(PURGE_BATCH))
+        .executeTakeFirst(),
+    );
+    const endpoints = await db
+      .deleteFrom('webhook_endpoints')
+      .where('state', '=', 'deleted')
+      .where('deleted_at', '<', cutoff)
+      .where((eb) => eb.not(eb.exists(eb.selectFrom('webhook_deliveries as d').select('d.id').whereRef('d.endpoint_id', '=', 'webhook_endpoints.id'))))
+      .executeTakeFirst();
+    return { attempts, deliveries, endpoints: Number(endpoints.numDeletedRows) };
+  }
+
+  async function inBatches(run: () => Promise<{ numDeletedRows: bigint }>): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const n = Number((await run()).numDeletedRows);
+      total += n;
+      if (n < PURGE_BATCH) return total;
+    }
+  }
+
+  return {
+    createEndpoint,
+    getEndpoint,
+    listEndpoints,
+    updateEndpoint,
+    deleteEndpoint,
+    rotateSecret,
+    reenableEndpoint,
+    sendTestEvent,
+    resendDelivery,
+    resendFailedSince,
+    listDeliveries,
+    listAttempts,
+    purgeHistory,
+  };
+}
+
+export type WebhooksService = ReturnType<typeof createWebhooksService>;
+
+function date(ms: number | null): Date | null {
+  return ms === null ? null : new Date(ms);
+}
+
+function endpointView(row: WebhookEndpointsTable): WebhookEndpointView {
+  return {
+    id: row.id,
+    tenantId: row.tenant_id,
+    environment: row.environment,
+    url: row.url,
+    description: row.description,
+    events: parseEventTypes(row.event_types_json),
+    state: row.state === 'disabled' ? 'disabled' : 'active',
+    disabledReason: row.disabled_reason,
+    disabledAt: date(row.disabled_at),
+    consecutiveFailures: row.consecutive_failures,
+    previousSecretExpiresAt: row.previous_secret_sealed !== null ? date(row.previous_secret_expires_at) : null,
+    createdAt: new Date(row.created_at),
+    updatedAt: new Date(row.updated_at),
+  };
+}
+
+function deliveryView(row: WebhookDeliveriesTable): WebhookDeliveryView {
+  return {
+    id: row.id,
+    endpointId: row.endpoint_id,
+    eventId: row.event_id,
+    eventType: row.event_type,
+    state: row.state,
+    attempts: row.attempts,
+    nextAttemptAt: date(row.next_attempt_at),
+    lastAttemptAt: date(row.last_attempt_at),
+    lastResponseStatus: row.last_response_status,
+    lastErrorKind: row.last_error_kind,
+    finishedAt: date(row.finished_at),
+    createdAt: new Date(row.created_at),
+  };
+}
+
+function attemptView(row: WebhookAttemptsTable): WebhookAttemptView {
+  return {
+    id: row.id,
+    deliveryId: row.delivery_id,
+    attempt: row.attempt,
+    requestHeaders: JSON.parse(row.request_headers_json) as Record<string, string>,
+    requestBody: row.request_body,
+    responseStatus: row.response_status,
+    responseBody: row.response_body,
+    durationMs: row.duration_ms,
+    errorKind: row.error_kind,
+    errorDetail: row.error_detail,
+    createdAt: new Date(row.created_at),
+  };
+}
