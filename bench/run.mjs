@@ -134,6 +134,19 @@ function processCpuMs(pid) {
   }
 }
 
+/** Busy CPU time of the whole machine so far (ms, all cores), from /proc/stat (Linux only; else null). */
+function machineBusyMs() {
+  try {
+    const cpu = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+    const [user, nice, system, idle, iowait, irq, softirq, steal] = cpu;
+    void idle;
+    void iowait;
+    return ((user + nice + system + irq + softirq + (steal ?? 0)) * 1000) / clockTicks;
+  } catch {
+    return null;
+  }
+}
+
 function processRssMb(pid) {
   try {
     const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -328,6 +341,23 @@ async function createPostgresDatabase(adminUrl) {
   return { name, url: url.toString(), drop };
 }
 
+/**
+ * CPU time of the PostgreSQL backends serving the bench database (the server's pool), read from
+ * /proc by pid, so the database's share of the work is visible next to the server's. Background
+ * processes (WAL writer, checkpointer) are not included. Null where /proc is not readable.
+ */
+function postgresBackendSampler(adminUrl, databaseName) {
+  return async () => {
+    const pids = await withAdmin(adminUrl, (c) => c.query('select pid from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()', [databaseName]));
+    const cpu = new Map();
+    for (const { pid } of pids.rows) {
+      const ms = processCpuMs(pid);
+      if (ms !== null) cpu.set(pid, ms);
+    }
+    return cpu;
+  };
+}
+
 /** Read-only look at what the server stored: decision ids, idempotency keys, events. */
 async function storedCounts(database, tenantId) {
   if (database.kind === 'sqlite') {
@@ -464,7 +494,7 @@ function newCheck() {
  * connections over that many instances started 1/slices s apart, so the load arrives as
  * `slices` smaller bursts per second instead of one.
  */
-async function runLoad({ server, seconds, connections, rate = 0, slices = 1, makeRequests }) {
+async function runLoad({ server, seconds, connections, rate = 0, slices = 1, makeRequests, databaseCpu = null }) {
   const check = newCheck();
   const latencies = [];
   const perSecond = [];
@@ -472,7 +502,9 @@ async function runLoad({ server, seconds, connections, rate = 0, slices = 1, mak
   let non2xx = 0;
   let transportErrors = 0;
   let timeouts = 0;
+  const databaseCpu0 = databaseCpu ? await databaseCpu().catch(() => null) : null;
   const serverCpu0 = processCpuMs(server.pid);
+  const machine0 = machineBusyMs();
   const clientCpu0 = process.cpuUsage();
   const t0 = performance.now();
 
@@ -512,8 +544,17 @@ async function runLoad({ server, seconds, connections, rate = 0, slices = 1, mak
     requestsPerS += done / Math.max(elapsedS, result.duration || 0, 1e-9);
   }
   const serverCpu1 = processCpuMs(server.pid);
+  const machine1 = machineBusyMs();
   const clientCpu = process.cpuUsage(clientCpu0);
   const wallS = (performance.now() - t0) / 1000;
+  let databaseCpuMs = null;
+  if (databaseCpu0) {
+    const databaseCpu1 = await databaseCpu().catch(() => null);
+    if (databaseCpu1) {
+      databaseCpuMs = 0;
+      for (const [pid, ms] of databaseCpu1) databaseCpuMs += ms - (databaseCpu0.get(pid) ?? 0);
+    }
+  }
 
   const sorted = Float64Array.from(latencies).sort();
   const fullSeconds = perSecond.slice(0, Math.max(1, Math.floor(wallS))).map((x) => x ?? 0);
@@ -535,7 +576,11 @@ async function runLoad({ server, seconds, connections, rate = 0, slices = 1, mak
     errors: transportErrors + timeouts + check.failures,
     serverCpuMsPerRequest: serverCpu0 !== null && serverCpu1 !== null && completed ? round((serverCpu1 - serverCpu0) / completed, 4) : null,
     serverCpuUtilisation: serverCpu0 !== null && serverCpu1 !== null ? round((serverCpu1 - serverCpu0) / 1000 / wallS, 2) : null,
+    databaseBackendCpuMsPerRequest: databaseCpuMs !== null && completed ? round(databaseCpuMs / completed, 4) : null,
+    databaseBackendCpuUtilisation: databaseCpuMs !== null ? round(databaseCpuMs / 1000 / wallS, 2) : null,
     loadGeneratorCpuUtilisation: round((clientCpu.user + clientCpu.system) / 1e6 / wallS, 2),
+    // Everything on the machine (server, load generator, PostgreSQL, other tenants of a shared host), in cores.
+    machineCpuBusyCores: machine0 !== null && machine1 !== null ? round((machine1 - machine0) / 1000 / wallS, 2) : null,
     perSecond: fullSeconds,
   };
 }
@@ -591,13 +636,14 @@ async function benchDatabase(kind, opts, runTag) {
     const tenant = await createTenant(env);
     log(`[${kind}] server pid ${server.pid} on ${server.url}, ready in ${result.startupToReadyMs} ms; tenant ${tenant.tenantId}`);
 
+    const databaseCpu = pgDb ? postgresBackendSampler(opts.postgresUrl, pgDb.name) : null;
     const ledger = newLedger();
     const before = await storedCounts(database, tenant.tenantId);
     if (before.ids.length !== 0) throw new Error(`a fresh tenant already has ${before.ids.length} decisions`);
 
     // Warm-up: JIT, prepared statements, connection pools; its creates count in the ledger.
     const warm = opts.quick ? 1 : 2;
-    await runLoad({ server, seconds: 1, connections: opts.connections, makeRequests: (check) => healthzRequests(check) });
+    if (!opts.quick) await runLoad({ server, seconds: 1, connections: opts.connections, makeRequests: (check) => healthzRequests(check) });
     const warmCreates = await runLoad({
       server,
       seconds: warm,
@@ -609,7 +655,7 @@ async function benchDatabase(kind, opts, runTag) {
     let trivial = null;
     for (const s of scenarioList(opts)) {
       if (!server.alive()) throw new Error(`server died:\n${server.tail()}`);
-      await sleep(300);
+      await sleep(opts.quick ? 100 : 500);
       const makeRequests =
         s.kind === 'healthz'
           ? (check) => healthzRequests(check)
@@ -617,7 +663,7 @@ async function benchDatabase(kind, opts, runTag) {
             ? (check) => createRequests({ tenant, ledger, check, idempotent: !!s.idempotent, runTag: `${runTag}-${s.id}`, collectIds: true })
             : (check) => pollRequests({ tenant, ids: ledger.pollIds, check });
       log(`[${kind}] ${s.label} (${loadLabel(s)}, ${opts.duration} s)…`);
-      const r = await runLoad({ server, seconds: opts.duration, connections: s.connections, rate: s.rate, slices: s.slices ?? 1, makeRequests });
+      const r = await runLoad({ server, seconds: opts.duration, connections: s.connections, rate: s.rate, slices: s.slices ?? 1, makeRequests, databaseCpu });
       if (s.id === 'healthz') trivial = r.requestsPerS;
       const row = {
         id: s.id,
@@ -711,18 +757,18 @@ const fmtInt = (x) => (x === null || x === undefined ? '–' : Math.round(x).toL
 
 function markdownTable(report) {
   const lines = [
-    '| Database | Scenario | Load | req/s | p50 ms | p90 ms | p99 ms | max ms | non-2xx | errors | vs /healthz | server CPU ms/req | processes |',
-    '|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|',
+    '| Database | Scenario | Load | req/s | p50 ms | p90 ms | p99 ms | max ms | non-2xx | errors | vs /healthz | CPU ms/req: server (+ PostgreSQL) | CPU cores busy: server (+ PostgreSQL) / machine | processes |',
+    '|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|',
   ];
   for (const db of report.databases) {
     if (db.skipped) {
-      lines.push(`| ${db.database} | skipped: ${db.skipped} | | | | | | | | | | | |`);
+      lines.push(`| ${db.database} | skipped: ${db.skipped} | | | | | | | | | | | | |`);
       continue;
     }
-    if (!db.scenarios.length) lines.push(`| ${db.database} | FAILED: ${String(db.error).split('\n')[0]} | | | | | | | | | | | |`);
+    if (!db.scenarios.length) lines.push(`| ${db.database} | FAILED: ${String(db.error).split('\n')[0]} | | | | | | | | | | | | |`);
     for (const s of db.scenarios) {
       lines.push(
-        `| ${db.database} | ${s.label} | ${s.load} | ${fmtInt(s.requestsPerS)} | ${fmt(s.latencyMs.p50)} | ${fmt(s.latencyMs.p90)} | ${fmt(s.latencyMs.p99)} | ${fmt(s.latencyMs.max)} | ${s.non2xx} | ${s.errors} | ${s.ratioToTrivial === null ? '–' : s.ratioToTrivial.toFixed(2)} | ${fmt(s.serverCpuMsPerRequest, 3)} | ${db.processes} |`,
+        `| ${db.database} | ${s.label} | ${s.load} | ${fmtInt(s.requestsPerS)} | ${fmt(s.latencyMs.p50)} | ${fmt(s.latencyMs.p90)} | ${fmt(s.latencyMs.p99)} | ${fmt(s.latencyMs.max)} | ${s.non2xx} | ${s.errors} | ${s.ratioToTrivial === null ? '–' : s.ratioToTrivial.toFixed(2)} | ${fmt(s.serverCpuMsPerRequest, 3)}${s.databaseBackendCpuMsPerRequest !== null ? ` (+ ${fmt(s.databaseBackendCpuMsPerRequest, 3)})` : ''} | ${fmt(s.serverCpuUtilisation)}${s.databaseBackendCpuUtilisation !== null ? ` (+ ${fmt(s.databaseBackendCpuUtilisation)})` : ''} / ${fmt(s.machineCpuBusyCores)} | ${db.processes} |`,
       );
     }
   }
@@ -768,6 +814,8 @@ function markdownReport(report) {
     `${report.date} · ${m.nproc} CPUs (${m.cpuModel}), ${m.memoryGb} GB · ${m.platform} · Node ${m.node} · load average at start ${m.loadAverageAtStart.join(' / ')}`,
     `${report.settings.durationS} s per scenario · ${report.settings.connections} connections, pipelining 1 · load generator (autocannon) on the same machine as the server · latencies measured by the client, every response included`,
     '',
+    'Rows "at N/s" are fixed-rate runs: req/s is the rate achieved, and their latencies only mean "at N/s" when it reached N. "vs /healthz" is the throughput as a fraction of the trivial route of the same server in the same run. See docs/performance.md.',
+    '',
     markdownTable(report),
     '',
     '## Against the targets',
@@ -800,14 +848,15 @@ function latencySvg(report) {
   for (const db of report.databases) for (const s of db.scenarios ?? []) rows.push({ label: `${db.database} · ${s.id}`, p50: s.latencyMs.p50, p99: s.latencyMs.p99 });
   const width = 960;
   const left = 250;
-  const right = 70;
+  const right = 90;
   const top = 58;
   const rowH = 30;
   const height = top + Math.max(1, rows.length) * rowH + 46;
   const maxV = Math.max(1000, ...rows.map((r) => r.p99 ?? 0));
   const minV = 0.1;
   const decades = [];
-  for (let v = minV; v <= maxV * 1.0001; v *= 10) decades.push(round(v, 1));
+  const topV = 10 ** Math.ceil(Math.log10(maxV));
+  for (let v = minV; v <= topV * 1.0001; v *= 10) decades.push(round(v, 1));
   const hiLog = Math.log10(decades[decades.length - 1]);
   const x = (v) => left + ((Math.log10(Math.max(v, minV)) - Math.log10(minV)) / (hiLog - Math.log10(minV))) * (width - left - right);
   const parts = [

@@ -21,6 +21,9 @@ import type { CreditDataConnector } from '../modules/credit-data/credit-data.typ
 import { defaultBnplDocuments } from '../modules/engine/index.js';
 import { createLiveCodeSender, type CodeSender } from '../modules/kyc/code-senders.js';
 import { createVerificationService, type VerificationService } from '../modules/kyc/verification.service.js';
+import { createWebhookFanOut } from '../modules/webhooks/fan-out.js';
+import { createWebhooksService, type WebhooksService } from '../modules/webhooks/webhooks.service.js';
+import { createDeliveryWorker, type DeliveryWorker, type DeliveryWorkerOptions } from '../modules/webhooks/delivery-worker.js';
 
 export interface AppContext {
   config: Readonly<Config>;
@@ -37,6 +40,9 @@ export interface AppContext {
   outbox: Outbox;
   decisions: DecisionsService;
   verification: VerificationService;
+  webhooks: WebhooksService;
+  /** Sends due webhook deliveries; started by the worker role (workers/workers.ts). */
+  webhookDelivery: DeliveryWorker;
   close(): Promise<void>;
 }
 
@@ -49,6 +55,8 @@ export interface ContextOverrides {
   creditData?: Partial<Record<'sandbox' | 'live', CreditDataConnector>>;
   /** Replace how live one-time codes are sent. */
   codeSender?: CodeSender;
+  /** Webhook delivery knobs (tests: a receiver's CA, shorter time-out and lease). */
+  webhookDelivery?: Partial<DeliveryWorkerOptions>;
 }
 
 export function createContext(config: Readonly<Config>, overrides: ContextOverrides = {}): AppContext {
@@ -70,7 +78,15 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
   const tenants = createTenantsService({ db: storage.db, clock, random, secretBox, apiKeys });
   const idempotency = createIdempotencyService({ db: storage.db, readDb: storage.readDb, dialect: storage.dialect, clock });
   const consumers = createConsumersService({ db: storage.db, readDb: storage.readDb, clock, random, secretBox });
-  const outbox = createOutbox({ clock, random });
+  // Every event appended also becomes its webhook deliveries, in the same transaction.
+  const outbox = createOutbox({ clock, random, fanOut: createWebhookFanOut({ random }) });
+  const webhooks = createWebhooksService({
+    db: storage.db, readDb: storage.readDb, dialect: storage.dialect, clock, random, secretBox, outbox, allowPrivateNetworks: config.webhookAllowPrivateNetworks,
+  });
+  const webhookDelivery = createDeliveryWorker(
+    { db: storage.db, dialect: storage.dialect, clock, random, secretBox, logger },
+    { allowPrivateNetworks: config.webhookAllowPrivateNetworks, ...overrides.webhookDelivery },
+  );
   const creditData = createCreditDataConnectors(config, { clock, random });
   // Every tenant decides with the bundled default documents until per-tenant policies exist.
   const documents = defaultBnplDocuments();
@@ -93,8 +109,9 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
   });
 
   return {
-    config, storage, clock, random, logger, secretBox, rateLimiter, apiKeys, tenants, idempotency, consumers, outbox, decisions, verification,
+    config, storage, clock, random, logger, secretBox, rateLimiter, apiKeys, tenants, idempotency, consumers, outbox, decisions, verification, webhooks, webhookDelivery,
     async close() {
+      await webhookDelivery.stop();
       codeSender.close();
       creditData.close();
       await rateLimiter.close();

@@ -9,6 +9,7 @@ import { ConfigError, loadConfig } from '../config/config.js';
 import { serveCommand } from './serve.command.js';
 import { migrateCommand } from './migrate.command.js';
 import { tenantsCreateCommand } from './tenants.command.js';
+import { WebhooksCommandError, webhooksCreateCommand } from './webhooks.command.js';
 
 const USAGE = `Usage: cds <command> [options]
 
@@ -18,6 +19,10 @@ Commands:
   tenants create --name NAME [--json]
                                     Create a tenant with its sandbox (three seeded consumers) and
                                     one sandbox and one live API key
+  webhooks create --tenant ID --env sandbox|live --url URL [--events TYPE,TYPE|*]
+                  [--description TEXT] [--json]
+                                    Register a webhook endpoint (all events by default); prints
+                                    its id and signing secret (shown once)
 
 Configuration comes from environment variables only; see docs/configuration.md.
 `;
@@ -47,6 +52,23 @@ async function main(argv: string[]): Promise<number> {
       if (!values.name) throw new UsageError('tenants create needs --name NAME');
       return tenantsCreateCommand(loadConfig(), { name: values.name, json: values.json ?? false });
     }
+    case 'webhooks': {
+      const [sub, ...args] = rest;
+      if (sub !== 'create') throw new UsageError('webhooks: the only subcommand is "create"');
+      const { values } = parseArgs({
+        args,
+        options: {
+          tenant: { type: 'string' }, env: { type: 'string' }, url: { type: 'string' }, events: { type: 'string' }, description: { type: 'string' },
+          json: { type: 'boolean', default: false },
+        },
+        strict: true,
+      });
+      if (!values.tenant || !values.env || !values.url) throw new UsageError('webhooks create needs --tenant ID --env sandbox|live --url URL');
+      if (values.env !== 'sandbox' && values.env !== 'live') throw new UsageError('--env must be sandbox or live');
+      return webhooksCreateCommand(loadConfig(), {
+        tenant: values.tenant, env: values.env, url: values.url, events: values.events, description: values.description, json: values.json ?? false,
+      });
+    }
     default:
       throw new UsageError(`unknown command "${command}"`);
   }
@@ -64,6 +86,9 @@ main(process.argv.slice(2)).then(
     } else if (err instanceof UsageError || (err instanceof TypeError && 'code' in err && String(err.code).startsWith('ERR_PARSE_ARGS'))) {
       process.stderr.write(`cds: ${err.message}\n\n${USAGE}`);
       process.exitCode = 64; // EX_USAGE
+    } else if (err instanceof WebhooksCommandError) {
+      process.stderr.write(`cds: ${err.message}\n`);
+      process.exitCode = 65; // EX_DATAERR: the values given were refused
     } else {
       process.stderr.write(`cds: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
       process.exitCode = 1;

@@ -41,7 +41,9 @@ export async function serveCommand(config: Readonly<Config>, role: 'api' | 'work
       await ctx.close();
     } finally {
       clearTimeout(force);
-      log.flush?.();
+      log.info('stopped');
+      // Logs are written asynchronously: flush them before the process goes.
+      await new Promise<void>((resolve) => log.flush(() => resolve()));
       process.exit(0);
     }
   };

@@ -35,10 +35,8 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
   const { config } = ctx;
   const app = Fastify({
     loggerInstance: ctx.logger,
-    disableRequestLogging: false,
     genReqId: () => `req_${randomBase62(ctx.random, 20)}`,
     requestIdHeader: false,
-    requestIdLogLabel: 'reqId',
     bodyLimit: BODY_LIMIT_BYTES,
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',

@@ -25,6 +25,18 @@ export const REDACTED_PATHS = [
   '*.password',
 ];
 
+/**
+ * What a request log line says about the request. The hosted-verification token in `/verify/{token}`
+ * is a bearer capability for the consumer's page, so it is masked like a key.
+ */
+function serializeRequest(req: { method?: string; url?: string; ip?: string; socket?: { remotePort?: number } }) {
+  return {
+    method: req.method,
+    url: typeof req.url === 'string' ? req.url.replace(/^\/verify\/[^/?]+/, '/verify/[token]') : req.url,
+    remoteAddress: req.ip,
+  };
+}
+
 export function createLogger(level: string, destination?: DestinationStream): Logger {
   return pino(
     {
@@ -32,6 +44,7 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
       redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
       base: { service: 'cds' },
       timestamp: pino.stdTimeFunctions.isoTime,
+      serializers: { req: serializeRequest },
     },
     destination ?? pino.destination({ dest: 2, sync: false }),
   );

@@ -2,6 +2,9 @@
  * Background work of the `worker` role: periodic jobs run on timers, each guarded so one slow run
  * never overlaps the next and one failing job never stops the others. Later issues add the webhook
  * delivery loop and the pending-decision expiry sweeper here.
+ *
+ * Loops are long-running work that paces itself (the webhook delivery worker ticks every 250 ms and
+ * again whenever a send finishes); they start with the jobs and are drained on stop.
  */
 import type { AppContext } from '../app/context.js';
 
@@ -23,9 +26,30 @@ export const JOBS: Job[] = [
     everyMs: 10 * 60 * 1000,
     run: (ctx) => ctx.idempotency.purgeExpired(),
   },
+  {
+    // Webhook attempt history is kept 30 days (decisions.md section 9).
+    name: 'purge-webhook-history',
+    everyMs: 60 * 60 * 1000,
+    run: (ctx) => ctx.webhooks.purgeHistory(),
+  },
 ];
 
-export function startWorkers(ctx: AppContext, jobs: Job[] = JOBS): { stop(): Promise<void> } {
+export interface Loop {
+  name: string;
+  start(ctx: AppContext): void;
+  /** Resolves once in-flight work has finished. */
+  stop(ctx: AppContext): Promise<void>;
+}
+
+export const LOOPS: Loop[] = [
+  {
+    name: 'deliver-webhooks',
+    start: (ctx) => ctx.webhookDelivery.start(),
+    stop: (ctx) => ctx.webhookDelivery.stop(),
+  },
+];
+
+export function startWorkers(ctx: AppContext, jobs: Job[] = JOBS, loops: Loop[] = LOOPS): { stop(): Promise<void> } {
   const timers: NodeJS.Timeout[] = [];
   const running = new Set<Promise<unknown>>();
   for (const job of jobs) {
@@ -46,10 +70,11 @@ export function startWorkers(ctx: AppContext, jobs: Job[] = JOBS): { stop(): Pro
     tick();
     timers.push(setInterval(tick, job.everyMs).unref());
   }
+  for (const loop of loops) loop.start(ctx);
   return {
     async stop() {
       for (const t of timers) clearInterval(t);
-      await Promise.allSettled([...running]);
+      await Promise.allSettled([...running, ...loops.map((loop) => loop.stop(ctx))]);
     },
   };
 }

@@ -239,7 +239,7 @@ export function createVerificationService(deps: {
     const after = await load(token);
     if (!after) return { kind: 'not_found' };
     const wrong = event.kind === 'code_checked' && !event.correct && after.state.kind === 'awaiting_code';
-    return { kind: 'ok', page: await pageOf(after, wrong ? { kind: 'error', text: `That code is not right. ${attemptsLeft(after.state)} tries left.` } : null) };
+    return { kind: 'ok', page: await pageOf(after, wrong ? { kind: 'error', text: `That code is not right. ${triesLeft(attemptsLeft(after.state))}` } : null) };
   }
 
   async function submitIdentity(token: string, input: { ssnLast4: string; dob: string }): Promise<ActionResult> {
@@ -257,7 +257,7 @@ export function createVerificationService(deps: {
     const after = await load(token);
     if (!after) return { kind: 'not_found' };
     const wrong = !matches && after.state.kind === 'awaiting_identity';
-    return { kind: 'ok', page: await pageOf(after, wrong ? { kind: 'error', text: `Those details do not match our records. ${attemptsLeft(after.state)} tries left.` } : null) };
+    return { kind: 'ok', page: await pageOf(after, wrong ? { kind: 'error', text: `Those details do not match our records. ${triesLeft(attemptsLeft(after.state))}` } : null) };
   }
 
   async function submitDocument(token: string, upload: DocumentUpload | null | 'too_large'): Promise<ActionResult> {
@@ -333,6 +333,10 @@ function documentProblem(upload: DocumentUpload | null | 'too_large'): string | 
   if (upload.bytes.length > MAX_DOCUMENT_BYTES) return 'That file is larger than 10 MB. Upload a smaller photo or scan.';
   if (!sniffContentType(upload.bytes)) return 'That file is not a JPEG, PNG or PDF. Upload a photo or a PDF scan of your ID.';
   return null;
+}
+
+function triesLeft(n: number | null): string {
+  return n === 1 ? '1 try left.' : `${n ?? 0} tries left.`;
 }
 
 export function maskPhone(phone: string): string {

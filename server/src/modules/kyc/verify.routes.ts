@@ -29,7 +29,7 @@ export async function registerVerifyRoutes(app: FastifyInstance, ctx: AppContext
   await app.register(async (verify) => {
     await verify.register(cookie);
     await verify.register(formbody, { bodyLimit: 4 * 1024 });
-    await verify.register(multipart, { limits: { fileSize: MAX_DOCUMENT_BYTES, files: 1, fields: 4, fieldSize: 1024 } });
+    await verify.register(multipart, { throwFileSizeLimit: false, limits: { fileSize: MAX_DOCUMENT_BYTES, files: 1, fields: 4, fieldSize: 1024 } });
 
     verify.addHook('onSend', async (_request, reply, payload) => {
       reply.headers({

@@ -213,6 +213,7 @@ export type UrlCheck = { ok: true; url: string } | { ok: false; problem: string 
 export function checkEndpointUrl(raw: string, options: { allowPrivateNetworks: boolean }): UrlCheck {
   if (typeof raw !== 'string' || raw.length === 0) return { ok: false, problem: 'url is required' };
   if (raw.length > MAX_URL_LENGTH) return { ok: false, problem: `url must be at most ${MAX_URL_LENGTH} characters` };
+  // eslint-disable-next-line no-control-regex -- control characters are exactly what this refuses
   if (/[\s\u0000-\u001f\u007f]/.test(raw)) return { ok: false, problem: 'url must not contain white space or control characters' };
   let url: URL;
   try {

@@ -105,6 +105,15 @@ export interface DeliveryWorker {
   stop(): Promise<void>;
   /** In flight right now in this worker. */
   inFlight(): number;
+  /** What this worker has done since it was created (for logs and tests). */
+  stats(): DeliveryWorkerStats;
+}
+
+export interface DeliveryWorkerStats {
+  attempts: number;
+  delivered: number;
+  failed: number;
+  leasesLost: number;
 }
 
 export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partial<DeliveryWorkerOptions> = {}): DeliveryWorker {
@@ -120,6 +129,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
   });
 
   const inFlight = new Map<string, Promise<void>>();
+  const counters: DeliveryWorkerStats = { attempts: 0, delivered: 0, failed: 0, leasesLost: 0 };
   let claiming: Promise<number> | null = null;
   let claimAgain = false;
   let running = false;
@@ -322,7 +332,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
     if (step.kind === 'retry') Object.assign(changes, { state: 'pending', next_attempt_at: step.at.getTime() });
     else Object.assign(changes, { state: step.kind, next_attempt_at: null, finished_at: finishedAt });
 
-    const disabled = await db.transaction().execute(async (trx) => {
+    const outcome = await db.transaction().execute(async (trx): Promise<{ applied: boolean; disabled: boolean }> => {
       const updated = await trx
         .updateTable('webhook_deliveries')
         .set(changes)
@@ -347,19 +357,16 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
           created_at: startedAt,
         })
         .execute();
-      if (Number(updated.numUpdatedRows) === 0) {
-        logger.warn({ deliveryId: delivery.id, endpointId: delivery.endpointId }, 'webhook lease was lost before the result was recorded (another worker took over)');
-        return false;
-      }
+      if (Number(updated.numUpdatedRows) === 0) return { applied: false, disabled: false };
       if (step.kind === 'delivered') {
         await trx.updateTable('webhook_endpoints').set({ consecutive_failures: 0 }).where('id', '=', delivery.endpointId).where('consecutive_failures', '<>', 0).execute();
-        return false;
+        return { applied: true, disabled: false };
       }
-      if (step.kind !== 'failed') return false;
+      if (step.kind !== 'failed') return { applied: true, disabled: false };
       let current = trx.selectFrom('webhook_endpoints').select(['consecutive_failures', 'state']).where('id', '=', delivery.endpointId);
       if (postgres) current = current.forUpdate();
       const endpoint = await current.executeTakeFirst();
-      if (!endpoint) return false;
+      if (!endpoint) return { applied: true, disabled: false };
       const health = endpointHealthAfter(endpoint.consecutive_failures, 'failed', options.autoDisableThreshold);
       const disable = health.disable && endpoint.state === 'active';
       await trx
@@ -377,13 +384,21 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
         })
         .where('id', '=', delivery.endpointId)
         .execute();
-      return disable;
+      return { applied: true, disabled: disable };
     });
 
+    counters.attempts += 1;
+    if (!outcome.applied) {
+      counters.leasesLost += 1;
+      logger.warn({ deliveryId: delivery.id, endpointId: delivery.endpointId }, 'webhook lease was lost before the result was recorded (another worker took over)');
+      return;
+    }
+    if (step.kind === 'delivered') counters.delivered += 1;
+    if (step.kind === 'failed') counters.failed += 1;
     const logFields = { deliveryId: delivery.id, endpointId: delivery.endpointId, tenantId: delivery.tenantId, eventType: delivery.eventType, attempt, status: result.status, errorKind: result.errorKind, durationMs: result.durationMs };
     if (step.kind === 'failed') logger.warn(logFields, 'webhook delivery failed after its last attempt');
     else logger.debug({ ...logFields, next: step.kind === 'retry' ? step.at.toISOString() : step.kind }, 'webhook attempt');
-    if (disabled) logger.warn({ endpointId: delivery.endpointId, tenantId: delivery.tenantId }, 'webhook endpoint auto-disabled');
+    if (outcome.disabled) logger.warn({ endpointId: delivery.endpointId, tenantId: delivery.tenantId }, 'webhook endpoint auto-disabled');
   }
 
   async function settle(): Promise<void> {
@@ -421,6 +436,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
       sender.close();
     },
     inFlight: () => inFlight.size,
+    stats: () => ({ ...counters }),
   };
 }
 

@@ -228,9 +228,10 @@ export function createWebhooksService(deps: WebhooksDeps) {
 
   async function deleteEndpoint(scope: WebhookScope, id: string): Promise<void> {
     await db.transaction().execute(async (trx) => {
-      await findEndpoint(trx, scope, id, true);
+      // No row lock on the endpoint before touching its deliveries: the worker locks a delivery and
+      // then its endpoint, so taking them the other way round here could deadlock with it.
+      await findEndpoint(trx, scope, id);
       const now = clock.now().getTime();
-      await trx.updateTable('webhook_endpoints').set({ state: 'deleted', deleted_at: now, updated_at: now }).where('id', '=', id).execute();
       // Clearing the lease token too: a send in flight then cannot write its result over the cancellation.
       await trx
         .updateTable('webhook_deliveries')
@@ -238,6 +239,7 @@ export function createWebhooksService(deps: WebhooksDeps) {
         .where('endpoint_id', '=', id)
         .where('state', '=', 'pending')
         .execute();
+      await trx.updateTable('webhook_endpoints').set({ state: 'deleted', deleted_at: now, updated_at: now }).where('id', '=', id).execute();
     });
   }
 
@@ -331,7 +333,7 @@ export function createWebhooksService(deps: WebhooksDeps) {
       throw new ApiError('invalid_request', 'since must be a time within the last 30 days (the delivery history kept).');
     }
     return db.transaction().execute(async (trx) => {
-      const endpoint = await findEndpoint(trx, scope, endpointId, true);
+      const endpoint = await findEndpoint(trx, scope, endpointId); // unlocked, as in deleteEndpoint
       requireActive(endpoint);
       const requeued = await trx
         .updateTable('webhook_deliveries')

@@ -1,0 +1,159 @@
+/**
+ * Headless Chromium for the browser suites: Debian's /usr/bin/chromium driven by playwright-core
+ * (no bundled browser download), a phone-size page, full-page screenshots kept under
+ * test-artifacts/screenshots/ (git-ignored), a basic accessibility check, and a real test server
+ * listening on a loopback port whose PUBLIC_BASE_URL is its own address.
+ *
+ * Without Chromium a local run skips the browser suites with a loud warning; with CI=true it fails.
+ */
+import { existsSync, mkdirSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { deflateSync } from 'node:zlib';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { TestDatabase } from './databases.js';
+import { createTestApp, type TestApp } from './test-app.js';
+
+export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+export const PHONE_VIEWPORT = { width: 390, height: 844 } as const;
+export const SCREENSHOT_DIR = fileURLToPath(new URL('../../../test-artifacts/screenshots/', import.meta.url));
+
+/** True when Chromium is there. Missing: a loud warning locally, an error with CI=true. */
+export function chromiumAvailable(): boolean {
+  if (existsSync(CHROMIUM_PATH)) return true;
+  const message = `Chromium not found at ${CHROMIUM_PATH} (install Debian's "chromium" package or set CHROMIUM_PATH)`;
+  if (process.env.CI === 'true') throw new Error(`${message}: the browser suites are required in CI.`);
+  console.warn(`\n!!! ${message}: browser suites are SKIPPED in this local run !!!\n`);
+  return false;
+}
+
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS, headless: true, timeout: 30_000 });
+}
+
+/** A fresh phone-size context (no shared cookies between journeys). */
+export async function phoneContext(browser: Browser): Promise<BrowserContext> {
+  const context = await browser.newContext({ viewport: PHONE_VIEWPORT, deviceScaleFactor: 2, isMobile: true, hasTouch: true, locale: 'en-US', timezoneId: 'UTC' });
+  context.setDefaultTimeout(10_000);
+  context.setDefaultNavigationTimeout(10_000);
+  return context;
+}
+
+/** Full-page screenshots of one journey: `<journey>-<nn>-<step>.png`, numbered in order. */
+export class Screenshots {
+  readonly files: string[] = [];
+  private n = 0;
+  constructor(private readonly journey: string) {
+    mkdirSync(SCREENSHOT_DIR, { recursive: true });
+  }
+  async take(page: Page, step: string): Promise<string> {
+    const file = path.join(SCREENSHOT_DIR, `${this.journey}-${String(++this.n).padStart(2, '0')}-${step}.png`);
+    await page.screenshot({ path: file, fullPage: true });
+    this.files.push(file);
+    return file;
+  }
+}
+
+/**
+ * Basic accessibility and phone-fitness problems of the current page (empty when fine): every
+ * visible input has a label, the document has a language and a title, there is exactly one h1,
+ * every button has a name, and nothing overflows the viewport sideways.
+ */
+export async function pageProblems(page: Page): Promise<string[]> {
+  // A string, so this Node-typed project needs no DOM typings; it runs in the page.
+  return page.evaluate<string[]>(`(() => {
+    const problems = [];
+    if (!document.documentElement.lang) problems.push('<html> has no lang');
+    if (!document.title.trim()) problems.push('no <title>');
+    const h1 = document.querySelectorAll('h1').length;
+    if (h1 !== 1) problems.push(h1 + ' h1 elements');
+    for (const input of document.querySelectorAll('input:not([type=hidden])')) {
+      if (!input.labels || input.labels.length === 0) problems.push('input ' + (input.name || input.id) + ' has no label');
+    }
+    for (const button of document.querySelectorAll('button')) if (!button.textContent.trim()) problems.push('a button has no text');
+    if (document.documentElement.scrollWidth > window.innerWidth) problems.push('page is ' + document.documentElement.scrollWidth + 'px wide in a ' + window.innerWidth + 'px viewport');
+    return problems;
+  })()`);
+}
+
+/** How many visible inputs the page has (so a label check is known to have looked at something). */
+export async function visibleInputCount(page: Page): Promise<number> {
+  return page.locator('input:not([type=hidden])').count();
+}
+
+/** Wait until the page's h1 reads `text` (after a form submission navigates). */
+export async function waitForHeading(page: Page, text: string): Promise<void> {
+  await page.locator('h1', { hasText: text }).waitFor({ state: 'visible' });
+}
+
+/** A real, small, valid PNG (RGB, one colour), generated here. */
+export function makePng(width: number, height: number, rgb: [number, number, number] = [29, 78, 216]): Buffer {
+  const row = Buffer.alloc(1 + width * 3);
+  for (let x = 0; x < width; x++) row.set(rgb, 1 + x * 3);
+  const raw = Buffer.concat(Array.from({ length: height }, () => row));
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(width, 0);
+  ihdr.writeUInt32BE(height, 4);
+  ihdr.set([8, 2, 0, 0, 0], 8);
+  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', ihdr), chunk('IDAT', deflateSync(raw)), chunk('IEND', Buffer.alloc(0))]);
+}
+
+function chunk(type: string, data: Buffer): Buffer {
+  const length = Buffer.alloc(4);
+  length.writeUInt32BE(data.length);
+  const body = Buffer.concat([Buffer.from(type, 'latin1'), data]);
+  const crc = Buffer.alloc(4);
+  crc.writeUInt32BE(crc32(body));
+  return Buffer.concat([length, body, crc]);
+}
+
+const CRC_TABLE = Array.from({ length: 256 }, (_, n) => {
+  let c = n;
+  for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+  return c >>> 0;
+});
+
+function crc32(bytes: Buffer): number {
+  let c = 0xffffffff;
+  for (const b of bytes) c = CRC_TABLE[(c ^ b) & 0xff]! ^ (c >>> 8);
+  return (c ^ 0xffffffff) >>> 0;
+}
+
+/** A loopback port nobody listens on right now. */
+async function freeLoopbackPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export interface ListeningTestApp extends TestApp {
+  /** `http://127.0.0.1:<port>`, also the app's PUBLIC_BASE_URL. */
+  baseUrl: string;
+}
+
+/**
+ * createTestApp, listening on a loopback port, with PUBLIC_BASE_URL set to that address so the
+ * `consumer_complete_url` it hands out is the one the browser opens.
+ */
+export async function startListeningTestApp(db: TestDatabase, options: Parameters<typeof createTestApp>[1] = {}): Promise<ListeningTestApp> {
+  for (let attempt = 1; ; attempt++) {
+    const port = await freeLoopbackPort();
+    const baseUrl = `http://127.0.0.1:${port}`;
+    const t = await createTestApp(db, { ...options, env: { ...options.env, PUBLIC_BASE_URL: baseUrl } });
+    try {
+      await t.app.listen({ port, host: '127.0.0.1' });
+      return Object.assign(t, { baseUrl });
+    } catch (err) {
+      await t.close();
+      // Someone took the port between the probe and the listen: try another one.
+      if (attempt >= 3 || (err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
+    }
+  }
+}

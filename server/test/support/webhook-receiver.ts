@@ -1,0 +1,217 @@
+/**
+ * A webhook receiver for tests: a real HTTPS server on 127.0.0.1 with a certificate from a test CA
+ * made at start-up. Tests trust the CA through the delivery worker's `ca` option, or as a process
+ * would, through NODE_EXTRA_CA_CERTS (`writeCaFile`). Every request is recorded raw (header names
+ * as sent, body bytes as text) and the answer is switched at runtime, per path or for all paths:
+ * a status (2xx, 500, ...), a delay, a hang (never answer), a TCP reset, a redirect. A receiver
+ * started with `certificate: 'untrusted'` presents a certificate from another CA (a TLS failure).
+ */
+import { writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:https';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import path from 'node:path';
+import { generate } from 'selfsigned';
+import { makeTempDir } from './server-process.js';
+
+export type ReceiverMode =
+  | { kind: 'status'; status: number; body?: string; delayMs?: number }
+  /** Accept the request and never answer (the sender must time out). */
+  | { kind: 'hang' }
+  /** Destroy the connection with a TCP reset instead of answering. */
+  | { kind: 'reset' }
+  /** 3xx with a Location pointing at `/redirected` on this receiver (which must never be hit). */
+  | { kind: 'redirect'; status?: number };
+
+export interface ReceivedWebhook {
+  path: string;
+  method: string;
+  /** Header names in the case they were sent, values as sent. */
+  rawHeaders: Array<[string, string]>;
+  /** Lower-cased header map. */
+  headers: Record<string, string>;
+  body: string;
+  receivedAt: number;
+}
+
+export interface WebhookReceiver {
+  /** `https://127.0.0.1:<port>` */
+  origin: string;
+  port: number;
+  /** PEM of the CA that issued the receiver's certificate. */
+  ca: string;
+  url(pathname: string): string;
+  requests: ReceivedWebhook[];
+  requestsTo(pathname: string): ReceivedWebhook[];
+  /** Set the answer for one path, or for every path without its own ('*'). */
+  setMode(pathname: string | '*', mode: ReceiverMode | number): void;
+  /** Most requests in flight at once on a path. */
+  maxConcurrent(pathname: string): number;
+  waitFor(predicate: (requests: ReceivedWebhook[]) => boolean, timeoutMs?: number): Promise<void>;
+  clear(): void;
+  stop(): Promise<void>;
+}
+
+interface Authority {
+  cert: string;
+  key: string;
+}
+
+let trustedCa: Promise<Authority> | null = null;
+let otherCa: Promise<Authority> | null = null;
+
+async function makeCa(name: string): Promise<Authority> {
+  const pems = await generate([{ name: 'commonName', value: name }], {
+    keyType: 'ec',
+    algorithm: 'sha256',
+    notAfterDate: new Date(Date.now() + 7 * 24 * 3600_000),
+    extensions: [
+      { name: 'basicConstraints', cA: true, critical: true },
+      { name: 'keyUsage', keyCertSign: true, cRLSign: true, digitalSignature: true, critical: true },
+    ],
+  });
+  return { cert: pems.cert, key: pems.private };
+}
+
+/** The CA the tests trust (one per test process). */
+export function testCa(): Promise<Authority> {
+  trustedCa ??= makeCa('cds test webhook CA');
+  return trustedCa;
+}
+
+async function leafFrom(ca: Authority): Promise<{ cert: string; key: string }> {
+  const pems = await generate([{ name: 'commonName', value: 'localhost' }], {
+    keyType: 'ec',
+    algorithm: 'sha256',
+    notAfterDate: new Date(Date.now() + 7 * 24 * 3600_000),
+    ca: { cert: ca.cert, key: ca.key },
+    extensions: [
+      { name: 'basicConstraints', cA: false },
+      { name: 'keyUsage', digitalSignature: true, keyEncipherment: true },
+      { name: 'extKeyUsage', serverAuth: true },
+      { name: 'subjectAltName', altNames: [{ type: 2, value: 'localhost' }, { type: 7, ip: '127.0.0.1' }, { type: 7, ip: '::1' }] },
+    ],
+  });
+  return { cert: pems.cert, key: pems.private };
+}
+
+/** Write the trusted CA to a PEM file (for NODE_EXTRA_CA_CERTS of a child process). */
+export async function writeCaFile(): Promise<string> {
+  const file = path.join(makeTempDir('cds-ca-'), 'webhook-ca.pem');
+  writeFileSync(file, (await testCa()).cert);
+  return file;
+}
+
+export async function startWebhookReceiver(options: { certificate?: 'trusted' | 'untrusted' } = {}): Promise<WebhookReceiver> {
+  const ca = options.certificate === 'untrusted' ? await (otherCa ??= makeCa('some other CA')) : await testCa();
+  const leaf = await leafFrom(ca);
+  const requests: ReceivedWebhook[] = [];
+  const modes = new Map<string, ReceiverMode>([['*', { kind: 'status', status: 200, body: '{"received":true}' }]]);
+  const inFlight = new Map<string, number>();
+  const maxInFlight = new Map<string, number>();
+  const sockets = new Set<Socket>();
+  const waiters = new Set<() => void>();
+
+  const server: Server = createServer({ cert: leaf.cert, key: leaf.key }, (req: IncomingMessage, res: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const pathname = (req.url ?? '/').split('?')[0]!;
+      const rawHeaders: Array<[string, string]> = [];
+      for (let i = 0; i < req.rawHeaders.length; i += 2) rawHeaders.push([req.rawHeaders[i]!, req.rawHeaders[i + 1]!]);
+      requests.push({
+        path: pathname,
+        method: req.method ?? '',
+        rawHeaders,
+        headers: Object.fromEntries(rawHeaders.map(([k, v]) => [k.toLowerCase(), v])),
+        body: Buffer.concat(chunks).toString('utf8'),
+        receivedAt: Date.now(),
+      });
+      const now = (inFlight.get(pathname) ?? 0) + 1;
+      inFlight.set(pathname, now);
+      maxInFlight.set(pathname, Math.max(maxInFlight.get(pathname) ?? 0, now));
+      const done = () => inFlight.set(pathname, (inFlight.get(pathname) ?? 1) - 1);
+      res.on('close', done);
+      for (const w of waiters) w();
+      answer(modes.get(pathname) ?? modes.get('*')!, req, res);
+    });
+  });
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  // TLS failures on the client side show up here as aborted handshakes; they are expected.
+  server.on('tlsClientError', () => undefined);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const port = (server.address() as { port: number }).port;
+  const origin = `https://127.0.0.1:${port}`;
+
+  function answer(mode: ReceiverMode, req: IncomingMessage, res: ServerResponse): void {
+    switch (mode.kind) {
+      case 'status': {
+        const send = () => {
+          if (res.destroyed) return;
+          res.writeHead(mode.status, { 'content-type': 'application/json' });
+          res.end(mode.body ?? '');
+        };
+        if (mode.delayMs) setTimeout(send, mode.delayMs);
+        else send();
+        return;
+      }
+      case 'hang':
+        return;
+      case 'reset': {
+        // resetAndDestroy works on the TCP socket under the TLS one (a TLSSocket refuses it).
+        const tcp = (req.socket as unknown as { _parent?: Socket })._parent;
+        if (tcp) tcp.resetAndDestroy();
+        else req.socket.destroy();
+        return;
+      }
+      case 'redirect':
+        res.writeHead(mode.status ?? 302, { location: `${origin}/redirected` });
+        res.end();
+        return;
+    }
+  }
+
+  return {
+    origin,
+    port,
+    ca: (await testCa()).cert,
+    url: (pathname) => `${origin}${pathname}`,
+    requests,
+    requestsTo: (pathname) => requests.filter((r) => r.path === pathname),
+    setMode(pathname, mode) {
+      modes.set(pathname, typeof mode === 'number' ? { kind: 'status', status: mode } : mode);
+    },
+    maxConcurrent: (pathname) => maxInFlight.get(pathname) ?? 0,
+    waitFor(predicate, timeoutMs = 10_000) {
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          if (predicate(requests)) {
+            clearTimeout(timer);
+            waiters.delete(check);
+            resolve();
+          }
+        };
+        const timer = setTimeout(() => {
+          waiters.delete(check);
+          reject(new Error(`receiver: condition not met within ${timeoutMs} ms (${requests.length} requests received)`));
+        }, timeoutMs);
+        waiters.add(check);
+        check();
+      });
+    },
+    clear() {
+      requests.length = 0;
+      maxInFlight.clear();
+    },
+    async stop() {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
