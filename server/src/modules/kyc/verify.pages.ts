@@ -49,7 +49,9 @@ function stepsOf(model: PageModel): string {
   const steps = model.tier === 'hard' ? ['Code', 'Your details', 'ID document'] : ['Code'];
   if (steps.length === 1) return '';
   const current = model.step === 'confirm_identity' ? 1 : model.step === 'upload_document' ? 2 : 0;
-  const items = steps.map((s, i) => `<li${i === current ? ' aria-current="step"' : ''}>${escape(s)}</li>`).join('');
+  const items = steps
+    .map((s, i) => (i === current ? `<li aria-current="step">${escape(s)}</li>` : i < current ? `<li class="done">${escape(s)}<span class="visually-hidden"> (done)</span></li>` : `<li>${escape(s)}</li>`))
+    .join('');
   return `<ol class="steps" aria-label="Progress">${items}</ol>`;
 }
 
@@ -134,7 +136,7 @@ export const VERIFY_CSS = `:root{--ink:#14213d;--muted:#4a5568;--line:#d5dae3;--
 *{box-sizing:border-box}
 body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--ink);background:var(--bg)}
 .sandbox{background:#fff4ce;color:#5c4400;text-align:center;padding:.5rem 1rem;font-size:.9rem;border-bottom:1px solid #f0d68a}
-.card{max-width:28rem;margin:1.5rem auto;background:#fff;border:1px solid var(--line);border-radius:12px;padding:1.5rem}
+.card{max-width:28rem;margin:1.25rem .75rem;background:#fff;border:1px solid var(--line);border-radius:12px;padding:1.5rem}
 h1{font-size:1.4rem;margin:0 0 .5rem}
 .lead{color:var(--muted);margin-top:0}
 label{display:block;font-weight:600;margin:1rem 0 .35rem}
@@ -150,5 +152,8 @@ button.link{background:none;color:var(--accent);text-decoration:underline;margin
 .steps{display:flex;gap:.5rem;list-style:none;padding:0;margin:1rem 0;font-size:.85rem;color:var(--muted)}
 .steps li{flex:1;border-top:3px solid var(--line);padding-top:.3rem}
 .steps li[aria-current]{border-color:var(--accent);color:var(--ink);font-weight:600}
+.steps li.done{border-color:#93b4ff;color:var(--ink)}
+.visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
+@media (min-width:30rem){.card{margin:2rem auto;padding:2rem}}
 .foot{text-align:center;color:var(--muted);font-size:.8rem;padding:0 1rem 2rem}
 `;

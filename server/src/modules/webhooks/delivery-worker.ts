@@ -424,8 +424,8 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
     start() {
       if (running || stopped) return;
       running = true;
+      // Not unref'd: a started loop is what keeps a `--role worker` process alive (nothing else may).
       timer = setInterval(() => void tick(), options.pollIntervalMs);
-      timer.unref();
       void tick();
     },
     async stop() {
