@@ -55,6 +55,8 @@ const USAGE = `Usage: node bench/run.mjs [options]   (npm run bench -- [options]
   --out NAME         results file names bench/results/NAME.{json,md} and NAME-latency.svg
                      (default "latest", or "quick" with --quick so CI never overwrites the record)
   --cpu-prof DIR     run the server under node --cpu-prof, writing .cpuprofile files into DIR
+  --sql-timing       SQLite only: time every statement the server prepares and runs (a preload
+                     that wraps better-sqlite3) and report where database time goes
   -h, --help         this text
 `;
 
@@ -72,6 +74,7 @@ function options() {
       postgres: { type: 'string', default: process.env.BENCH_POSTGRES_URL ?? 'postgres://root@127.0.0.1:5432/postgres' },
       out: { type: 'string' },
       'cpu-prof': { type: 'string' },
+      'sql-timing': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
@@ -95,6 +98,7 @@ function options() {
     postgresUrl: values.postgres,
     out: values.out ?? (values.quick ? 'quick' : 'latest'),
     cpuProfDir: values['cpu-prof'] ? path.resolve(values['cpu-prof']) : null,
+    sqlTiming: values['sql-timing'],
   };
 }
 
@@ -230,10 +234,49 @@ function serverEnv({ port, dataDir, databaseUrl }) {
   return env;
 }
 
-async function startServer({ env, dataDir, cpuProfDir }) {
+/**
+ * Preloaded into the server by --sql-timing: wraps better-sqlite3's prepare and the statements it
+ * returns, and on exit writes, per SQL text, the calls and time of prepare and of execution, plus
+ * the distribution of COMMIT times. Kysely's SQLite driver prepares on every execution, which is
+ * why prepare shows up once per statement run.
+ */
+const SQL_TIMING_PRELOAD = `
+const Database = require(require.resolve('better-sqlite3', { paths: [${JSON.stringify(path.join(ROOT, 'server'))}, ${JSON.stringify(ROOT)}] }));
+const stats = new Map();
+const commits = [];
+const add = (kind, sql, t0) => {
+  const ns = Number(process.hrtime.bigint() - t0);
+  const key = kind + ' ' + sql.replace(/\\s+/g, ' ').trim();
+  const s = stats.get(key) || { kind, sql: sql.replace(/\\s+/g, ' ').trim().slice(0, 140), calls: 0, ns: 0 };
+  s.calls++; s.ns += ns; stats.set(key, s);
+  if (kind === 'run' && /^commit$/i.test(sql.trim())) commits.push(ns / 1e3);
+};
+const prepare = Database.prototype.prepare;
+Database.prototype.prepare = function (sql) {
+  const t0 = process.hrtime.bigint();
+  const stmt = prepare.call(this, sql);
+  add('prepare', sql, t0);
+  for (const m of ['run', 'get', 'all']) {
+    const original = stmt[m];
+    stmt[m] = function (...args) { const t = process.hrtime.bigint(); try { return original.apply(this, args); } finally { add(m === 'run' ? 'run' : 'query', sql, t); } };
+  }
+  return stmt;
+};
+process.on('exit', () => {
+  require('node:fs').writeFileSync(process.env.BENCH_SQL_TIMING_OUT, JSON.stringify({ statements: [...stats.values()], commitsUs: commits }));
+});
+`;
+
+async function startServer({ env, dataDir, cpuProfDir, sqlTiming }) {
   const logFile = path.join(dataDir, 'server.log');
   const out = createWriteStream(logFile);
   const nodeArgs = cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', cpuProfDir] : [];
+  if (sqlTiming) {
+    const preload = path.join(dataDir, 'sql-timing.cjs');
+    await writeFile(preload, SQL_TIMING_PRELOAD);
+    nodeArgs.push('--require', preload);
+    env = { ...env, BENCH_SQL_TIMING_OUT: path.join(dataDir, 'sql-timing.json') };
+  }
   const child = spawn(process.execPath, [...nodeArgs, CLI, 'serve'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout.pipe(out, { end: false });
   child.stderr.pipe(out, { end: false });
@@ -601,6 +644,7 @@ function scenarioList(opts) {
   ];
   if (!opts.quick) {
     list.push(
+      { id: 'create_one_connection', label: 'POST /v1/decisions/bnpl, one connection (latency without queueing)', kind: 'create', connections: 1 },
       { id: 'create_at_rate_one_burst', label: `POST /v1/decisions/bnpl at ${CREATE_RATE}/s, plain autocannon -R (one burst a second)`, kind: 'create', rate: CREATE_RATE, slices: 1, connections: c },
       { id: 'poll_at_rate_one_burst', label: `GET /v1/decisions/bnpl/{id} at ${POLL_RATE}/s, plain autocannon -R (one burst a second)`, kind: 'poll', rate: POLL_RATE, slices: 1, connections: c },
       { id: 'healthz_again', label: 'GET /healthz again (drift of the shared machine during the run)', kind: 'healthz', connections: c },
@@ -631,7 +675,7 @@ async function benchDatabase(kind, opts, runTag) {
     const env = serverEnv({ port: await freePort(), dataDir, databaseUrl: pgDb?.url });
 
     const startedAt = performance.now();
-    server = await startServer({ env, dataDir, cpuProfDir: opts.cpuProfDir });
+    server = await startServer({ env, dataDir, cpuProfDir: opts.cpuProfDir, sqlTiming: opts.sqlTiming && kind === 'sqlite' });
     result.startupToReadyMs = Math.round(performance.now() - startedAt);
     const tenant = await createTenant(env);
     log(`[${kind}] server pid ${server.pid} on ${server.url}, ready in ${result.startupToReadyMs} ms; tenant ${tenant.tenantId}`);
@@ -739,6 +783,13 @@ async function benchDatabase(kind, opts, runTag) {
         result.error = `server exited with ${JSON.stringify(exit)} on SIGTERM:\n${server.tail()}`;
       }
     }
+    if (opts.sqlTiming && kind === 'sqlite') {
+      try {
+        result.sqlTiming = summariseSqlTiming(JSON.parse(await readFile(path.join(dataDir, 'sql-timing.json'), 'utf8')), result);
+      } catch (err) {
+        log(`[${kind}] no SQL timings: ${err.message}`);
+      }
+    }
     if (pgDb) {
       await pgDb.drop().catch((err) => log(`could not drop ${pgDb.name}: ${err.message}`));
       cleanups.delete(pgDb.drop);
@@ -746,6 +797,23 @@ async function benchDatabase(kind, opts, runTag) {
     await rm(dataDir, { recursive: true, force: true });
   }
   return result;
+}
+
+/** Top statements by total time, per create where the number of creates is known. */
+function summariseSqlTiming(raw, result) {
+  const creates = result.reconciliation?.createsSent ?? null;
+  const totalNs = raw.statements.reduce((a, s) => a + s.ns, 0);
+  const commits = Float64Array.from(raw.commitsUs).sort();
+  return {
+    note: 'all scenarios of the run together (creates and polls); times are wall time of the synchronous better-sqlite3 call on the event loop',
+    totalMs: Math.round(totalNs / 1e6),
+    creates,
+    commitUs: { count: commits.length, p50: round(percentile(commits, 0.5), 0), p90: round(percentile(commits, 0.9), 0), p99: round(percentile(commits, 0.99), 0), max: round(commits[commits.length - 1] ?? null, 0) },
+    top: raw.statements
+      .sort((a, b) => b.ns - a.ns)
+      .slice(0, 15)
+      .map((s) => ({ kind: s.kind, sql: s.sql, calls: s.calls, totalMs: round(s.ns / 1e6, 1), usPerCall: round(s.ns / 1e3 / s.calls, 1) })),
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -833,6 +901,20 @@ function markdownReport(report) {
     if (db.error) out.push(`- ${db.database}: **FAILED**: ${String(db.error).split('\n')[0]}`);
     for (const c of db.checks ?? []) out.push(`- ${db.database}: ${c.ok ? 'ok' : '**FAILED**'}: ${c.name}: ${c.detail}`);
     if (db.reconciliation) out.push(`- ${db.database}: ${db.reconciliation.eventsStored.toLocaleString('en-US')} outbox events (${db.reconciliation.eventsPerDecision} per decision); server start-up to ready ${db.startupToReadyMs} ms; server RSS after the run ${db.serverRssMbAfter ?? '–'} MB`);
+  }
+  for (const db of report.databases) {
+    const t = db.sqlTiming;
+    if (!t) continue;
+    out.push(
+      '',
+      `## Where SQLite time goes (${db.database}, --sql-timing)`,
+      '',
+      `${t.totalMs.toLocaleString('en-US')} ms inside better-sqlite3 calls for ${t.creates?.toLocaleString('en-US') ?? '?'} creates and the polls (${t.note}). COMMIT: p50 ${t.commitUs.p50} µs, p90 ${t.commitUs.p90} µs, p99 ${t.commitUs.p99} µs, max ${t.commitUs.max} µs over ${t.commitUs.count.toLocaleString('en-US')} commits.`,
+      '',
+      '| What | Statement | Calls | Total ms | µs per call |',
+      '|---|---|--:|--:|--:|',
+      ...t.top.map((s) => `| ${s.kind} | \`${s.sql.replace(/\|/g, '\\|')}\` | ${s.calls.toLocaleString('en-US')} | ${s.totalMs.toLocaleString('en-US')} | ${s.usPerCall} |`),
+    );
   }
   const notes = trendNotes(report);
   if (notes.length) out.push('', '## Throughput over time', '', ...notes);
