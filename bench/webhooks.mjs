@@ -11,6 +11,7 @@
  * Every delivery is checked: the receiver must see each (event, endpoint) pair, every row must end
  * `delivered`, and nothing may be sent twice. Plain Node ESM over the compiled server (server/dist).
  */
+import { fork } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, rm, mkdir, writeFile } from 'node:fs/promises';
 import https from 'node:https';
@@ -36,6 +37,7 @@ const { values: opts } = parseArgs({
     db: { type: 'string', default: 'sqlite,postgres' },
     'delay-ms': { type: 'string', default: '0' },
     postgres: { type: 'string', default: process.env.BENCH_POSTGRES_URL ?? 'postgres://root@127.0.0.1:5432/postgres' },
+    receiver: { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h', default: false },
   },
   strict: true,
@@ -52,9 +54,10 @@ const CONCURRENCY = 64; // the worker's default slots
 const IN_FLIGHT = Math.min(CONCURRENCY, PER_ENDPOINT * ENDPOINTS); // what the worker can have open at once
 
 // ---------------------------------------------------------------------------------------------
-// The receiver: HTTPS on loopback, answers 200 (after --delay-ms), counts what it got.
+// The receiver: HTTPS on loopback in its OWN process (so it does not share the sender's thread),
+// answers 200 (after --delay-ms), counts what it got per (path, event id); driven over IPC.
 
-async function startReceiver() {
+async function runReceiverProcess() {
   const ca = await generate([{ name: 'commonName', value: 'bench CA' }], {
     keyType: 'ec', algorithm: 'sha256',
     extensions: [{ name: 'basicConstraints', cA: true, critical: true }, { name: 'keyUsage', keyCertSign: true, digitalSignature: true, critical: true }],
@@ -66,8 +69,7 @@ async function startReceiver() {
   const seen = new Map(); // "path event-id" -> count
   let total = 0;
   const server = https.createServer({ cert: leaf.cert, key: leaf.private, keepAliveTimeout: 30_000 }, (req, res) => {
-    const chunks = [];
-    req.on('data', (c) => chunks.push(c));
+    req.resume();
     req.on('end', () => {
       total += 1;
       const id = req.headers['svc-webhook-id'];
@@ -85,17 +87,44 @@ async function startReceiver() {
   });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
-  const port = server.address().port;
-  return {
-    ca: ca.cert,
-    url: (p) => `https://127.0.0.1:${port}${p}`,
-    seen,
-    total: () => total,
-    reset() {
+  process.on('message', (msg) => {
+    if (msg === 'reset') {
       seen.clear();
       total = 0;
+      process.send({ reset: true });
+    } else if (msg === 'stats') {
+      process.send({ stats: { total, distinct: seen.size, duplicates: [...seen.values()].filter((c) => c > 1).length } });
+    } else if (msg === 'exit') {
+      server.closeAllConnections();
+      server.close(() => process.exit(0));
+    }
+  });
+  process.send({ ready: true, port: server.address().port, ca: ca.cert });
+}
+
+async function startReceiver() {
+  const child = fork(fileURLToPath(import.meta.url), ['--receiver', '--delay-ms', String(DELAY_MS)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const ask = (msg, key) =>
+    new Promise((resolve) => {
+      const on = (m) => {
+        if (m && key in m) {
+          child.off('message', on);
+          resolve(m[key]);
+        }
+      };
+      child.on('message', on);
+      if (msg) child.send(msg);
+    });
+  const ready = await new Promise((resolve) => child.once('message', resolve));
+  return {
+    ca: ready.ca,
+    url: (p) => `https://127.0.0.1:${ready.port}${p}`,
+    reset: () => ask('reset', 'reset'),
+    stats: () => ask('stats', 'stats'),
+    close: async () => {
+      child.send('exit');
+      await once(child, 'exit');
     },
-    close: () => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
   };
 }
 
@@ -184,7 +213,7 @@ async function benchDeliveries(dialect, receiver) {
     const enqueueSeconds = (performance.now() - enqueueStarted) / 1000;
     const expected = EVENTS * ENDPOINTS;
 
-    receiver.reset();
+    await receiver.reset();
     const started = performance.now();
     ctx.webhookDelivery.start();
     for (;;) {
@@ -194,9 +223,12 @@ async function benchDeliveries(dialect, receiver) {
     }
     const seconds = (performance.now() - started) / 1000;
     await ctx.webhookDelivery.stop();
+    const stats = ctx.webhookDelivery.stats();
+    process.stderr.write(`  worker: ${JSON.stringify(stats)}\n`);
 
-    const duplicates = [...receiver.seen.values()].filter((c) => c > 1).length;
-    if (receiver.seen.size !== expected) throw new Error(`${dialect}: receiver saw ${receiver.seen.size} distinct deliveries, expected ${expected}`);
+    const seen = await receiver.stats();
+    const duplicates = seen.duplicates;
+    if (seen.distinct !== expected) throw new Error(`${dialect}: receiver saw ${seen.distinct} distinct deliveries, expected ${expected}`);
     const sample = await ctx.storage.db.selectFrom('webhook_attempts').select('request_body').limit(1).executeTakeFirstOrThrow();
     return { dialect, deliveries: expected, seconds, perSecond: expected / seconds, duplicates, enqueueSeconds, sampleBody: sample.request_body };
   } finally {
@@ -207,44 +239,49 @@ async function benchDeliveries(dialect, receiver) {
 
 // ---------------------------------------------------------------------------------------------
 
-const receiver = await startReceiver();
-const dialects = opts.db.split(',').map((d) => d.trim()).filter(Boolean);
-const results = [];
-let failed = false;
-try {
-  for (const dialect of dialects) {
-    if (dialect === 'postgres' && !(await postgresReachable())) {
-      process.stderr.write(`PostgreSQL unreachable at ${opts.postgres}: skipped\n`);
-      continue;
+async function main() {
+  const receiver = await startReceiver();
+  const dialects = opts.db.split(',').map((d) => d.trim()).filter(Boolean);
+  const results = [];
+  let failed = false;
+  try {
+    for (const dialect of dialects) {
+      if (dialect === 'postgres' && !(await postgresReachable())) {
+        process.stderr.write(`PostgreSQL unreachable at ${opts.postgres}: skipped\n`);
+        continue;
+      }
+      process.stderr.write(`${dialect}: ${EVENTS} events x ${ENDPOINTS} endpoints...\n`);
+      const deliveries = await benchDeliveries(dialect, receiver);
+      // The raw baseline right after, with the same number of requests and bodies of the same size.
+      const bodies = Array.from({ length: deliveries.deliveries }, () => deliveries.sampleBody);
+      await receiver.reset();
+      const raw = await rawPosts(receiver, bodies);
+      results.push({ dialect, deliveries, raw });
     }
-    process.stderr.write(`${dialect}: ${EVENTS} events x ${ENDPOINTS} endpoints...\n`);
-    const deliveries = await benchDeliveries(dialect, receiver);
-    // The raw baseline right after, with the same number of requests and bodies of the same size.
-    const bodies = Array.from({ length: deliveries.deliveries }, () => deliveries.sampleBody);
-    receiver.reset();
-    const raw = await rawPosts(receiver, bodies);
-    results.push({ dialect, deliveries, raw });
+  } catch (err) {
+    failed = true;
+    process.stderr.write(`${err instanceof Error ? err.stack : String(err)}\n`);
+  } finally {
+    await receiver.close();
   }
-} catch (err) {
-  failed = true;
-  process.stderr.write(`${err instanceof Error ? err.stack : String(err)}\n`);
-} finally {
-  await receiver.close();
+
+  const lines = [
+    `Webhook delivery throughput (${new Date().toISOString()}, ${os.cpus().length} CPU ${os.cpus()[0]?.model ?? ''}, Node ${process.version})`,
+    `${EVENTS} events x ${ENDPOINTS} endpoints; ${IN_FLIGHT} in flight at most (per-endpoint cap ${PER_ENDPOINT}); receiver delay ${DELAY_MS} ms`,
+    '',
+    '| database | deliveries/s (worker) | raw HTTPS POSTs/s (same receiver) | ratio | duplicates | enqueue (fan-out) |',
+    '|---|---|---|---|---|---|',
+    ...results.map((r) => `| ${r.dialect} | ${r.deliveries.perSecond.toFixed(0)} | ${r.raw.perSecond.toFixed(0)} | ${(r.deliveries.perSecond / r.raw.perSecond).toFixed(2)} | ${r.deliveries.duplicates} | ${(r.deliveries.deliveries / r.deliveries.enqueueSeconds).toFixed(0)} deliveries/s |`),
+  ];
+  process.stdout.write(lines.join('\n') + '\n');
+  await mkdir(path.join(ROOT, 'bench', 'results'), { recursive: true });
+  await writeFile(path.join(ROOT, 'bench', 'results', 'webhooks.md'), lines.join('\n') + '\n');
+  await writeFile(
+    path.join(ROOT, 'bench', 'results', 'webhooks.json'),
+    JSON.stringify({ events: EVENTS, endpoints: ENDPOINTS, inFlight: IN_FLIGHT, delayMs: DELAY_MS, results: results.map((r) => ({ ...r, deliveries: { ...r.deliveries, sampleBody: undefined } })) }, null, 2) + '\n',
+  );
+  process.exit(failed || results.length === 0 ? 1 : 0);
 }
 
-const lines = [
-  `Webhook delivery throughput (${new Date().toISOString()}, ${os.cpus().length} CPU ${os.cpus()[0]?.model ?? ''}, Node ${process.version})`,
-  `${EVENTS} events x ${ENDPOINTS} endpoints; ${IN_FLIGHT} in flight at most (per-endpoint cap ${PER_ENDPOINT}); receiver delay ${DELAY_MS} ms`,
-  '',
-  '| database | deliveries/s (worker) | raw HTTPS POSTs/s (same receiver) | ratio | duplicates | enqueue (fan-out) |',
-  '|---|---|---|---|---|---|',
-  ...results.map((r) => `| ${r.dialect} | ${r.deliveries.perSecond.toFixed(0)} | ${r.raw.perSecond.toFixed(0)} | ${(r.deliveries.perSecond / r.raw.perSecond).toFixed(2)} | ${r.deliveries.duplicates} | ${(r.deliveries.deliveries / r.deliveries.enqueueSeconds).toFixed(0)} deliveries/s |`),
-];
-process.stdout.write(lines.join('\n') + '\n');
-await mkdir(path.join(ROOT, 'bench', 'results'), { recursive: true });
-await writeFile(path.join(ROOT, 'bench', 'results', 'webhooks.md'), lines.join('\n') + '\n');
-await writeFile(
-  path.join(ROOT, 'bench', 'results', 'webhooks.json'),
-  JSON.stringify({ events: EVENTS, endpoints: ENDPOINTS, inFlight: IN_FLIGHT, delayMs: DELAY_MS, results: results.map((r) => ({ ...r, deliveries: { ...r.deliveries, sampleBody: undefined } })) }, null, 2) + '\n',
-);
-process.exit(failed || results.length === 0 ? 1 : 0);
+if (opts.receiver) await runReceiverProcess();
+else await main();

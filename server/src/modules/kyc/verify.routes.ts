@@ -7,7 +7,6 @@
  * (HMAC), so another site cannot submit a consumer's form. Responses forbid framing and caching,
  * send no Referer (the token is in the URL), and allow only our own stylesheet.
  */
-import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import multipart from '@fastify/multipart';
 import { createHmac } from 'node:crypto';
@@ -27,7 +26,6 @@ export async function registerVerifyRoutes(app: FastifyInstance, ctx: AppContext
   const csrfFor = (nonce: string, token: string) => createHmac('sha256', csrfKey).update(`${nonce}:${token}`).digest('base64url');
 
   await app.register(async (verify) => {
-    await verify.register(cookie);
     await verify.register(formbody, { bodyLimit: 4 * 1024 });
     await verify.register(multipart, { throwFileSizeLimit: false, limits: { fileSize: MAX_DOCUMENT_BYTES, files: 1, fields: 4, fieldSize: 1024 } });
 
@@ -51,13 +49,13 @@ export async function registerVerifyRoutes(app: FastifyInstance, ctx: AppContext
     const render = (request: TokenRequest, reply: FastifyReply, result: ActionResult, status = 200) => {
       if (result.kind === 'not_found') return reply.code(404).type('text/html; charset=utf-8').send(renderNotFound());
       const nonce = ctx.random.bytes(16).toString('base64url');
-      reply.setCookie(CSRF_COOKIE, nonce, { httpOnly: true, sameSite: 'strict', secure, path: '/verify' });
+      reply.header('Set-Cookie', `${CSRF_COOKIE}=${nonce}; Path=/verify; HttpOnly; SameSite=Strict${secure ? '; Secure' : ''}`);
       const action = `/verify/${request.params.token}`;
       return reply.code(status).type('text/html; charset=utf-8').send(renderPage(result.page, { action, csrf: csrfFor(nonce, request.params.token) }));
     };
 
     const csrfValid = (request: TokenRequest, field: unknown) => {
-      const nonce = request.cookies[CSRF_COOKIE];
+      const nonce = readCookie(request.headers.cookie, CSRF_COOKIE);
       return typeof nonce === 'string' && typeof field === 'string' && safeEqual(csrfFor(nonce, request.params.token), field);
     };
     const forbidden = (reply: FastifyReply) => reply.code(403).type('text/html; charset=utf-8').send(renderForbidden());
@@ -103,4 +101,14 @@ export async function registerVerifyRoutes(app: FastifyInstance, ctx: AppContext
       return render(request as TokenRequest, reply, result, result.kind === 'ok' && result.page.notice?.kind === 'error' ? 422 : 200);
     });
   });
+}
+
+/** The value of one cookie from a Cookie header (our nonce is base64url, so no decoding is needed). */
+function readCookie(header: string | undefined, name: string): string | undefined {
+  if (!header) return undefined;
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+  }
+  return undefined;
 }

@@ -14,9 +14,11 @@
  *    leased row waits in a local queue): envelope {id, type, created, attempt, data}, a fresh
  *    signature for this attempt (two `v1=` during a rotation overlap), the spec's five headers,
  *    10 s time-out, no redirects, addresses checked (sender.ts).
- * 3. Record. One transaction: the next step from the pure retry decision (retry-schedule.ts)
- *    is written only if the lease token still matches; the attempt row is always written; a final
- *    outcome moves the endpoint's consecutive-failure count, and the 50th failure disables it.
+ * 3. Record. The send slot is freed as soon as the HTTP exchange ends; the result joins a batch
+ *    (results that finish together share one transaction, one commit). In it: the next step from
+ *    the pure retry decision (retry-schedule.ts), written only where the lease token still matches;
+ *    every attempt row; and each final outcome moves its endpoint's consecutive-failure count, the
+ *    50th failure in a row disabling it. The row stays leased until this commits.
  * A worker that dies mid-send leaves its rows leased; when the lease passes (it is longer than the
  * time-out plus a margin) any worker claims them again and sends the SAME attempt number again:
  * at least once, never silently dropped. The lease only expires early if a live worker is stuck
@@ -25,15 +27,17 @@
 import { sql, type Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { DialectName } from '../../db/database.js';
-import type { Database, WebhookDeliveriesTable } from '../../db/schema.js';
+import type { Database } from '../../db/schema.js';
 import type { Clock, Random } from '../../lib/clock.js';
 import type { SecretBox } from '../../lib/crypto.js';
-import { planClaims, type ClaimCandidate } from './fairness.js';
+import { planClaims, type ClaimCandidate, type ClaimPlanEntry } from './fairness.js';
 import { AUTO_DISABLE_THRESHOLD, DEFAULT_RETRY_SCHEDULE, endpointHealthAfter, scheduleNextAttempt, type NextStep, type RetrySchedule } from './retry-schedule.js';
 import { createWebhookSender, DEFAULT_SEND_TIMEOUT_MS, type Resolver, type SendResult, type WebhookSender } from './sender.js';
 import { secretAssociatedData, signatureHeader } from './signing.js';
 
 export const USER_AGENT = 'Svc-Webhooks/1.0';
+/** Results written per transaction at most. */
+const RECORD_BATCH = 100;
 
 export interface DeliveryWorkerOptions {
   /** Per attempt (interface.md: 10 s). */
@@ -114,6 +118,9 @@ export interface DeliveryWorkerStats {
   delivered: number;
   failed: number;
   leasesLost: number;
+  /** Claim transactions that claimed something, and result-writing transactions. */
+  claims: number;
+  writes: number;
 }
 
 export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partial<DeliveryWorkerOptions> = {}): DeliveryWorker {
@@ -128,8 +135,11 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
     ...(options.resolve ? { resolve: options.resolve } : {}),
   });
 
+  /** Sends in progress (they hold the slots). */
   const inFlight = new Map<string, Promise<void>>();
-  const counters: DeliveryWorkerStats = { attempts: 0, delivered: 0, failed: 0, leasesLost: 0 };
+  /** Results waiting to be written (their rows are still leased). */
+  const recording = new Set<Promise<void>>();
+  const counters: DeliveryWorkerStats = { attempts: 0, delivered: 0, failed: 0, leasesLost: 0, claims: 0, writes: 0 };
   let claiming: Promise<number> | null = null;
   let claimAgain = false;
   let running = false;
@@ -162,19 +172,17 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
   }
 
   async function claimAndLaunch(): Promise<number> {
-    const free = options.concurrency - inFlight.size;
+    // Results not yet written still hold their leases; don't run ahead of the writer by more than a round.
+    const free = options.concurrency - inFlight.size - Math.max(0, recording.size - options.concurrency);
     if (free <= 0) return 0;
     const now = clock.now().getTime();
     const candidates = await dueEndpoints(now, free);
     if (candidates.length === 0) return 0;
     const plan = planClaims(candidates, { slots: free, perEndpointCap: options.perEndpointConcurrency });
-    let launched = 0;
-    for (const entry of plan) {
-      const claimed = await claimForEndpoint(entry.endpointId, entry.count, now);
-      for (const delivery of claimed) launch(delivery);
-      launched += claimed.length;
-    }
-    return launched;
+    const claimed = await claim(plan, now);
+    if (claimed.length > 0) counters.claims += 1;
+    for (const delivery of claimed) launch(delivery);
+    return claimed.length;
   }
 
   /** Endpoints with due, unleased deliveries and room under the cap, oldest due first. */
@@ -196,41 +204,47 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
     return result.rows.map((r) => ({ endpointId: r.endpoint_id, due: Number(r.due), inFlight: Number(r.in_flight) }));
   }
 
-  async function claimForEndpoint(endpointId: string, wanted: number, now: number): Promise<ClaimedDelivery[]> {
+  /** Claim what the plan says, all endpoints in one short transaction (one commit per tick). */
+  async function claim(plan: ClaimPlanEntry[], now: number): Promise<ClaimedDelivery[]> {
+    if (plan.length === 0) return [];
+    const token = deps.random.uuid();
     return db.transaction().execute(async (trx) => {
-      if (postgres) {
-        // One claimer per endpoint at a time across processes, so the in-flight count below stays true.
-        const lock = await sql<{ locked: boolean }>`select pg_try_advisory_xact_lock(hashtext(${`cds.webhooks.claim.${endpointId}`})) as locked`.execute(trx);
-        if (!lock.rows[0]?.locked) return [];
+      const ids: string[] = [];
+      for (const entry of plan) {
+        if (postgres) {
+          // One claimer per endpoint at a time across processes, so the in-flight count below stays true.
+          const lock = await sql<{ locked: boolean }>`select pg_try_advisory_xact_lock(hashtext(${`cds.webhooks.claim.${entry.endpointId}`})) as locked`.execute(trx);
+          if (!lock.rows[0]?.locked) continue;
+        }
+        const leasedNow = await trx
+          .selectFrom('webhook_deliveries')
+          .select((eb) => eb.fn.countAll<number | string>().as('n'))
+          .where('endpoint_id', '=', entry.endpointId)
+          .where('state', '=', 'pending')
+          .where('leased_until', '>', now)
+          .executeTakeFirstOrThrow();
+        const take = Math.min(entry.count, options.perEndpointConcurrency - Number(leasedNow.n));
+        if (take <= 0) continue;
+        let pick = trx
+          .selectFrom('webhook_deliveries')
+          .select('id')
+          .where('endpoint_id', '=', entry.endpointId)
+          .where('state', '=', 'pending')
+          .where('next_attempt_at', '<=', now)
+          .where((eb) => eb.or([eb('leased_until', 'is', null), eb('leased_until', '<=', now)]))
+          .orderBy('next_attempt_at')
+          .orderBy('id')
+          .limit(take);
+        if (postgres) pick = pick.forUpdate().skipLocked();
+        const claimed = await trx
+          .updateTable('webhook_deliveries')
+          .set({ leased_until: now + options.leaseMs, lease_token: token, updated_at: now })
+          .where('id', 'in', pick)
+          .returning('id')
+          .execute();
+        ids.push(...claimed.map((c) => c.id));
       }
-      const leasedNow = await trx
-        .selectFrom('webhook_deliveries')
-        .select((eb) => eb.fn.countAll<number | string>().as('n'))
-        .where('endpoint_id', '=', endpointId)
-        .where('state', '=', 'pending')
-        .where('leased_until', '>', now)
-        .executeTakeFirstOrThrow();
-      const take = Math.min(wanted, options.perEndpointConcurrency - Number(leasedNow.n));
-      if (take <= 0) return [];
-      const token = deps.random.uuid();
-      let pick = trx
-        .selectFrom('webhook_deliveries')
-        .select('id')
-        .where('endpoint_id', '=', endpointId)
-        .where('state', '=', 'pending')
-        .where('next_attempt_at', '<=', now)
-        .where((eb) => eb.or([eb('leased_until', 'is', null), eb('leased_until', '<=', now)]))
-        .orderBy('next_attempt_at')
-        .orderBy('id')
-        .limit(take);
-      if (postgres) pick = pick.forUpdate().skipLocked();
-      const claimed = await trx
-        .updateTable('webhook_deliveries')
-        .set({ leased_until: now + options.leaseMs, lease_token: token, updated_at: now })
-        .where('id', 'in', pick)
-        .returning('id')
-        .execute();
-      if (claimed.length === 0) return [];
+      if (ids.length === 0) return [];
       const rows = await trx
         .selectFrom('webhook_deliveries as d')
         .innerJoin('events as ev', 'ev.id', 'd.event_id')
@@ -239,7 +253,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
           'd.id', 'd.attempts', 'd.endpoint_id', 'd.tenant_id', 'e.url', 'e.secret_sealed', 'e.previous_secret_sealed', 'e.previous_secret_expires_at',
           'ev.id as event_id', 'ev.type as event_type', 'ev.created_at as event_created_at', 'ev.data_json',
         ])
-        .where('d.id', 'in', claimed.map((c) => c.id))
+        .where('d.id', 'in', ids)
         .orderBy('d.next_attempt_at')
         .execute();
       return rows.map((r) => ({
@@ -260,9 +274,22 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
     });
   }
 
+  /**
+   * A send slot is held for the HTTP exchange only; recording happens after the slot is freed (the
+   * row's lease still covers it until the result is written), so sending and writing overlap.
+   */
   function launch(delivery: ClaimedDelivery): void {
-    const p = deliver(delivery)
-      .catch((err: unknown) => logger.error({ deliveryId: delivery.id, endpointId: delivery.endpointId, err: errorMessage(err) }, 'webhook delivery could not be recorded; its lease will expire and it will be retried'))
+    const p = send(delivery)
+      .then((outcome) => {
+        const written = record(outcome)
+          .catch((err: unknown) => logger.error({ deliveryId: delivery.id, endpointId: delivery.endpointId, err: errorMessage(err) }, 'webhook result could not be recorded; its lease will expire and it will be retried'))
+          .finally(() => {
+            recording.delete(written);
+            // Its lease is released now: the endpoint may have room again.
+            if (running && !stopped) void tick();
+          });
+        recording.add(written);
+      })
       .finally(() => {
         inFlight.delete(delivery.id);
         // A free slot: look for more work now rather than at the next poll.
@@ -271,7 +298,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
     inFlight.set(delivery.id, p);
   }
 
-  async function deliver(delivery: ClaimedDelivery): Promise<void> {
+  async function send(delivery: ClaimedDelivery): Promise<Outcome> {
     const attempt = delivery.attempts + 1;
     const body = envelopeJson(delivery, attempt);
     const startedAt = clock.now();
@@ -286,7 +313,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
     }
     const finishedAt = clock.now();
     const step = scheduleNextAttempt({ attempt, succeeded: result.ok, finishedAt }, options.schedule);
-    await record(delivery, attempt, headers, body, result, step, startedAt.getTime(), finishedAt.getTime());
+    return { delivery, attempt, headers, body, result, step, startedAt: startedAt.getTime(), finishedAt: finishedAt.getTime() };
   }
 
   /** The envelope, built around the stored `data` text so `data` is byte-identical on every attempt. */
@@ -310,102 +337,201 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
     };
   }
 
-  async function record(
-    delivery: ClaimedDelivery,
-    attempt: number,
-    headers: Record<string, string>,
-    body: string,
-    result: SendResult,
-    step: NextStep,
-    startedAt: number,
-    finishedAt: number,
-  ): Promise<void> {
-    const changes: Partial<WebhookDeliveriesTable> = {
-      attempts: attempt,
-      leased_until: null,
-      lease_token: null,
-      last_attempt_at: startedAt,
-      last_response_status: result.status,
-      last_error_kind: result.errorKind,
-      updated_at: finishedAt,
-    };
-    if (step.kind === 'retry') Object.assign(changes, { state: 'pending', next_attempt_at: step.at.getTime() });
-    else Object.assign(changes, { state: step.kind, next_attempt_at: null, finished_at: finishedAt });
+  interface Outcome {
+    delivery: ClaimedDelivery;
+    attempt: number;
+    headers: Record<string, string>;
+    body: string;
+    result: SendResult;
+    step: NextStep;
+    startedAt: number;
+    finishedAt: number;
+  }
 
-    const outcome = await db.transaction().execute(async (trx): Promise<{ applied: boolean; disabled: boolean }> => {
-      const updated = await trx
-        .updateTable('webhook_deliveries')
-        .set(changes)
-        .where('id', '=', delivery.id)
-        .where('lease_token', '=', delivery.token)
-        .executeTakeFirst();
-      // The attempt happened whatever became of the lease: it belongs in the history.
-      await trx
-        .insertInto('webhook_attempts')
-        .values({
-          id: deps.random.uuid(),
-          delivery_id: delivery.id,
-          endpoint_id: delivery.endpointId,
-          attempt,
-          request_headers_json: JSON.stringify({ ...headers, 'Content-Length': String(Buffer.byteLength(body)) }),
-          request_body: body,
-          response_status: result.status,
-          response_body: result.responseBody,
-          duration_ms: result.durationMs,
-          error_kind: result.errorKind,
-          error_detail: result.errorDetail,
-          created_at: startedAt,
-        })
-        .execute();
-      if (Number(updated.numUpdatedRows) === 0) return { applied: false, disabled: false };
-      if (step.kind === 'delivered') {
-        await trx.updateTable('webhook_endpoints').set({ consecutive_failures: 0 }).where('id', '=', delivery.endpointId).where('consecutive_failures', '<>', 0).execute();
-        return { applied: true, disabled: false };
-      }
-      if (step.kind !== 'failed') return { applied: true, disabled: false };
-      let current = trx.selectFrom('webhook_endpoints').select(['consecutive_failures', 'state']).where('id', '=', delivery.endpointId);
-      if (postgres) current = current.forUpdate();
-      const endpoint = await current.executeTakeFirst();
-      if (!endpoint) return { applied: true, disabled: false };
-      const health = endpointHealthAfter(endpoint.consecutive_failures, 'failed', options.autoDisableThreshold);
-      const disable = health.disable && endpoint.state === 'active';
-      await trx
-        .updateTable('webhook_endpoints')
-        .set({
-          consecutive_failures: health.consecutiveFailures,
-          ...(disable
-            ? {
-                state: 'disabled' as const,
-                disabled_at: finishedAt,
-                disabled_reason: `Auto-disabled after ${health.consecutiveFailures} consecutive failed deliveries (last: ${describeFailure(result)}).`,
-                updated_at: finishedAt,
-              }
-            : {}),
-        })
-        .where('id', '=', delivery.endpointId)
-        .execute();
-      return { applied: true, disabled: disable };
+  // Results are written in batches: sends finishing at about the same time share one transaction,
+  // so recording costs one commit (one fsync on SQLite) per batch rather than per delivery.
+  const resultQueue: Array<{ outcome: Outcome; resolve: () => void; reject: (err: unknown) => void }> = [];
+  let flushing: Promise<void> | null = null;
+
+  function record(outcome: Outcome): Promise<void> {
+    return new Promise((resolve, reject) => {
+      resultQueue.push({ outcome, resolve, reject });
+      kickFlush();
     });
+  }
 
-    counters.attempts += 1;
-    if (!outcome.applied) {
-      counters.leasesLost += 1;
-      logger.warn({ deliveryId: delivery.id, endpointId: delivery.endpointId }, 'webhook lease was lost before the result was recorded (another worker took over)');
-      return;
+  function kickFlush(): void {
+    if (flushing) return;
+    flushing = flushQueue().finally(() => {
+      flushing = null;
+      if (resultQueue.length > 0) kickFlush();
+    });
+  }
+
+  async function flushQueue(): Promise<void> {
+    // Let the other sends that finished in this same moment join the batch.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    while (resultQueue.length > 0) {
+      const batch = resultQueue.splice(0, RECORD_BATCH);
+      try {
+        report(batch.map((b) => b.outcome), await writeResults(batch.map((b) => b.outcome)));
+        for (const b of batch) b.resolve();
+      } catch (err) {
+        if (batch.length === 1) {
+          batch[0]!.reject(err);
+          continue;
+        }
+        // One result that cannot be written must not sink the others: write them one by one.
+        for (const b of batch) {
+          try {
+            report([b.outcome], await writeResults([b.outcome]));
+            b.resolve();
+          } catch (single) {
+            b.reject(single);
+          }
+        }
+      }
     }
-    if (step.kind === 'delivered') counters.delivered += 1;
-    if (step.kind === 'failed') counters.failed += 1;
-    const logFields = { deliveryId: delivery.id, endpointId: delivery.endpointId, tenantId: delivery.tenantId, eventType: delivery.eventType, attempt, status: result.status, errorKind: result.errorKind, durationMs: result.durationMs };
-    if (step.kind === 'failed') logger.warn(logFields, 'webhook delivery failed after its last attempt');
-    else logger.debug({ ...logFields, next: step.kind === 'retry' ? step.at.toISOString() : step.kind }, 'webhook attempt');
-    if (outcome.disabled) logger.warn({ endpointId: delivery.endpointId, tenantId: delivery.tenantId }, 'webhook endpoint auto-disabled');
+  }
+
+  /** One transaction: next steps (only where the lease token still matches), attempt rows, endpoint health. */
+  async function writeResults(outcomes: Outcome[]): Promise<{ applied: Set<string>; disabled: Set<string> }> {
+    counters.writes += 1;
+    return db.transaction().execute(async (trx) => {
+      const applied = await applyNextSteps(trx, outcomes);
+      // Every attempt happened, whatever became of its lease: all belong in the history.
+      const attempts = outcomes.map((o) => ({
+        id: deps.random.uuid(),
+        delivery_id: o.delivery.id,
+        endpoint_id: o.delivery.endpointId,
+        attempt: o.attempt,
+        request_headers_json: JSON.stringify({ ...o.headers, 'Content-Length': String(Buffer.byteLength(o.body)) }),
+        request_body: o.body,
+        response_status: o.result.status,
+        response_body: o.result.responseBody,
+        duration_ms: o.result.durationMs,
+        error_kind: o.result.errorKind,
+        error_detail: o.result.errorDetail,
+        created_at: o.startedAt,
+      }));
+      for (let i = 0; i < attempts.length; i += 100) await trx.insertInto('webhook_attempts').values(attempts.slice(i, i + 100)).execute();
+
+      // Final outcomes move their endpoint's failure count, in the order they finished.
+      const finals = new Map<string, Outcome[]>();
+      for (const o of [...outcomes].sort((a, b) => a.finishedAt - b.finishedAt)) {
+        if (!applied.has(o.delivery.id) || o.step.kind === 'retry') continue;
+        finals.set(o.delivery.endpointId, [...(finals.get(o.delivery.endpointId) ?? []), o]);
+      }
+      const disabled = new Set<string>();
+      for (const endpointId of [...finals.keys()].sort(compare)) {
+        const list = finals.get(endpointId)!;
+        if (list.every((o) => o.step.kind === 'delivered')) {
+          await trx.updateTable('webhook_endpoints').set({ consecutive_failures: 0 }).where('id', '=', endpointId).where('consecutive_failures', '<>', 0).execute();
+          continue;
+        }
+        let current = trx.selectFrom('webhook_endpoints').select(['consecutive_failures', 'state']).where('id', '=', endpointId);
+        if (postgres) current = current.forUpdate();
+        const endpoint = await current.executeTakeFirst();
+        if (!endpoint) continue;
+        let count = endpoint.consecutive_failures;
+        let crossedWith: Outcome | null = null;
+        for (const o of list) {
+          const health = endpointHealthAfter(count, o.step.kind === 'delivered' ? 'delivered' : 'failed', options.autoDisableThreshold);
+          count = health.consecutiveFailures;
+          if (health.disable && crossedWith === null) crossedWith = o;
+        }
+        const disable = crossedWith !== null && endpoint.state === 'active';
+        const at = list[list.length - 1]!.finishedAt;
+        await trx
+          .updateTable('webhook_endpoints')
+          .set({
+            consecutive_failures: count,
+            ...(disable
+              ? {
+                  state: 'disabled' as const,
+                  disabled_at: at,
+                  disabled_reason: `Auto-disabled after ${options.autoDisableThreshold} consecutive failed deliveries (last: ${describeFailure(crossedWith!.result)}).`,
+                  updated_at: at,
+                }
+              : {}),
+          })
+          .where('id', '=', endpointId)
+          .execute();
+        if (disable) disabled.add(endpointId);
+      }
+      return { applied, disabled };
+    });
+  }
+
+  /**
+   * Each delivery's next step, only where this worker's lease token still holds. PostgreSQL gets one
+   * statement for the whole batch (one round trip); SQLite runs in-process, so one per row is cheap.
+   */
+  async function applyNextSteps(trx: Kysely<Database>, outcomes: Outcome[]): Promise<Set<string>> {
+    const rows = [...outcomes]
+      // Rows in id order, endpoints in id order: two workers' batches always lock in the same order.
+      .sort((a, b) => compare(a.delivery.id, b.delivery.id))
+      .map((o) => ({
+        id: o.delivery.id,
+        token: o.delivery.token,
+        attempts: o.attempt,
+        state: o.step.kind === 'retry' ? ('pending' as const) : o.step.kind,
+        next_attempt_at: o.step.kind === 'retry' ? o.step.at.getTime() : null,
+        last_attempt_at: o.startedAt,
+        last_response_status: o.result.status,
+        last_error_kind: o.result.errorKind,
+        finished_at: o.step.kind === 'retry' ? null : o.finishedAt,
+        updated_at: o.finishedAt,
+      }));
+    if (postgres) {
+      const values = rows.map(
+        (r) =>
+          sql`(${r.id}::text, ${r.token}::text, ${r.attempts}::integer, ${r.state}::text, ${r.next_attempt_at}::bigint, ${r.last_attempt_at}::bigint, ${r.last_response_status}::integer, ${r.last_error_kind}::text, ${r.finished_at}::bigint, ${r.updated_at}::bigint)`,
+      );
+      const updated = await sql<{ id: string }>`
+        update webhook_deliveries as d
+           set attempts = v.attempts, state = v.state, next_attempt_at = v.next_attempt_at, leased_until = null, lease_token = null,
+               last_attempt_at = v.last_attempt_at, last_response_status = v.last_response_status, last_error_kind = v.last_error_kind,
+               finished_at = v.finished_at, updated_at = v.updated_at
+          from (values ${sql.join(values)}) as v(id, token, attempts, state, next_attempt_at, last_attempt_at, last_response_status, last_error_kind, finished_at, updated_at)
+         where d.id = v.id and d.lease_token = v.token
+        returning d.id`.execute(trx);
+      return new Set(updated.rows.map((r) => r.id));
+    }
+    const applied = new Set<string>();
+    for (const { id, token, ...changes } of rows) {
+      const updated = await trx.updateTable('webhook_deliveries').set({ ...changes, leased_until: null, lease_token: null }).where('id', '=', id).where('lease_token', '=', token).executeTakeFirst();
+      if (Number(updated.numUpdatedRows) > 0) applied.add(id);
+    }
+    return applied;
+  }
+
+  function report(outcomes: Outcome[], written: { applied: Set<string>; disabled: Set<string> }): void {
+    for (const o of outcomes) {
+      counters.attempts += 1;
+      const { delivery, step, result, attempt } = o;
+      if (!written.applied.has(delivery.id)) {
+        counters.leasesLost += 1;
+        logger.warn({ deliveryId: delivery.id, endpointId: delivery.endpointId }, 'webhook lease was lost before the result was recorded (another worker took over)');
+        continue;
+      }
+      if (step.kind === 'delivered') counters.delivered += 1;
+      if (step.kind === 'failed') counters.failed += 1;
+      const logFields = { deliveryId: delivery.id, endpointId: delivery.endpointId, tenantId: delivery.tenantId, eventType: delivery.eventType, attempt, status: result.status, errorKind: result.errorKind, durationMs: result.durationMs };
+      if (step.kind === 'failed') logger.warn(logFields, 'webhook delivery failed after its last attempt');
+      else logger.debug({ ...logFields, next: step.kind === 'retry' ? step.at.toISOString() : step.kind }, 'webhook attempt');
+    }
+    for (const endpointId of written.disabled) {
+      const tenantId = outcomes.find((o) => o.delivery.endpointId === endpointId)?.delivery.tenantId;
+      logger.warn({ endpointId, tenantId }, 'webhook endpoint auto-disabled');
+    }
   }
 
   async function settle(): Promise<void> {
     for (;;) {
       if (claiming) await claiming;
-      if (inFlight.size === 0) return;
-      await Promise.allSettled([...inFlight.values()]);
+      if (inFlight.size === 0 && recording.size === 0) return;
+      await Promise.allSettled([...inFlight.values(), ...recording]);
     }
   }
 
@@ -438,6 +564,10 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
     inFlight: () => inFlight.size,
     stats: () => ({ ...counters }),
   };
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 function describeFailure(result: SendResult): string {

@@ -182,7 +182,7 @@ export function createWebhookSender(options: SenderOptions): WebhookSender {
         res.on('end', () => finish({ kind: 'response', status: res.statusCode ?? 0, body: bodyText() }));
         // A body cut short after a status arrived: the status still counts (it came in time).
         res.on('error', () => finish({ kind: 'response', status: res.statusCode ?? 0, body: bodyText() }));
-        res.on('aborted', () => finish({ kind: 'response', status: res.statusCode ?? 0, body: bodyText() }));
+        res.on('close', () => finish({ kind: 'response', status: res.statusCode ?? 0, body: bodyText() }));
       });
       const timer = setTimeout(() => {
         // The status counts if it came in time even when the body is still trickling in.

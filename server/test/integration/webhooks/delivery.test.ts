@@ -16,6 +16,7 @@ import { DEFAULT_RETRY_SCHEDULE } from '../../../src/modules/webhooks/retry-sche
 import type { WebhookScope } from '../../../src/modules/webhooks/webhooks.service.js';
 import { createTestDatabase, dialectMatrix, type TestDatabase } from '../../support/databases.js';
 import { bearer, createTestApp, type TestApp } from '../../support/test-app.js';
+import { documentedEventFields } from '../../support/webhook-docs.js';
 import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from '../../support/webhook-receiver.js';
 
 const stripeSignature = Stripe.webhooks.signature!;
@@ -209,20 +210,32 @@ describe.each(await dialectMatrix())('webhook delivery [%s]', (dialect) => {
       expect(a!.response_body).toHaveLength(4096);
     });
 
-    it('never puts PII in a payload or a log line', async () => {
+    it('every payload has exactly the fields docs/webhooks.md documents for its type, and no PII reaches a payload or a log line', async () => {
       await endpoint('/pii');
-      const identity = {
-        first_name: 'Zebulon', last_name: 'Quackenbush', email: 'zebulon.q@example.org', phone: '+14155550142', dob: '1979-04-23', ssn_last4: '4827',
+      const identity = (ssn: string) => ({
+        first_name: 'Zebulon', last_name: 'Quackenbush', email: 'zebulon.q@example.org', phone: '+14155550142', dob: '1979-04-23', ssn_last4: ssn,
         address: { line1: '742 Evergreen Terrace', city: 'Springfield', state: 'OR', zip: '97477' },
-      };
-      const r = await createDecision({ consumer: identity, transaction: txn('150.00') });
-      expect(r.statusCode, r.body).toBe(200);
+      });
+      // An ordinary applicant, one whose identity check fails (sandbox 2222), one without credit data (3333).
+      for (const ssn of ['4827', '2222', '3333']) {
+        const r = await createDecision({ consumer: identity(ssn), transaction: txn('150.00') });
+        expect(r.statusCode, r.body).toBe(200);
+      }
       await t.ctx.webhookDelivery.deliverDue();
-      const bodies = receiver.requestsTo('/pii').map((q) => q.body);
-      expect(bodies.length).toBeGreaterThanOrEqual(4);
+      const received = receiver.requestsTo('/pii');
+      const documented = documentedEventFields();
+      const types = new Set<string>();
+      for (const q of received) {
+        const { type, data } = JSON.parse(q.body) as { type: string; data: Record<string, unknown> };
+        types.add(type);
+        expect(Object.keys(data).sort(), type).toEqual([...documented.get(type)!].sort());
+      }
+      expect([...types].sort()).toEqual(['application.created', 'application.kyc_failed', 'decision.created', 'decision.finalized', 'score.completed', 'score.errored']);
       const stored = (await store.selectFrom('webhook_attempts').select(['request_body', 'request_headers_json']).execute()).map((a) => a.request_body + a.request_headers_json);
-      for (const text of [...bodies, ...stored, t.logs.text]) {
-        for (const pii of ['Zebulon', 'Quackenbush', 'zebulon.q@example.org', '4155550142', '1979-04-23', '4827', 'Evergreen', 'Springfield', '97477']) expect(text).not.toContain(pii);
+      // Digit-only values are matched as whole tokens: "4827" may occur inside a random UUID.
+      const leaks = [/Zebulon/, /Quackenbush/, /zebulon\.q@example\.org/, /4155550142/, /1979-04-23/, /Evergreen/, /Springfield/, /(?<![0-9a-f-])4827(?![0-9a-f-])/i, /(?<![0-9a-f-])97477(?![0-9a-f-])/i];
+      for (const text of [...received.map((q) => q.body), ...stored, t.logs.text]) {
+        for (const pii of leaks) expect(text).not.toMatch(pii);
       }
     });
   });
@@ -480,6 +493,7 @@ describe.each(await dialectMatrix())('webhook delivery [%s]', (dialect) => {
       await running.stop();
       const req = receiver.requestsTo('/test-target')[0]!;
       expect(JSON.parse(req.body)).toMatchObject({ id: eventId, type: 'webhook.test', attempt: 1, data: { endpoint_id: target.id } });
+      expect(Object.keys(JSON.parse(req.body).data as object).sort()).toEqual([...documentedEventFields().get('webhook.test')!].sort());
       expect(req.headers['svc-webhook-type']).toBe('webhook.test');
       expect(stripeVerifies(req, secret, clock.now().getTime())).toBe(true);
       expect(receiver.requestsTo('/bystander')).toEqual([]);
