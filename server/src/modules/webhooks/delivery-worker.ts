@@ -146,6 +146,17 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
   let stopped = false;
   let timer: NodeJS.Timeout | null = null;
 
+  /** Many sends finish in the same turn of the event loop: one claim round for all of them. */
+  let wakePending = false;
+  function wake(): void {
+    if (!running || stopped || wakePending) return;
+    wakePending = true;
+    setImmediate(() => {
+      wakePending = false;
+      void tick();
+    });
+  }
+
   function tick(): Promise<number> {
     if (stopped) return Promise.resolve(0);
     if (claiming) {
@@ -286,14 +297,14 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
           .finally(() => {
             recording.delete(written);
             // Its lease is released now: the endpoint may have room again.
-            if (running && !stopped) void tick();
+            wake();
           });
         recording.add(written);
       })
       .finally(() => {
         inFlight.delete(delivery.id);
         // A free slot: look for more work now rather than at the next poll.
-        if (running && !stopped) void tick();
+        wake();
       });
     inFlight.set(delivery.id, p);
   }

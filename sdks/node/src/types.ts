@@ -1,0 +1,184 @@
+/**
+ * Wire types, spelled exactly as the REST API spells them (snake_case), following the served OpenAPI
+ * document (`GET /v1/openapi.json`, committed as `docs/openapi.json`). Request objects are sent as
+ * given; responses are wrapped in `Decision` (lib/decision.ts), which keeps these names.
+ */
+
+/** Merchant category slugs accepted by the service. */
+export type MerchantCategory =
+  | 'food_beverage'
+  | 'furniture'
+  | 'electronics'
+  | 'sporting_goods'
+  | 'apparel'
+  | 'beauty'
+  | 'home_garden'
+  | 'travel'
+  | 'health'
+  | 'jewelry'
+  | 'automotive'
+  | 'education'
+  | 'entertainment'
+  | 'general';
+
+/** A decimal amount: a string with at most two decimals (preferred, exact) or a JSON number. */
+export type Amount = string | number;
+
+export interface Address {
+  line1: string;
+  line2?: string;
+  city: string;
+  /** USPS two-letter code, e.g. `TX`. */
+  state: string;
+  /** 5 digits or ZIP+4. */
+  zip: string;
+  /** Only `US`. */
+  country?: 'US';
+}
+
+/** A consumer already known to your tenant and environment (e.g. a seeded sandbox consumer). */
+export interface ReturningConsumer {
+  consumer_id: string;
+}
+
+/** A consumer the service has not seen: stored, and usable by `consumer_id` afterwards. */
+export interface NewConsumer {
+  first_name: string;
+  last_name: string;
+  email: string;
+  /** E.164, e.g. `+14155550123`. */
+  phone?: string;
+  /** `YYYY-MM-DD`; the applicant must be at least 18. */
+  dob: string;
+  /** Four digits; required when the amount puts the decision on the enhanced or hard tier. */
+  ssn_last4?: string;
+  address: Address;
+}
+
+export type ConsumerParams = ReturningConsumer | NewConsumer;
+
+export interface TransactionParams {
+  amount: Amount;
+  /** ISO 4217; only `USD` is supported (anything else is a 422). */
+  currency: string;
+  merchant_name: string;
+  merchant_category: MerchantCategory;
+  product_description?: string;
+}
+
+/**
+ * The client-library form, accepted in place of `transaction`: 4 → pay_in_4, 6 → pay_in_6,
+ * 3/6/12/18/24/36 with an amount above 5,000.00 → monthly with that many months. Merchant fields
+ * default to the tenant's name and `general`.
+ */
+export interface OrderParams {
+  amount: Amount;
+  currency: string;
+  installment_count: 3 | 4 | 6 | 12 | 18 | 24 | 36;
+  merchant_name?: string;
+  merchant_category?: MerchantCategory;
+  product_description?: string;
+}
+
+export type PlanPreference = 'pay_in_4' | 'pay_in_6' | 'monthly';
+
+interface BnplCreateBase {
+  consumer: ConsumerParams;
+  /** Omitted: the service picks the best match for the amount. */
+  plan_preference?: PlanPreference;
+}
+
+/** Body of `POST /v1/decisions/bnpl`: a `transaction` or an `order`, never both. */
+export type BnplCreateParams =
+  | (BnplCreateBase & { transaction: TransactionParams; order?: never })
+  | (BnplCreateBase & { order: OrderParams; transaction?: never });
+
+export type DecisionStatus = 'complete' | 'needs_consumer_action';
+export type DecisionOutcome = 'approved' | 'declined' | 'referred';
+export type KycTier = 'soft' | 'enhanced' | 'hard';
+export type KycStatus = 'matched' | 'pending' | 'skipped';
+
+export interface Payment {
+  /** Position, starting at 1. */
+  num: number;
+  /** `YYYY-MM-DD`. */
+  due_date: string;
+  /** Two-decimal string. */
+  amount: string;
+}
+
+export interface TilaDisclosure {
+  amount_financed: string;
+  finance_charge: string;
+  total_of_payments: string;
+  apr: string;
+  payment_frequency: 'biweekly' | 'monthly';
+}
+
+export interface DeclineReason {
+  /** ECOA adverse-action code `AA-nn`. */
+  code: string;
+  reason: string;
+}
+
+/**
+ * Every field a decision can carry. Which ones are present depends on the shape:
+ * approved (all but `estimated_completion_seconds`), declined (`decision_id`, `application_id`,
+ * `status`, `outcome`, `decline_reasons`), referred (declined plus `kyc_tier`, `kyc_status`,
+ * `polling_url`), pending (`needs_consumer_action`: `kyc_tier`, `kyc_status`, `outcome` null,
+ * `consumer_complete_url`, `polling_url`, `estimated_completion_seconds`, `expires_at`).
+ */
+export interface DecisionData {
+  decision_id: string;
+  application_id: string;
+  status: DecisionStatus;
+  /** `null` while `status` is `needs_consumer_action`. */
+  outcome: DecisionOutcome | null;
+  kyc_tier?: KycTier;
+  kyc_status?: KycStatus;
+  /** Two-decimal string; may be below the requested amount. */
+  approved_amount?: string;
+  currency?: string;
+  /** Percent, two decimals (`"5.00"` is 5 %). */
+  apr?: string;
+  term_months?: number;
+  payment_schedule?: Payment[];
+  tila_disclosure?: TilaDisclosure;
+  /** Empty on approval; 1-4 reasons when declined or referred. */
+  decline_reasons?: DeclineReason[];
+  /** The hosted verification page while pending; `null` otherwise. */
+  consumer_complete_url?: string | null;
+  /** Relative path to poll (`/v1/decisions/bnpl/{id}`). */
+  polling_url?: string;
+  estimated_completion_seconds?: number;
+  /** ISO 8601: when the offer (approved) or the pending state expires. */
+  expires_at?: string;
+}
+
+export type SandboxVerificationResult = 'pass' | 'fail';
+
+/** The JSON envelope of every webhook delivery. */
+export interface WebhookEvent<TData = Record<string, unknown>> {
+  /** Event id: the same on every attempt; deduplicate on it. */
+  id: string;
+  type: string;
+  /** Unix seconds when the event was committed. */
+  created: number;
+  /** 1 for the first try of a delivery, up to 8. */
+  attempt: number;
+  data: TData;
+}
+
+/** `data` of `decision.finalized`. */
+export interface DecisionFinalizedData {
+  decision_id: string;
+  application_id: string;
+  outcome: DecisionOutcome;
+  score: number | null;
+  confidence: number;
+  recommended_amount: number;
+  recommended_rate_pct: number;
+  risk_grade: string | null;
+  reason_codes: string[];
+  engine_version: string;
+}
