@@ -53,10 +53,10 @@ export function openStorage(options: StorageOptions): Storage {
     sqlite.pragma('synchronous = FULL');
     sqlite.pragma('busy_timeout = 5000');
     sqlite.pragma('foreign_keys = ON');
-    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
     const reader = new SqliteDatabase(file);
     reader.pragma('busy_timeout = 5000');
-    const readDb = new Kysely<Database>({ dialect: new SqliteDialect({ database: reader }) });
+    const readDb = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(reader) }) });
     return {
       db,
       readDb,
@@ -82,6 +82,30 @@ export function openStorage(options: StorageOptions): Storage {
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   const url = new URL(options.databaseUrl);
   return { db, readDb: db, dialect: 'postgres', location: `${url.hostname}:${url.port || 5432}${url.pathname}`, close: () => db.destroy() };
+}
+
+/**
+ * Kysely's SQLite driver prepares every statement each time it runs it; preparing is a real cost
+ * (parsing and planning the SQL) on every request. Our queries are built from a few shapes, so the
+ * prepared statements are kept by SQL text (bounded; the oldest go first) and reused: a better-sqlite3
+ * statement runs to completion synchronously, so one statement is never used by two calls at once.
+ */
+function withStatementCache(database: SqliteDatabase.Database, limit = 1_000): SqliteDatabase.Database {
+  const cache = new Map<string, SqliteDatabase.Statement>();
+  return new Proxy(database, {
+    get(target, property, receiver) {
+      if (property !== 'prepare') return Reflect.get(target, property, receiver) as unknown;
+      return (source: string) => {
+        let statement = cache.get(source);
+        if (statement === undefined) {
+          statement = target.prepare(source);
+          if (cache.size >= limit) cache.delete(cache.keys().next().value!);
+          cache.set(source, statement);
+        }
+        return statement;
+      };
+    },
+  });
 }
 
 /** Apply every pending migration; safe to run from several processes at once (the migrator locks). */

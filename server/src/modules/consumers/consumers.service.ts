@@ -47,6 +47,9 @@ export interface Consumer {
 }
 
 /** What this lender has seen of the consumer before (feeds the scorecard's history features). */
+/** How many of a consumer's latest applications the history features look at. */
+export const HISTORY_WINDOW = 50;
+
 export interface ConsumerHistory {
   priorApplications: number;
   priorApprovals: number;
@@ -115,20 +118,21 @@ export function createConsumersService(deps: { db: Kysely<Database>; readDb: Kys
     await trx.updateTable('consumers').set({ identity_status: status, updated_at: deps.clock.now().getTime() }).where('id', '=', consumerId).execute();
   }
 
+  /**
+   * Counts of the consumer's earlier decided applications, newest first and capped at
+   * HISTORY_WINDOW: the scorecard only distinguishes none, one and "three or more", so reading a
+   * long-standing customer's whole history on every decision would cost time and tell nothing more.
+   */
   async function history(consumerId: string, db: Kysely<Database> = deps.readDb): Promise<ConsumerHistory> {
     const rows = await db
       .selectFrom('decisions')
-      .select(['outcome', (eb) => eb.fn.countAll<number>().as('n')])
+      .select('outcome')
       .where('consumer_id', '=', consumerId)
-      .groupBy('outcome')
+      .orderBy('created_at', 'desc')
+      .limit(HISTORY_WINDOW)
       .execute();
-    const count = (o: string | null) => Number(rows.find((r) => r.outcome === o)?.n ?? 0);
-    return {
-      priorApplications: rows.reduce((sum, r) => sum + Number(r.n), 0),
-      priorApprovals: count('approved'),
-      priorDeclines: count('declined'),
-      priorReferrals: count('referred'),
-    };
+    const count = (o: string) => rows.filter((r) => r.outcome === o).length;
+    return { priorApplications: rows.length, priorApprovals: count('approved'), priorDeclines: count('declined'), priorReferrals: count('referred') };
   }
 
   return { findConsumer, createConsumer, revealSsnLast4, setIdentityStatus, history };

@@ -306,15 +306,10 @@ export function createDecisionsService(deps: DecisionsDeps) {
   }
 
   async function readDecision(scope: Scope, product: 'bnpl', decisionId: string, db: Kysely<Database> = deps.readDb): Promise<DecisionView | null> {
-    const row = await db
-      .selectFrom('decisions')
-      .selectAll()
-      .where('id', '=', decisionId.toLowerCase())
-      .where('tenant_id', '=', scope.tenantId)
-      .where('environment', '=', scope.environment)
-      .where('product', '=', product)
-      .executeTakeFirst();
-    if (!row) return null;
+    // By primary key alone, scope checked here: the plan never depends on table statistics, and a
+    // decision of another tenant or environment is indistinguishable from one that does not exist.
+    const row = await db.selectFrom('decisions').selectAll().where('id', '=', decisionId.toLowerCase()).executeTakeFirst();
+    if (!row || row.tenant_id !== scope.tenantId || row.environment !== scope.environment || row.product !== product) return null;
     const url = row.status === 'needs_consumer_action' && row.verification_token_sealed ? completeUrl(deps.secretBox.openText(row.verification_token_sealed, row.id)) : null;
     return { row, body: presentDecision(row, url) };
   }
