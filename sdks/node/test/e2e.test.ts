@@ -1,0 +1,253 @@
+/**
+ * The Node library against the real service (`cds serve` from server/dist): approvals, declines,
+ * the pending journey through the sandbox helper and poll(), the `order` form, idempotent replays,
+ * every error class from a real answer, a real signed webhook delivery, and the built ESM and
+ * CommonJS packages.
+ */
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  AuthenticationError,
+  CreditDecisions,
+  CreditDecisionsError,
+  Decision,
+  IdempotencyConflictError,
+  InvalidRequestError,
+  NotFoundError,
+  UnprocessableEntityError,
+  WebhookVerificationError,
+  type BnplCreateParams,
+  type DecisionFinalizedData,
+} from '../src/index.js';
+import { furniture, newConsumer, SDK_ROOT, startService, type Service } from './support/service.js';
+
+let service: Service;
+let client: CreditDecisions;
+
+beforeAll(async () => {
+  service = await startService({ webhooks: true });
+  client = new CreditDecisions({ apiKey: service.sandboxKey, baseUrl: service.baseUrl });
+});
+afterAll(async () => {
+  await service?.stop();
+});
+
+/** What an independent client (plain fetch) sees for the same decision. */
+async function rawGet(id: string): Promise<unknown> {
+  const r = await fetch(`${service.baseUrl}/v1/decisions/bnpl/${id}`, { headers: { Authorization: `Bearer ${service.sandboxKey}` } });
+  expect(r.status).toBe(200);
+  return r.json();
+}
+
+describe('decisions against the real service', () => {
+  it('approves the seeded soft consumer in the create response, every field typed', async () => {
+    const d = await client.decisions.bnpl.create({ consumer: { consumer_id: service.consumers.soft }, transaction: furniture('149.97') });
+    expect(d).toBeInstanceOf(Decision);
+    expect([d.isApproved, d.isDeclined, d.isReferred, d.isPending]).toEqual([true, false, false, false]);
+    expect(d.status).toBe('complete');
+    expect(d.outcome).toBe('approved');
+    expect(d.kyc_tier).toBe('soft');
+    expect(d.approved_amount).toBe('149.97');
+    expect(d.currency).toBe('USD');
+    expect(d.apr).toMatch(/^\d+\.\d{2}$/);
+    expect(typeof d.term_months).toBe('number');
+    expect(d.payment_schedule).toHaveLength(4);
+    expect(d.payment_schedule![0]).toEqual({ num: 1, due_date: expect.stringMatching(/^\d{4}-\d{2}-\d{2}$/), amount: expect.stringMatching(/^\d+\.\d{2}$/) });
+    expect(d.tila_disclosure?.payment_frequency).toBe('biweekly');
+    expect(d.tila_disclosure?.total_of_payments).toBe('149.97');
+    expect(d.decline_reasons).toEqual([]);
+    expect(d.consumer_complete_url).toBeNull();
+    expect(d.polling_url).toBe(`/v1/decisions/bnpl/${d.decision_id}`);
+    expect(d.lastResponse?.status).toBe(200);
+    expect(d.lastResponse?.requestId).toMatch(/^req_/);
+    expect(d.lastResponse?.idempotencyKey).toMatch(/^cds-node-retry-/);
+    expect(d.lastResponse?.idempotentReplayed).toBe(false);
+    // Identical to what an independent client reads back.
+    expect(JSON.parse(JSON.stringify(d))).toEqual(await rawGet(d.decision_id));
+    const again = await client.decisions.bnpl.retrieve(d.decision_id);
+    expect(again.toJSON()).toEqual(d.toJSON());
+  });
+
+  it('returns a decline as a decision, never an error', async () => {
+    const d = await client.decisions.bnpl.create({ consumer: newConsumer('0000', 'Dana'), transaction: furniture('149.97') });
+    expect([d.isApproved, d.isDeclined, d.isReferred, d.isPending]).toEqual([false, true, false, false]);
+    expect(d.decline_reasons![0]).toEqual({ code: 'AA-21', reason: 'Bankruptcy' });
+    expect(d.payment_schedule).toBeUndefined();
+    expect(JSON.parse(JSON.stringify(d))).toEqual(await rawGet(d.decision_id));
+  });
+
+  it('returns a referral as a decision', async () => {
+    const d = await client.decisions.bnpl.create({ consumer: newConsumer('1111', 'Remy'), transaction: furniture('120.00') });
+    expect(d.isReferred).toBe(true);
+    expect(d.decline_reasons!.length).toBeGreaterThan(0);
+  });
+
+  it('pending (enhanced) -> sandbox helper -> poll at the default interval to completion', async () => {
+    const d = await client.decisions.bnpl.create({ consumer: { consumer_id: service.consumers.enhanced }, transaction: furniture('1500.00') });
+    expect(d.isPending).toBe(true);
+    expect(d.outcome).toBeNull();
+    expect(d.kyc_tier).toBe('enhanced');
+    expect(d.kyc_status).toBe('pending');
+    expect(d.consumer_complete_url).toMatch(/^https?:\/\/.+\/verify\//);
+    expect(d.estimated_completion_seconds).toBe(120);
+    expect(Date.parse(d.expires_at!)).toBeGreaterThan(Date.now());
+
+    const started = Date.now();
+    let completed: Promise<Decision> | undefined;
+    const final = await client.decisions.bnpl.poll(d, {
+      onPending: () => {
+        completed ??= client.sandbox.verification.complete(d.decision_id, 'pass');
+      },
+    });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1_900); // one wait at the clamped 2-3 s interval
+    expect(final.isApproved).toBe(true);
+    expect(final.kyc_status).toBe('matched');
+    expect(final.approved_amount).toBe('1500.00');
+    expect((await completed!).isApproved).toBe(true);
+  });
+
+  it('sandbox helper fail -> referred AA-24; on a finished decision it changes nothing', async () => {
+    const d = await client.decisions.bnpl.create({ consumer: { consumer_id: service.consumers.enhanced }, transaction: furniture('900.00') });
+    const failed = await client.sandbox.verification.complete(d.decision_id, 'fail');
+    expect(failed.isReferred).toBe(true);
+    expect(failed.decline_reasons![0]!.code).toBe('AA-24');
+    const again = await client.sandbox.verification.complete(d.decision_id, 'pass');
+    expect(again.toJSON()).toEqual(failed.toJSON());
+    const polled = await client.decisions.bnpl.poll(d.decision_id, { intervalMs: 50, clampInterval: false });
+    expect(polled.isReferred).toBe(true);
+  });
+
+  it('accepts the order form (pay-in-4 and a pending pay-in-6)', async () => {
+    const d = await client.decisions.bnpl.create({
+      consumer: { consumer_id: service.consumers.soft },
+      order: { amount: '149.97', currency: 'USD', installment_count: 4 },
+    });
+    expect(d.isApproved).toBe(true);
+    expect(d.payment_schedule).toHaveLength(4);
+
+    const p = await client.decisions.bnpl.create({
+      consumer: { consumer_id: service.consumers.enhanced },
+      order: { amount: '1500.00', currency: 'USD', installment_count: 6, merchant_name: 'Acme', merchant_category: 'electronics' },
+    });
+    expect(p.isPending).toBe(true);
+    await client.sandbox.verification.complete(p.decision_id, 'pass');
+    const final = await client.decisions.bnpl.poll(p.decision_id, { intervalMs: 50, clampInterval: false });
+    expect(final.isApproved).toBe(true);
+    expect(final.payment_schedule).toHaveLength(6);
+    expect(final.term_months).toBe(6);
+  });
+
+  it('replays the stored answer for the same key and body, and each call gets its own key', async () => {
+    const params: BnplCreateParams = { consumer: { consumer_id: service.consumers.soft }, transaction: furniture('60.00') };
+    const key = `sdk-node-${Date.now()}`;
+    const first = await client.decisions.bnpl.create(params, { idempotencyKey: key });
+    const second = await client.decisions.bnpl.create(params, { idempotencyKey: key });
+    expect(second.decision_id).toBe(first.decision_id);
+    expect(second.lastResponse?.idempotentReplayed).toBe(true);
+    expect(second.lastResponse?.requestId).toBe(first.lastResponse?.requestId);
+    const a = await client.decisions.bnpl.create(params);
+    const b = await client.decisions.bnpl.create(params);
+    expect(a.decision_id).not.toBe(b.decision_id);
+  });
+});
+
+describe('errors from real answers', () => {
+  async function failure(promise: Promise<unknown>): Promise<CreditDecisionsError> {
+    const e = await promise.then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(e).toBeInstanceOf(CreditDecisionsError);
+    const error = e as CreditDecisionsError;
+    expect(error.requestId).toMatch(/^req_/);
+    expect(error.headers['request-id']).toBe(error.requestId);
+    expect(error.body).toEqual({ error: error.code, message: error.message, request_id: error.requestId });
+    return error;
+  }
+
+  it('400 invalid_request (bad body; both order and transaction; malformed id)', async () => {
+    const e = await failure(client.decisions.bnpl.create({ consumer: { consumer_id: service.consumers.soft }, transaction: { amount: '10.00', currency: 'USD' } } as never));
+    expect(e).toBeInstanceOf(InvalidRequestError);
+    expect([e.status, e.code]).toEqual([400, 'invalid_request']);
+    expect(e.message).toMatch(/merchant_name/);
+    const both = await failure(
+      client.decisions.bnpl.create({
+        consumer: { consumer_id: service.consumers.soft },
+        transaction: furniture('10.00'),
+        order: { amount: '10.00', currency: 'USD', installment_count: 4 },
+      } as never),
+    );
+    expect(both).toBeInstanceOf(InvalidRequestError);
+    expect(await failure(client.decisions.bnpl.retrieve('not-a-uuid'))).toBeInstanceOf(InvalidRequestError);
+  });
+
+  it('401 invalid_api_key', async () => {
+    const bad = new CreditDecisions({ apiKey: 'svc_test_wrong', baseUrl: service.baseUrl });
+    const e = await failure(bad.decisions.bnpl.retrieve('6f1c2a8e-3b7d-4c1e-9a55-1f7b3c2d9e10'));
+    expect(e).toBeInstanceOf(AuthenticationError);
+    expect([e.status, e.code]).toEqual([401, 'invalid_api_key']);
+  });
+
+  it('404 not_found (unknown id; sandbox helper with a live key)', async () => {
+    const e = await failure(client.decisions.bnpl.retrieve('6f1c2a8e-3b7d-4c1e-9a55-1f7b3c2d9e10'));
+    expect(e).toBeInstanceOf(NotFoundError);
+    expect([e.status, e.code]).toEqual([404, 'not_found']);
+    const live = new CreditDecisions({ apiKey: service.liveKey, baseUrl: service.baseUrl });
+    expect(await failure(live.sandbox.verification.complete('6f1c2a8e-3b7d-4c1e-9a55-1f7b3c2d9e10', 'pass'))).toBeInstanceOf(NotFoundError);
+  });
+
+  it('409 idempotency_conflict (same key, another body), not retried', async () => {
+    const key = `sdk-node-conflict-${Date.now()}`;
+    await client.decisions.bnpl.create({ consumer: { consumer_id: service.consumers.soft }, transaction: furniture('70.00') }, { idempotencyKey: key });
+    const e = await failure(client.decisions.bnpl.create({ consumer: { consumer_id: service.consumers.soft }, transaction: furniture('71.00') }, { idempotencyKey: key }));
+    expect(e).toBeInstanceOf(IdempotencyConflictError);
+    expect([e.status, e.code]).toEqual([409, 'idempotency_conflict']);
+  });
+
+  it('422 unprocessable_entity (EUR), replayed with the same key', async () => {
+    const params = { consumer: { consumer_id: service.consumers.soft }, transaction: { ...furniture('149.97'), currency: 'EUR' } };
+    const key = `sdk-node-422-${Date.now()}`;
+    const e = await failure(client.decisions.bnpl.create(params, { idempotencyKey: key }));
+    expect(e).toBeInstanceOf(UnprocessableEntityError);
+    expect([e.status, e.code]).toEqual([422, 'unprocessable_entity']);
+    const replay = await failure(client.decisions.bnpl.create(params, { idempotencyKey: key }));
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(replay.requestId).toBe(e.requestId);
+  });
+});
+
+describe('a real webhook delivery', () => {
+  it('verifies with the endpoint secret, alone or next to another, and refuses tampering', async () => {
+    const d = await client.decisions.bnpl.create({ consumer: { consumer_id: service.consumers.soft }, transaction: furniture('42.00') });
+    const { receiver, secret } = service.webhook!;
+    const delivery = await receiver.waitFor((r) => r.headers['svc-webhook-type'] === 'decision.finalized' && r.body.includes(d.decision_id));
+    const header = delivery.headers['svc-signature'];
+    expect(header).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
+    const event = client.webhooks.verify<DecisionFinalizedData>(delivery.body, header, secret);
+    expect(event.type).toBe('decision.finalized');
+    expect(event.id).toBe(delivery.headers['svc-webhook-id']);
+    expect(event.data.decision_id).toBe(d.decision_id);
+    expect(event.data.outcome).toBe('approved');
+    expect(client.webhooks.verify(delivery.body, header, ['whsec_someOtherSecret', secret]).id).toBe(event.id);
+    expect(() => client.webhooks.verify(delivery.body.toString('utf8').replace('approved', 'declined'), header, secret)).toThrow(WebhookVerificationError);
+    expect(() => client.webhooks.verify(delivery.body, header, secret, { now: Math.floor(Date.now() / 1000) + 301 })).toThrow(WebhookVerificationError);
+  });
+});
+
+describe('the built packages', () => {
+  it('ESM (import) and CommonJS (require) builds work against the service', async () => {
+    const esm = (await import(pathToFileURL(path.join(SDK_ROOT, 'dist/esm/index.js')).href)) as typeof import('../src/index.js');
+    const cjs = createRequire(import.meta.url)(path.join(SDK_ROOT, 'dist/cjs/index.js')) as typeof import('../src/index.js');
+    for (const lib of [esm, cjs]) {
+      const c = new lib.CreditDecisions({ apiKey: service.sandboxKey, baseUrl: service.baseUrl });
+      const d = await c.decisions.bnpl.create({ consumer: { consumer_id: service.consumers.soft }, transaction: furniture('30.00') });
+      expect(d.isApproved).toBe(true);
+      const e = await c.decisions.bnpl.retrieve('6f1c2a8e-3b7d-4c1e-9a55-1f7b3c2d9e10').catch((err: unknown) => err);
+      expect(e).toBeInstanceOf(lib.NotFoundError);
+      expect(e).toBeInstanceOf(lib.CreditDecisionsError);
+    }
+    expect(Object.keys(cjs).sort()).toEqual(Object.keys(esm).sort());
+  });
+});

@@ -1,0 +1,64 @@
+"""Python client for the Credit Decisioning Service (standard library only, Python 3.9+).
+
+    from cds_client import CreditDecisions
+    client = CreditDecisions(api_key="svc_test_...", base_url="http://127.0.0.1:3000")
+    decision = client.decisions.bnpl.create(consumer={...}, transaction={...})
+    if decision.is_declined: ...
+"""
+from . import webhooks
+from ._client import CreditDecisions
+from ._core.http import ResponseMeta
+from ._version import __version__
+from .errors import (
+    APIConnectionError,
+    APITimeoutError,
+    APIUserAbortError,
+    AuthenticationError,
+    CreditDecisionsError,
+    IdempotencyConflictError,
+    InternalServerError,
+    InvalidRequestError,
+    MethodNotAllowedError,
+    NotFoundError,
+    PayloadTooLargeError,
+    PollTimeoutError,
+    ProductNotAvailableError,
+    RateLimitError,
+    ServiceUnavailableError,
+    UnprocessableEntityError,
+    UnsupportedMediaTypeError,
+    WebhookVerificationError,
+)
+from .models import Decision, DeclineReason, Payment, TilaDisclosure
+from .webhooks import generate_test_header, verify_signature
+
+__all__ = [
+    "__version__",
+    "CreditDecisions",
+    "Decision",
+    "DeclineReason",
+    "Payment",
+    "TilaDisclosure",
+    "ResponseMeta",
+    "webhooks",
+    "verify_signature",
+    "generate_test_header",
+    "CreditDecisionsError",
+    "InvalidRequestError",
+    "AuthenticationError",
+    "NotFoundError",
+    "ProductNotAvailableError",
+    "MethodNotAllowedError",
+    "IdempotencyConflictError",
+    "PayloadTooLargeError",
+    "UnsupportedMediaTypeError",
+    "UnprocessableEntityError",
+    "RateLimitError",
+    "InternalServerError",
+    "ServiceUnavailableError",
+    "APIConnectionError",
+    "APITimeoutError",
+    "APIUserAbortError",
+    "PollTimeoutError",
+    "WebhookVerificationError",
+]

@@ -1,0 +1,127 @@
+"""A decision as the service returned it.
+
+Every wire field is an attribute under its wire name (``None`` when the shape does not carry it),
+plus ``is_approved`` / ``is_declined`` / ``is_referred`` / ``is_pending``. ``to_dict()`` gives back
+exactly the fields received; the HTTP details of the call are in ``last_response``.
+"""
+import copy
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Mapping, Optional
+
+from ._core.http import ResponseMeta
+
+__all__ = ["Decision", "Payment", "TilaDisclosure", "DeclineReason", "ResponseMeta"]
+
+
+@dataclass(frozen=True)
+class Payment:
+    num: int  # position, from 1
+    due_date: str  # YYYY-MM-DD
+    amount: str  # two-decimal string
+
+
+@dataclass(frozen=True)
+class TilaDisclosure:
+    amount_financed: str
+    finance_charge: str
+    total_of_payments: str
+    apr: str
+    payment_frequency: str  # "biweekly" or "monthly"
+
+
+@dataclass(frozen=True)
+class DeclineReason:
+    code: str  # ECOA adverse-action code AA-nn
+    reason: str
+
+
+@dataclass(frozen=True)
+class Decision:
+    """Shapes: approved (all but ``estimated_completion_seconds``); declined (``decision_id``,
+    ``application_id``, ``status``, ``outcome``, ``decline_reasons``); referred (declined plus
+    ``kyc_tier``, ``kyc_status``, ``polling_url``); pending (``needs_consumer_action``:
+    ``kyc_tier``, ``kyc_status``, ``outcome`` None, ``consumer_complete_url``, ``polling_url``,
+    ``estimated_completion_seconds``, ``expires_at``)."""
+
+    decision_id: str
+    application_id: str
+    status: str  # "complete" or "needs_consumer_action"
+    outcome: Optional[str]  # "approved", "declined", "referred"; None while pending
+    kyc_tier: Optional[str] = None  # "soft", "enhanced", "hard"
+    kyc_status: Optional[str] = None  # "matched", "pending", "skipped"
+    approved_amount: Optional[str] = None
+    currency: Optional[str] = None
+    apr: Optional[str] = None  # percent, two decimals
+    term_months: Optional[int] = None
+    payment_schedule: Optional[List[Payment]] = None
+    tila_disclosure: Optional[TilaDisclosure] = None
+    decline_reasons: Optional[List[DeclineReason]] = None
+    consumer_complete_url: Optional[str] = None
+    polling_url: Optional[str] = None
+    estimated_completion_seconds: Optional[int] = None
+    expires_at: Optional[str] = None  # ISO 8601
+    #: The JSON object exactly as received.
+    raw: Dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    #: Status, headers, request id, replay flag and retries of the response this came from.
+    last_response: Optional[ResponseMeta] = field(default=None, repr=False, compare=False)
+
+    @property
+    def is_approved(self) -> bool:
+        """Complete and approved: the offer (schedule, APR, TILA block) is on the decision."""
+        return self.status == "complete" and self.outcome == "approved"
+
+    @property
+    def is_declined(self) -> bool:
+        """Complete and declined: ``decline_reasons`` carries the adverse-action reasons. Not an error."""
+        return self.status == "complete" and self.outcome == "declined"
+
+    @property
+    def is_referred(self) -> bool:
+        """Complete and referred to your underwriters (may still change)."""
+        return self.status == "complete" and self.outcome == "referred"
+
+    @property
+    def is_pending(self) -> bool:
+        """Waiting for the consumer: send them to ``consumer_complete_url``, then poll."""
+        return self.status == "needs_consumer_action"
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The fields exactly as received."""
+        return copy.deepcopy(self.raw)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], last_response: Optional[ResponseMeta] = None) -> "Decision":
+        schedule = data.get("payment_schedule")
+        tila = data.get("tila_disclosure")
+        reasons = data.get("decline_reasons")
+        return cls(
+            decision_id=data["decision_id"],
+            application_id=data["application_id"],
+            status=data["status"],
+            outcome=data.get("outcome"),
+            kyc_tier=data.get("kyc_tier"),
+            kyc_status=data.get("kyc_status"),
+            approved_amount=data.get("approved_amount"),
+            currency=data.get("currency"),
+            apr=data.get("apr"),
+            term_months=data.get("term_months"),
+            payment_schedule=[Payment(num=p["num"], due_date=p["due_date"], amount=p["amount"]) for p in schedule]
+            if isinstance(schedule, list)
+            else None,
+            tila_disclosure=TilaDisclosure(
+                amount_financed=tila["amount_financed"],
+                finance_charge=tila["finance_charge"],
+                total_of_payments=tila["total_of_payments"],
+                apr=tila["apr"],
+                payment_frequency=tila["payment_frequency"],
+            )
+            if isinstance(tila, dict)
+            else None,
+            decline_reasons=[DeclineReason(code=r["code"], reason=r["reason"]) for r in reasons] if isinstance(reasons, list) else None,
+            consumer_complete_url=data.get("consumer_complete_url"),
+            polling_url=data.get("polling_url"),
+            estimated_completion_seconds=data.get("estimated_completion_seconds"),
+            expires_at=data.get("expires_at"),
+            raw=copy.deepcopy(dict(data)),
+            last_response=last_response,
+        )

@@ -1,0 +1,129 @@
+"""Request and event shapes as TypedDicts, spelled exactly as the REST API spells them.
+
+They follow the served OpenAPI document (``GET /v1/openapi.json``). Amounts are strings with at
+most two decimals (``"149.97"``); ``int``, ``float`` and ``decimal.Decimal`` are accepted too
+(a ``Decimal`` is sent as its exact string).
+"""
+from decimal import Decimal
+from typing import Any, Dict, List, Literal, Optional, TypedDict, Union
+
+__all__ = [
+    "Amount",
+    "MerchantCategory",
+    "Address",
+    "ReturningConsumer",
+    "NewConsumer",
+    "ConsumerParams",
+    "TransactionParams",
+    "OrderParams",
+    "PlanPreference",
+    "SandboxVerificationResult",
+    "WebhookEvent",
+    "DecisionFinalizedData",
+]
+
+Amount = Union[str, int, float, Decimal]
+
+MerchantCategory = Literal[
+    "food_beverage",
+    "furniture",
+    "electronics",
+    "sporting_goods",
+    "apparel",
+    "beauty",
+    "home_garden",
+    "travel",
+    "health",
+    "jewelry",
+    "automotive",
+    "education",
+    "entertainment",
+    "general",
+]
+
+PlanPreference = Literal["pay_in_4", "pay_in_6", "monthly"]
+SandboxVerificationResult = Literal["pass", "fail"]
+
+
+class _AddressRequired(TypedDict):
+    line1: str
+    city: str
+    state: str  # USPS two-letter code
+    zip: str  # 5 digits or ZIP+4
+
+
+class Address(_AddressRequired, total=False):
+    line2: str
+    country: Literal["US"]
+
+
+class ReturningConsumer(TypedDict):
+    """A consumer already known to your tenant and environment (e.g. a seeded sandbox consumer)."""
+
+    consumer_id: str
+
+
+class _NewConsumerRequired(TypedDict):
+    first_name: str
+    last_name: str
+    email: str
+    dob: str  # YYYY-MM-DD; at least 18 years old
+    address: Address
+
+
+class NewConsumer(_NewConsumerRequired, total=False):
+    """A consumer the service has not seen: stored, and usable by ``consumer_id`` afterwards."""
+
+    phone: str  # E.164
+    ssn_last4: str  # required on the enhanced and hard tiers
+
+
+ConsumerParams = Union[ReturningConsumer, NewConsumer]
+
+
+class _TransactionRequired(TypedDict):
+    amount: Amount
+    currency: str  # only USD
+    merchant_name: str
+    merchant_category: MerchantCategory
+
+
+class TransactionParams(_TransactionRequired, total=False):
+    product_description: str
+
+
+class _OrderRequired(TypedDict):
+    amount: Amount
+    currency: str
+    installment_count: Literal[3, 4, 6, 12, 18, 24, 36]
+
+
+class OrderParams(_OrderRequired, total=False):
+    """The client-library form: 4 -> pay_in_4, 6 -> pay_in_6, 3..36 above 5,000.00 -> monthly."""
+
+    merchant_name: str
+    merchant_category: MerchantCategory
+    product_description: str
+
+
+class WebhookEvent(TypedDict):
+    """The JSON envelope of every webhook delivery."""
+
+    id: str  # the same on every attempt: deduplicate on it
+    type: str
+    created: int  # unix seconds
+    attempt: int  # 1 for the first try, up to 8
+    data: Dict[str, Any]
+
+
+class DecisionFinalizedData(TypedDict):
+    decision_id: str
+    application_id: str
+    outcome: str
+    score: Optional[int]
+    confidence: float
+    recommended_amount: float
+    recommended_rate_pct: float
+    risk_grade: Optional[str]
+    reason_codes: List[str]
+    engine_version: str

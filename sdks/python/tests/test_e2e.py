@@ -1,0 +1,205 @@
+"""The Python library against the real service: approvals, declines, the pending journey through
+the sandbox helper and wait_for_completion, the ``order`` form, idempotent replays and every
+exception class from a real answer."""
+import json
+import threading
+import time
+import unittest
+import urllib.request
+from typing import Any, Dict, List
+
+import support
+from support import furniture, new_consumer
+
+from cds_client import (
+    AuthenticationError,
+    CreditDecisions,
+    CreditDecisionsError,
+    Decision,
+    DeclineReason,
+    IdempotencyConflictError,
+    InvalidRequestError,
+    NotFoundError,
+    Payment,
+    TilaDisclosure,
+    UnprocessableEntityError,
+)
+
+UNKNOWN_ID = "6f1c2a8e-3b7d-4c1e-9a55-1f7b3c2d9e10"
+
+
+class EndToEndTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.service = support.service()
+        cls.client = CreditDecisions(api_key=cls.service.sandbox_key, base_url=cls.service.base_url)
+        cls.soft = {"consumer_id": cls.service.consumers["soft"]}
+        cls.enhanced = {"consumer_id": cls.service.consumers["enhanced"]}
+
+    def raw_get(self, decision_id: str) -> Dict[str, Any]:
+        """What an independent client (plain urllib) sees for the same decision."""
+        request = urllib.request.Request(
+            f"{self.service.base_url}/v1/decisions/bnpl/{decision_id}", headers={"Authorization": f"Bearer {self.service.sandbox_key}"}
+        )
+        with urllib.request.urlopen(request, timeout=10) as r:
+            result: Dict[str, Any] = json.loads(r.read())
+            return result
+
+    def test_soft_approval_with_every_field_typed(self) -> None:
+        d = self.client.decisions.bnpl.create(consumer=self.soft, transaction=furniture("149.97"))
+        self.assertIsInstance(d, Decision)
+        self.assertEqual((d.is_approved, d.is_declined, d.is_referred, d.is_pending), (True, False, False, False))
+        self.assertEqual((d.status, d.outcome, d.kyc_tier), ("complete", "approved", "soft"))
+        self.assertEqual((d.approved_amount, d.currency), ("149.97", "USD"))
+        self.assertRegex(d.apr or "", r"^\d+\.\d{2}$")
+        self.assertIsInstance(d.term_months, int)
+        assert d.payment_schedule is not None and d.tila_disclosure is not None
+        self.assertEqual(len(d.payment_schedule), 4)
+        self.assertIsInstance(d.payment_schedule[0], Payment)
+        self.assertEqual(d.payment_schedule[0].num, 1)
+        self.assertRegex(d.payment_schedule[0].due_date, r"^\d{4}-\d{2}-\d{2}$")
+        self.assertIsInstance(d.tila_disclosure, TilaDisclosure)
+        self.assertEqual(d.tila_disclosure.payment_frequency, "biweekly")
+        self.assertEqual(d.tila_disclosure.total_of_payments, "149.97")
+        self.assertEqual(d.decline_reasons, [])
+        self.assertIsNone(d.consumer_complete_url)
+        self.assertEqual(d.polling_url, f"/v1/decisions/bnpl/{d.decision_id}")
+        assert d.last_response is not None
+        self.assertEqual(d.last_response.status, 200)
+        self.assertRegex(d.last_response.request_id or "", r"^req_")
+        self.assertTrue((d.last_response.idempotency_key or "").startswith("cds-python-retry-"))
+        self.assertFalse(d.last_response.idempotent_replayed)
+        self.assertEqual(d.to_dict(), self.raw_get(d.decision_id))
+        self.assertEqual(self.client.decisions.bnpl.retrieve(d.decision_id).to_dict(), d.to_dict())
+
+    def test_decline_is_a_decision_not_an_error(self) -> None:
+        d = self.client.decisions.bnpl.create(consumer=new_consumer("0000", "Dana"), transaction=furniture("149.97"))  # type: ignore[arg-type]
+        self.assertEqual((d.is_approved, d.is_declined, d.is_referred, d.is_pending), (False, True, False, False))
+        assert d.decline_reasons is not None
+        self.assertEqual(d.decline_reasons[0], DeclineReason(code="AA-21", reason="Bankruptcy"))
+        self.assertIsNone(d.payment_schedule)
+        self.assertEqual(d.to_dict(), self.raw_get(d.decision_id))
+
+    def test_referral(self) -> None:
+        d = self.client.decisions.bnpl.create(consumer=new_consumer("1111", "Remy"), transaction=furniture("120.00"))  # type: ignore[arg-type]
+        self.assertTrue(d.is_referred)
+
+    def test_pending_then_sandbox_helper_then_wait_at_the_default_interval(self) -> None:
+        d = self.client.decisions.bnpl.create(consumer=self.enhanced, transaction=furniture("1500.00"))
+        self.assertTrue(d.is_pending)
+        self.assertIsNone(d.outcome)
+        self.assertEqual((d.kyc_tier, d.kyc_status, d.estimated_completion_seconds), ("enhanced", "pending", 120))
+        self.assertRegex(d.consumer_complete_url or "", r"^https?://.+/verify/")
+        completions: List[Decision] = []
+
+        def on_pending(_: Decision) -> None:
+            if not completions:
+                completions.append(self.client.sandbox.verification.complete(d.decision_id, "pass"))
+
+        started = time.monotonic()
+        final = self.client.decisions.bnpl.wait_for_completion(d, on_pending=on_pending)
+        self.assertGreaterEqual(time.monotonic() - started, 1.9)  # one wait at the clamped 2-3 s interval
+        self.assertTrue(final.is_approved)
+        self.assertEqual((final.kyc_status, final.approved_amount), ("matched", "1500.00"))
+        self.assertTrue(completions[0].is_approved)
+
+    def test_sandbox_fail_is_referred_and_idempotent(self) -> None:
+        d = self.client.decisions.bnpl.create(consumer=self.enhanced, transaction=furniture("900.00"))
+        failed = self.client.sandbox.verification.complete(d.decision_id, "fail")
+        self.assertTrue(failed.is_referred)
+        assert failed.decline_reasons is not None
+        self.assertEqual(failed.decline_reasons[0].code, "AA-24")
+        self.assertEqual(self.client.sandbox.verification.complete(d.decision_id, "pass").to_dict(), failed.to_dict())
+        polled = self.client.decisions.bnpl.wait_for_completion(d.decision_id, interval=0.05, clamp_interval=False)
+        self.assertTrue(polled.is_referred)
+
+    def test_wait_in_a_thread_while_the_consumer_verifies(self) -> None:
+        d = self.client.decisions.bnpl.create(consumer=self.enhanced, order={"amount": "1500.00", "currency": "USD", "installment_count": 6})
+        self.assertTrue(d.is_pending)
+        result: List[Decision] = []
+        waiter = threading.Thread(
+            target=lambda: result.append(self.client.decisions.bnpl.wait_for_completion(d.decision_id, interval=0.05, clamp_interval=False))
+        )
+        waiter.start()
+        time.sleep(0.2)
+        self.assertTrue(waiter.is_alive())
+        self.client.sandbox.verification.complete(d.decision_id, "pass")
+        waiter.join(10)
+        self.assertTrue(result[0].is_approved)
+        assert result[0].payment_schedule is not None
+        self.assertEqual(len(result[0].payment_schedule), 6)
+        self.assertEqual(result[0].term_months, 6)
+
+    def test_order_form(self) -> None:
+        d = self.client.decisions.bnpl.create(consumer=self.soft, order={"amount": "149.97", "currency": "USD", "installment_count": 4})
+        self.assertTrue(d.is_approved)
+        assert d.payment_schedule is not None
+        self.assertEqual(len(d.payment_schedule), 4)
+
+    def test_replay_with_the_same_key_and_own_key_per_call(self) -> None:
+        key = f"sdk-python-{time.time_ns()}"
+        first = self.client.decisions.bnpl.create(consumer=self.soft, transaction=furniture("60.00"), idempotency_key=key)
+        second = self.client.decisions.bnpl.create(consumer=self.soft, transaction=furniture("60.00"), idempotency_key=key)
+        self.assertEqual(second.decision_id, first.decision_id)
+        assert second.last_response is not None and first.last_response is not None
+        self.assertTrue(second.last_response.idempotent_replayed)
+        self.assertEqual(second.last_response.request_id, first.last_response.request_id)
+        a = self.client.decisions.bnpl.create(consumer=self.soft, transaction=furniture("60.00"))
+        b = self.client.decisions.bnpl.create(consumer=self.soft, transaction=furniture("60.00"))
+        self.assertNotEqual(a.decision_id, b.decision_id)
+
+    # -- errors from real answers ------------------------------------------------------------
+
+    def check(self, error: CreditDecisionsError, status: int, code: str) -> None:
+        self.assertEqual((error.status, error.code), (status, code))
+        self.assertRegex(error.request_id or "", r"^req_")
+        self.assertEqual(error.headers["request-id"], error.request_id)
+        self.assertEqual(error.body, {"error": code, "message": error.message, "request_id": error.request_id})
+
+    def test_400(self) -> None:
+        with self.assertRaises(InvalidRequestError) as caught:
+            self.client.decisions.bnpl.create(consumer=self.soft, transaction={"amount": "10.00", "currency": "USD"})  # type: ignore[typeddict-item]
+        self.check(caught.exception, 400, "invalid_request")
+        self.assertIn("merchant_name", caught.exception.message)
+        with self.assertRaises(InvalidRequestError):
+            self.client.decisions.bnpl.create(
+                consumer=self.soft, transaction=furniture("10.00"), order={"amount": "10.00", "currency": "USD", "installment_count": 4}  # type: ignore[arg-type]
+            )
+        with self.assertRaises(InvalidRequestError):
+            self.client.decisions.bnpl.retrieve("not-a-uuid")
+
+    def test_401(self) -> None:
+        bad = CreditDecisions(api_key="svc_test_wrong", base_url=self.service.base_url)
+        with self.assertRaises(AuthenticationError) as caught:
+            bad.decisions.bnpl.retrieve(UNKNOWN_ID)
+        self.check(caught.exception, 401, "invalid_api_key")
+
+    def test_404(self) -> None:
+        with self.assertRaises(NotFoundError) as caught:
+            self.client.decisions.bnpl.retrieve(UNKNOWN_ID)
+        self.check(caught.exception, 404, "not_found")
+        live = CreditDecisions(api_key=self.service.live_key, base_url=self.service.base_url)
+        with self.assertRaises(NotFoundError):
+            live.sandbox.verification.complete(UNKNOWN_ID, "pass")
+
+    def test_409(self) -> None:
+        key = f"sdk-python-conflict-{time.time_ns()}"
+        self.client.decisions.bnpl.create(consumer=self.soft, transaction=furniture("70.00"), idempotency_key=key)
+        with self.assertRaises(IdempotencyConflictError) as caught:
+            self.client.decisions.bnpl.create(consumer=self.soft, transaction=furniture("71.00"), idempotency_key=key)
+        self.check(caught.exception, 409, "idempotency_conflict")
+
+    def test_422_replayed_with_the_same_key(self) -> None:
+        key = f"sdk-python-422-{time.time_ns()}"
+        eur = dict(furniture("149.97"), currency="EUR")
+        with self.assertRaises(UnprocessableEntityError) as first:
+            self.client.decisions.bnpl.create(consumer=self.soft, transaction=eur, idempotency_key=key)  # type: ignore[arg-type]
+        self.check(first.exception, 422, "unprocessable_entity")
+        with self.assertRaises(UnprocessableEntityError) as second:
+            self.client.decisions.bnpl.create(consumer=self.soft, transaction=eur, idempotency_key=key)  # type: ignore[arg-type]
+        self.assertEqual(second.exception.headers.get("idempotent-replayed"), "true")
+        self.assertEqual(second.exception.request_id, first.exception.request_id)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,117 @@
+"""The README's examples run as written against the real service, with the library importable the
+way an installed one is (from ../src; or, with CDS_TEST_PIP_INSTALL=1, from a real
+``pip install`` of this folder into a temporary target, which needs the setuptools build backend
+from a package index and takes ~10 s)."""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+from typing import Dict, Optional
+
+import support
+
+README = os.path.join(support.SDK_ROOT, "README.md")
+
+
+def examples() -> Dict[str, str]:
+    with open(README, encoding="utf-8") as f:
+        text = f.read()
+    return {m.group(1): m.group(2) for m in re.finditer(r'```python title="([^"]+)"\n(.*?)```', text, re.S)}
+
+
+class ReadmeTest(unittest.TestCase):
+    project: str
+    library_path: str
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.service = support.service()
+        cls.project = tempfile.mkdtemp(prefix="cds-py-user-")
+        for name, code in examples().items():
+            with open(os.path.join(cls.project, name), "w", encoding="utf-8") as f:
+                f.write(code)
+        cls.library_path = os.path.join(support.SDK_ROOT, "src")
+        if os.environ.get("CDS_TEST_PIP_INSTALL") == "1":
+            cls.library_path = cls.pip_install()
+
+    @classmethod
+    def pip_install(cls) -> str:
+        source = os.path.join(cls.project, "_source")
+        shutil.copytree(support.SDK_ROOT, source, ignore=shutil.ignore_patterns("tests", "__pycache__", "build", "*.egg-info"))
+        target = os.path.join(cls.project, "_site")
+        subprocess.run(
+            [sys.executable, "-m", "pip", "install", "--no-deps", "--disable-pip-version-check", "-q", "--target", target, source],
+            check=True, capture_output=True, timeout=180,
+        )
+        return target
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        shutil.rmtree(cls.project, ignore_errors=True)
+
+    def env(self, **extra: str) -> Dict[str, str]:
+        env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": self.library_path, "PYTHONDONTWRITEBYTECODE": "1"}
+        env.update(extra)
+        return env
+
+    def run_example(self, name: str, **extra: str) -> "subprocess.CompletedProcess[str]":
+        return subprocess.run(
+            [sys.executable, name], cwd=self.project, env=self.env(**extra), capture_output=True, text=True, timeout=60
+        )
+
+    def test_has_the_runnable_examples(self) -> None:
+        self.assertEqual(list(examples()), ["quickstart.py", "webhook_receiver.py", "send_test_webhook.py"])
+
+    def test_quickstart_runs_as_written(self) -> None:
+        result = self.run_example(
+            "quickstart.py",
+            CDS_BASE_URL=self.service.base_url,
+            CDS_API_KEY=self.service.sandbox_key,
+            CDS_SOFT_CONSUMER_ID=self.service.consumers["soft"],
+            CDS_ENHANCED_CONSUMER_ID=self.service.consumers["enhanced"],
+        )
+        self.assertEqual(result.stderr, "")
+        self.assertEqual(result.returncode, 0)
+        out = result.stdout
+        self.assertRegex(out, r"(?m)^1\. approved: True 149\.97 APR \d+\.\d{2}%$")
+        self.assertEqual(len(re.findall(r"(?m)^ {3}payment \d: ", out)), 4)
+        self.assertRegex(out, r"(?m)^2\. declined: True AA-21 Bankruptcy")
+        self.assertRegex(out, r"(?m)^3\. pending: True send the consumer to https?://\S+/verify/\S+$")
+        self.assertRegex(out, r"(?m)^ {3}completed: approved 1500\.00 \d+ months$")
+        self.assertRegex(out, r"(?m)^4\. error: UnprocessableEntityError 422 unprocessable_entity req_\w+$")
+        self.assertRegex(out, r"(?m)^5\. webhook verified: decision\.finalized True$")
+
+    def test_webhook_receiver_accepts_signed_refuses_forged_and_deduplicates(self) -> None:
+        port = str(support.free_port())
+        secret = "whsec_readme_receiver_secret"
+        receiver = subprocess.Popen(
+            [sys.executable, "webhook_receiver.py"],
+            cwd=self.project, env=self.env(PORT=port, CDS_WEBHOOK_SECRET=secret), stdout=subprocess.PIPE, text=True,
+        )
+        try:
+            assert receiver.stdout is not None
+            self.assertEqual(receiver.stdout.readline().strip(), "listening")
+            sent = self.run_example("send_test_webhook.py", PORT=port, CDS_WEBHOOK_SECRET=secret)
+            self.assertEqual(sent.stdout.strip(), "204", sent.stderr)
+            again = self.run_example("send_test_webhook.py", PORT=port, CDS_WEBHOOK_SECRET=secret)
+            self.assertEqual(again.stdout.strip(), "204")
+            forged = self.run_example("send_test_webhook.py", PORT=port, CDS_WEBHOOK_SECRET="whsec_not_the_secret")
+            self.assertEqual(forged.stdout.strip(), "400")
+            line: Optional[str] = receiver.stdout.readline()
+            self.assertEqual((line or "").strip(), "received webhook.test")
+        finally:
+            receiver.kill()
+            receiver.wait(5)
+        assert receiver.stdout is not None
+        rest = receiver.stdout.read()
+        receiver.stdout.close()
+        self.assertNotIn("received", rest)  # the duplicate was not processed twice
+        time.sleep(0)
+
+
+if __name__ == "__main__":
+    unittest.main()
