@@ -50,6 +50,7 @@ async function main(argv: string[]): Promise<number> {
       if (sub !== 'create') throw new UsageError('tenants: the only subcommand is "create"');
       const { values } = parseArgs({ args, options: { name: { type: 'string' }, json: { type: 'boolean', default: false } }, strict: true });
       if (!values.name) throw new UsageError('tenants create needs --name NAME');
+      if (values.name.trim().length === 0 || values.name.length > 200) throw new UsageError('--name must be 1 to 200 characters');
       return tenantsCreateCommand(loadConfig(), { name: values.name, json: values.json ?? false });
     }
     case 'webhooks': {
