@@ -1,0 +1,42 @@
+/**
+ * Shutdown finishes what it started: closing the server (what SIGTERM does in `cds serve`) lets an
+ * in-flight state change complete and commit, while a request arriving afterwards is refused.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../../support/databases.js';
+import { countProbes, registerProbeRoutes } from '../../support/probe-routes.js';
+import { createTestApp, type TestApp } from '../../support/test-app.js';
+
+describe('graceful shutdown', () => {
+  let db: TestDatabase;
+  let t: TestApp;
+  beforeAll(async () => {
+    db = await createTestDatabase('sqlite');
+    t = await createTestApp(db, { build: { registerExtraV1Routes: registerProbeRoutes } });
+  });
+  afterAll(async () => {
+    await t?.ctx.close();
+    await db?.drop();
+  });
+
+  it('completes an in-flight request before closing', async () => {
+    const address = await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const inFlight = fetch(`${address}/v1/test-probes`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${t.tenant.sandbox.apiKey}`, 'content-type': 'application/json', 'idempotency-key': 'shutdown-1' },
+      body: JSON.stringify({ name: 'in-flight', delay_ms: 400 }),
+    });
+    // The handler holds its transaction open for 400 ms; close while it is inside it. (Its row is
+    // uncommitted until then, so there is nothing to poll for: a short wait is the sync point.)
+    await new Promise((r) => setTimeout(r, 150));
+    const order: string[] = [];
+    const closed = t.app.close().then(() => order.push('closed'));
+    const response = await inFlight.then((r) => (order.push('answered'), r));
+    expect(response.status).toBe(200);
+    expect((await response.json()).name).toBe('in-flight');
+    await closed;
+    expect(order).toEqual(['answered', 'closed']);
+    expect(await countProbes(t.ctx, t.tenant.tenantId, 'in-flight')).toBe(1);
+    await expect(fetch(`${address}/healthz`)).rejects.toThrow();
+  });
+});
