@@ -56,6 +56,16 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('Request-Id', request.id);
   });
+  // Graceful shutdown: requests already running finish; their keep-alive connections are then
+  // closed instead of idling until the keep-alive timeout and holding the process open.
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onSend', async (_request, reply, payload) => {
+    if (closing) reply.header('Connection', 'close');
+    return payload;
+  });
   registerErrorHandling(app);
   const finishRoutes = collectRoutes(app);
   await registerOpenApi(app);

@@ -31,11 +31,14 @@ describe('graceful shutdown', () => {
     await new Promise((r) => setTimeout(r, 150));
     const order: string[] = [];
     const closed = t.app.close().then(() => order.push('closed'));
-    const response = await inFlight.then((r) => (order.push('answered'), r));
+    await new Promise((r) => setTimeout(r, 100));
+    // Still inside the handler: closing has not finished.
+    expect(order).toEqual([]);
+    const response = await inFlight;
     expect(response.status).toBe(200);
     expect((await response.json()).name).toBe('in-flight');
     await closed;
-    expect(order).toEqual(['answered', 'closed']);
+    expect(order).toEqual(['closed']);
     expect(await countProbes(t.ctx, t.tenant.tenantId, 'in-flight')).toBe(1);
     await expect(fetch(`${address}/healthz`)).rejects.toThrow();
   });
