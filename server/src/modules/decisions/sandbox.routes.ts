@@ -25,6 +25,10 @@ export function registerSandboxRoutes(v1: FastifyInstance, ctx: AppContext): voi
           'Completes the identity verification of a pending sandbox decision as if the consumer had done it on the hosted page. ' +
           '`pass`: the engine decides and the decision completes. `fail`: referred with AA-24. Returns the decision in its new state. ' +
           'On a decision that is not pending, nothing changes. With a live key: 404.',
+        headers: {
+          type: 'object',
+          properties: { 'idempotency-key': { type: 'string', description: 'Optional; 1 to 255 printable ASCII characters. A retry with the same key replays the first response.' } },
+        },
         params: decisionIdParamsSchema,
         body: {
           type: 'object',

@@ -36,7 +36,7 @@ describe('graceful shutdown', () => {
     expect(order).toEqual([]);
     const response = await inFlight;
     expect(response.status).toBe(200);
-    expect((await response.json()).name).toBe('in-flight');
+    expect(((await response.json()) as { name: string }).name).toBe('in-flight');
     await closed;
     expect(order).toEqual(['closed']);
     expect(await countProbes(t.ctx, t.tenant.tenantId, 'in-flight')).toBe(1);
