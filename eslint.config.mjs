@@ -17,7 +17,7 @@ export default tseslint.config(
   },
   {
     // The one place configuration comes from, plus tests and tools that set up child processes.
-    files: ['server/src/config/config.ts', 'server/test/**', 'bench/**', 'vitest.config.ts'],
+    files: ['server/src/config/config.ts', 'server/test/**', 'bench/**', 'vitest.config.ts', 'sdks/node/test/**'],
     rules: { 'no-restricted-properties': 'off' },
   },
 );

@@ -4,10 +4,13 @@
  * every error class from a real answer, a real signed webhook delivery, and the built ESM and
  * CommonJS packages.
  */
+import http from 'node:http';
+import type net from 'node:net';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type * as Sdk from '../src/index.js';
 import {
   AuthenticationError,
   CreditDecisions,
@@ -153,6 +156,73 @@ describe('decisions against the real service', () => {
   });
 });
 
+describe('a connection dropped after the service did the work', () => {
+  /**
+   * A proxy in front of the real service: while `dropNext` > 0 it forwards the request, lets the
+   * service answer (the decision is committed), records that answer, and then destroys the
+   * client's connection instead of passing it on: the client must retry, and its retry must get
+   * the stored answer, not a second decision.
+   */
+  async function startDroppingProxy(upstream: string) {
+    const state = { dropNext: 0, dropped: [] as string[], forwarded: 0 };
+    const server = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', async () => {
+        const headers: Record<string, string> = {};
+        for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string' && k !== 'host' && k !== 'connection') headers[k] = v;
+        const answer = await fetch(upstream + req.url, { method: req.method, headers, body: chunks.length ? Buffer.concat(chunks) : undefined });
+        const text = await answer.text();
+        state.forwarded += 1;
+        if (state.dropNext > 0) {
+          state.dropNext -= 1;
+          state.dropped.push(text);
+          req.socket.destroy();
+          return;
+        }
+        const out: Record<string, string> = {};
+        answer.headers.forEach((v, k) => (out[k] = v));
+        delete out['content-length'];
+        delete out['transfer-encoding'];
+        delete out['connection'];
+        delete out['keep-alive'];
+        res.writeHead(answer.status, out).end(text);
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+    const { port } = server.address() as net.AddressInfo;
+    return {
+      url: `http://127.0.0.1:${port}`,
+      state,
+      close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    };
+  }
+
+  it('retries with the same key and gets the stored decision, never a second one', async () => {
+    const proxy = await startDroppingProxy(service.baseUrl);
+    try {
+      const viaProxy = new CreditDecisions({ apiKey: service.sandboxKey, baseUrl: proxy.url, initialRetryDelayMs: 10 });
+      proxy.state.dropNext = 2;
+      const d = await viaProxy.decisions.bnpl.create({ consumer: { consumer_id: service.consumers.soft }, transaction: furniture('77.70') });
+      expect(proxy.state.forwarded).toBe(3);
+      expect(d.lastResponse?.retries).toBe(2);
+      expect(d.lastResponse?.idempotentReplayed).toBe(true);
+      const firstAnswer = JSON.parse(proxy.state.dropped[0]!) as { decision_id: string };
+      expect(d.decision_id).toBe(firstAnswer.decision_id); // the decision the first, lost, answer carried
+      expect(JSON.parse(proxy.state.dropped[1]!)).toEqual(firstAnswer);
+
+      // The same through the sandbox helper (a POST too) on a pending decision.
+      const pending = await client.decisions.bnpl.create({ consumer: { consumer_id: service.consumers.enhanced }, transaction: furniture('650.00') });
+      proxy.state.dropNext = 1;
+      const done = await viaProxy.sandbox.verification.complete(pending.decision_id, 'pass');
+      expect(done.lastResponse?.idempotentReplayed).toBe(true);
+      expect(done.isPending).toBe(false);
+    } finally {
+      await proxy.close();
+    }
+  });
+});
+
 describe('errors from real answers', () => {
   async function failure(promise: Promise<unknown>): Promise<CreditDecisionsError> {
     const e = await promise.then(
@@ -238,8 +308,8 @@ describe('a real webhook delivery', () => {
 
 describe('the built packages', () => {
   it('ESM (import) and CommonJS (require) builds work against the service', async () => {
-    const esm = (await import(pathToFileURL(path.join(SDK_ROOT, 'dist/esm/index.js')).href)) as typeof import('../src/index.js');
-    const cjs = createRequire(import.meta.url)(path.join(SDK_ROOT, 'dist/cjs/index.js')) as typeof import('../src/index.js');
+    const esm = (await import(pathToFileURL(path.join(SDK_ROOT, 'dist/esm/index.js')).href)) as typeof Sdk;
+    const cjs = createRequire(import.meta.url)(path.join(SDK_ROOT, 'dist/cjs/index.js')) as typeof Sdk;
     for (const lib of [esm, cjs]) {
       const c = new lib.CreditDecisions({ apiKey: service.sandboxKey, baseUrl: service.baseUrl });
       const d = await c.decisions.bnpl.create({ consumer: { consumer_id: service.consumers.soft }, transaction: furniture('30.00') });

@@ -29,6 +29,8 @@ CLI_PATH = os.path.join(REPO_ROOT, "server", "dist", "cli", "main.js")
 if os.environ.get("CDS_TEST_USE_INSTALLED") != "1":
     sys.path.insert(0, os.path.join(SDK_ROOT, "src"))
 
+from cds_client.types import NewConsumer, TransactionParams  # noqa: E402
+
 
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
@@ -125,7 +127,7 @@ def _start_service() -> Service:
     return s
 
 
-def new_consumer(ssn_last4: str, first_name: str = "Ada") -> Dict[str, Any]:
+def new_consumer(ssn_last4: str, first_name: str = "Ada") -> "NewConsumer":
     return {
         "first_name": first_name,
         "last_name": "Lovelace",
@@ -136,7 +138,7 @@ def new_consumer(ssn_last4: str, first_name: str = "Ada") -> Dict[str, Any]:
     }
 
 
-def furniture(amount: str) -> Dict[str, Any]:
+def furniture(amount: str) -> "TransactionParams":
     return {"amount": amount, "currency": "USD", "merchant_name": "Acme Furniture", "merchant_category": "furniture"}
 
 
@@ -226,13 +228,14 @@ class FakeServer:
                     self.close_connection = True
                     return
                 assert isinstance(step, dict)
-                if step.get("delay"):
-                    time.sleep(step["delay"])
-                payload = step.get("body", {})
+                spec: Dict[str, Any] = step
+                if spec.get("delay"):
+                    time.sleep(float(spec["delay"]))
+                payload = spec.get("body", {})
                 data = payload.encode("utf-8") if isinstance(payload, str) else json.dumps(payload).encode("utf-8")
-                self.send_response(step["status"])
+                self.send_response(int(spec["status"]))
                 headers = {"Content-Type": "application/json", "Request-Id": "req_fake0000000000000000"}
-                headers.update(step.get("headers", {}))
+                headers.update(spec.get("headers", {}))
                 for k, v in headers.items():
                     self.send_header(k, v)
                 self.send_header("Content-Length", str(len(data)))

@@ -76,6 +76,9 @@ class Python39CompatibilityTest(unittest.TestCase):
         self.assertIn("dependencies = []", pyproject)
         self.assertIn('cds_client = ["py.typed"]', pyproject)
         self.assertTrue(os.path.exists(os.path.join(support.SDK_ROOT, "src", "cds_client", "py.typed")))
+        from cds_client import __version__
+
+        self.assertIn(f'version = "{__version__}"', pyproject)
 
     def test_only_the_standard_library_is_imported(self) -> None:
         import sys

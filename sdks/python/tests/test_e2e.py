@@ -2,15 +2,20 @@
 the sandbox helper and wait_for_completion, the ``order`` form, idempotent replays and every
 exception class from a real answer."""
 import json
+import socket
+import struct
 import threading
 import time
 import unittest
+import urllib.error
 import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Dict, List
 
 import support
 from support import furniture, new_consumer
 
+from cds_client.types import ReturningConsumer, TransactionParams
 from cds_client import (
     AuthenticationError,
     CreditDecisions,
@@ -29,12 +34,17 @@ UNKNOWN_ID = "6f1c2a8e-3b7d-4c1e-9a55-1f7b3c2d9e10"
 
 
 class EndToEndTest(unittest.TestCase):
+    service: support.Service
+    client: CreditDecisions
+    soft: ReturningConsumer
+    enhanced: ReturningConsumer
+
     @classmethod
     def setUpClass(cls) -> None:
         cls.service = support.service()
         cls.client = CreditDecisions(api_key=cls.service.sandbox_key, base_url=cls.service.base_url)
-        cls.soft = {"consumer_id": cls.service.consumers["soft"]}
-        cls.enhanced = {"consumer_id": cls.service.consumers["enhanced"]}
+        cls.soft = ReturningConsumer(consumer_id=cls.service.consumers["soft"])
+        cls.enhanced = ReturningConsumer(consumer_id=cls.service.consumers["enhanced"])
 
     def raw_get(self, decision_id: str) -> Dict[str, Any]:
         """What an independent client (plain urllib) sees for the same decision."""
@@ -73,7 +83,7 @@ class EndToEndTest(unittest.TestCase):
         self.assertEqual(self.client.decisions.bnpl.retrieve(d.decision_id).to_dict(), d.to_dict())
 
     def test_decline_is_a_decision_not_an_error(self) -> None:
-        d = self.client.decisions.bnpl.create(consumer=new_consumer("0000", "Dana"), transaction=furniture("149.97"))  # type: ignore[arg-type]
+        d = self.client.decisions.bnpl.create(consumer=new_consumer("0000", "Dana"), transaction=furniture("149.97"))
         self.assertEqual((d.is_approved, d.is_declined, d.is_referred, d.is_pending), (False, True, False, False))
         assert d.decline_reasons is not None
         self.assertEqual(d.decline_reasons[0], DeclineReason(code="AA-21", reason="Bankruptcy"))
@@ -81,7 +91,7 @@ class EndToEndTest(unittest.TestCase):
         self.assertEqual(d.to_dict(), self.raw_get(d.decision_id))
 
     def test_referral(self) -> None:
-        d = self.client.decisions.bnpl.create(consumer=new_consumer("1111", "Remy"), transaction=furniture("120.00"))  # type: ignore[arg-type]
+        d = self.client.decisions.bnpl.create(consumer=new_consumer("1111", "Remy"), transaction=furniture("120.00"))
         self.assertTrue(d.is_referred)
 
     def test_pending_then_sandbox_helper_then_wait_at_the_default_interval(self) -> None:
@@ -148,6 +158,60 @@ class EndToEndTest(unittest.TestCase):
         b = self.client.decisions.bnpl.create(consumer=self.soft, transaction=furniture("60.00"))
         self.assertNotEqual(a.decision_id, b.decision_id)
 
+    def test_connection_dropped_after_the_work_is_retried_into_the_stored_answer(self) -> None:
+        """A proxy forwards the request, lets the service commit and answer, then drops the
+        client's connection: the retry (same key) must get the stored decision, never a second."""
+        upstream = self.service.base_url
+        state: Dict[str, Any] = {"drop": 0, "dropped": [], "forwarded": 0}
+
+        class Proxy(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+                pass
+
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "connection", "content-length")}
+                request = urllib.request.Request(upstream + self.path, data=body, headers=headers, method="POST")
+                try:
+                    with urllib.request.urlopen(request, timeout=10) as r:
+                        status, answer, answer_headers = r.status, r.read(), dict(r.headers.items())
+                except urllib.error.HTTPError as e:
+                    status, answer, answer_headers = e.code, e.read(), dict(e.headers.items())
+                state["forwarded"] += 1
+                if state["drop"] > 0:
+                    state["drop"] -= 1
+                    state["dropped"].append(json.loads(answer))
+                    self.close_connection = True
+                    self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                    self.connection.close()
+                    return
+                self.send_response(status)
+                for k, v in answer_headers.items():
+                    if k.lower() not in ("content-length", "connection", "keep-alive", "transfer-encoding", "date"):
+                        self.send_header(k, v)
+                self.send_header("Content-Length", str(len(answer)))
+                self.end_headers()
+                self.wfile.write(answer)
+
+        server = ThreadingHTTPServer(("127.0.0.1", 0), Proxy)
+        server.daemon_threads = True
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        try:
+            via_proxy = CreditDecisions(
+                api_key=self.service.sandbox_key, base_url=f"http://127.0.0.1:{server.server_address[1]}", initial_retry_delay=0.01
+            )
+            state["drop"] = 2
+            d = via_proxy.decisions.bnpl.create(consumer=self.soft, transaction=furniture("77.70"))
+            self.assertEqual(state["forwarded"], 3)
+            assert d.last_response is not None
+            self.assertEqual(d.last_response.retries, 2)
+            self.assertTrue(d.last_response.idempotent_replayed)
+            self.assertEqual(d.decision_id, state["dropped"][0]["decision_id"])
+            self.assertEqual(state["dropped"][1], state["dropped"][0])
+        finally:
+            server.shutdown()
+            server.server_close()
+
     # -- errors from real answers ------------------------------------------------------------
 
     def check(self, error: CreditDecisionsError, status: int, code: str) -> None:
@@ -158,7 +222,7 @@ class EndToEndTest(unittest.TestCase):
 
     def test_400(self) -> None:
         with self.assertRaises(InvalidRequestError) as caught:
-            self.client.decisions.bnpl.create(consumer=self.soft, transaction={"amount": "10.00", "currency": "USD"})  # type: ignore[typeddict-item]
+            self.client.decisions.bnpl.create(consumer=self.soft, transaction={"amount": "10.00", "currency": "USD"})  # type: ignore[arg-type]
         self.check(caught.exception, 400, "invalid_request")
         self.assertIn("merchant_name", caught.exception.message)
         with self.assertRaises(InvalidRequestError):
@@ -191,12 +255,13 @@ class EndToEndTest(unittest.TestCase):
 
     def test_422_replayed_with_the_same_key(self) -> None:
         key = f"sdk-python-422-{time.time_ns()}"
-        eur = dict(furniture("149.97"), currency="EUR")
+        eur: TransactionParams = furniture("149.97")
+        eur["currency"] = "EUR"
         with self.assertRaises(UnprocessableEntityError) as first:
-            self.client.decisions.bnpl.create(consumer=self.soft, transaction=eur, idempotency_key=key)  # type: ignore[arg-type]
+            self.client.decisions.bnpl.create(consumer=self.soft, transaction=eur, idempotency_key=key)
         self.check(first.exception, 422, "unprocessable_entity")
         with self.assertRaises(UnprocessableEntityError) as second:
-            self.client.decisions.bnpl.create(consumer=self.soft, transaction=eur, idempotency_key=key)  # type: ignore[arg-type]
+            self.client.decisions.bnpl.create(consumer=self.soft, transaction=eur, idempotency_key=key)
         self.assertEqual(second.exception.headers.get("idempotent-replayed"), "true")
         self.assertEqual(second.exception.request_id, first.exception.request_id)
 

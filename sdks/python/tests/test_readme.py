@@ -24,6 +24,7 @@ def examples() -> Dict[str, str]:
 
 
 class ReadmeTest(unittest.TestCase):
+    service: support.Service
     project: str
     library_path: str
 

@@ -7,7 +7,7 @@ import threading
 import time
 import unittest
 from decimal import Decimal
-from typing import Any, List
+from typing import Any, Dict, List
 
 import support  # noqa: F401  (puts ../src on sys.path)
 from support import FakeServer, declined_decision, error_body, pending_decision
@@ -55,7 +55,7 @@ class TransportTest(unittest.TestCase):
         cls.fake.close()
 
     def client(self, **options: Any) -> CreditDecisions:
-        settings = {"initial_retry_delay": 0.005, "max_retry_delay": 0.02}
+        settings: Dict[str, Any] = {"initial_retry_delay": 0.005, "max_retry_delay": 0.02}
         settings.update(options)
         return CreditDecisions(api_key="svc_test_fake", base_url=self.fake.base_url, **settings)
 

@@ -109,9 +109,9 @@ export class HttpCore {
       retryRateLimited: options.retryRateLimited ?? DEFAULT_RETRY_POLICY.retryRateLimited,
     };
     const globalFetch = (globalThis as { fetch?: Fetch }).fetch;
-    const fetchImpl = options.fetch ?? globalFetch;
-    if (typeof fetchImpl !== 'function') throw new TypeError('CreditDecisions: no global fetch (Node 18+ required), pass `fetch`.');
-    this.fetchImpl = options.fetch ?? ((url, init) => globalFetch!(url, init));
+    if (options.fetch) this.fetchImpl = options.fetch;
+    else if (typeof globalFetch === 'function') this.fetchImpl = (url, init) => globalFetch(url, init);
+    else throw new TypeError('CreditDecisions: no global fetch (Node 18+ required); pass `fetch`.');
     this.defaultHeaders = { ...options.defaultHeaders };
   }
 

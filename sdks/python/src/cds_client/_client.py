@@ -1,12 +1,11 @@
 """The entry point: ``CreditDecisions(api_key=..., base_url=...)``. The key decides the environment
 (``svc_test_`` sandbox, ``svc_live_`` live); the address is the same for both."""
-from types import ModuleType
 from typing import Mapping, Optional
 
-from . import webhooks as _webhooks
 from ._core.http import DEFAULT_TIMEOUT, HttpCore
 from .resources.decisions import Decisions
 from .resources.sandbox import Sandbox
+from .webhooks import Webhooks
 
 
 class CreditDecisions:
@@ -54,4 +53,4 @@ class CreditDecisions:
         #: Sandbox test helpers: ``sandbox.verification.complete(decision_id, "pass" | "fail")``.
         self.sandbox = Sandbox(core)
         #: Webhook signature helpers (no API call): ``verify``, ``generate_test_header``.
-        self.webhooks: ModuleType = _webhooks
+        self.webhooks = Webhooks()

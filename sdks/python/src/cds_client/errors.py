@@ -197,9 +197,10 @@ def error_from_response(status: int, headers: Mapping[str, str], body: bytes) ->
     except ValueError:
         parsed = None
     fields: Dict[str, Any] = parsed if isinstance(parsed, dict) else {}
-    code = fields.get("error") if isinstance(fields.get("error"), str) else None
-    request_id = fields.get("request_id") if isinstance(fields.get("request_id"), str) else headers.get("request-id")
-    message = fields.get("message") if isinstance(fields.get("message"), str) else f"HTTP {status}: {text[:200]}"
+    error_field, id_field, message_field = fields.get("error"), fields.get("request_id"), fields.get("message")
+    code: Optional[str] = error_field if isinstance(error_field, str) else None
+    request_id: Optional[str] = id_field if isinstance(id_field, str) else headers.get("request-id")
+    message: str = message_field if isinstance(message_field, str) else f"HTTP {status}: {text[:200]}"
     cls = (_BY_CODE.get(code) if code is not None else None) or _BY_STATUS.get(status)
     if cls is None:
         cls = InternalServerError if status >= 500 else CreditDecisionsError

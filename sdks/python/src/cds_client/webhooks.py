@@ -29,6 +29,7 @@ __all__ = [
     "generate_test_header",
     "compute_signature",
     "parse_signature_header",
+    "Webhooks",
 ]
 
 SIGNATURE_HEADER = "Svc-Signature"
@@ -130,3 +131,15 @@ def generate_test_header(payload: RawBody, secret: Secrets, timestamp: Optional[
     t = int(time.time()) if timestamp is None else int(timestamp)
     parts = [f"v1={compute_signature(payload, s, t)}" for s in _secret_list(secret)]
     return ",".join([f"t={t}"] + parts)
+
+
+class Webhooks:
+    """The webhook helpers as one object (``client.webhooks``); the module functions are the same."""
+
+    SIGNATURE_HEADER = SIGNATURE_HEADER
+    DEFAULT_TOLERANCE = DEFAULT_TOLERANCE
+    verify = staticmethod(verify)
+    verify_signature = staticmethod(verify)
+    generate_test_header = staticmethod(generate_test_header)
+    compute_signature = staticmethod(compute_signature)
+    parse_signature_header = staticmethod(parse_signature_header)

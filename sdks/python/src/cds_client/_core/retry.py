@@ -42,8 +42,8 @@ class AttemptOutcome:
 
 def backoff_delay(retry: int, policy: RetryPolicy, random_value: float) -> float:
     """Backoff (without ``Retry-After``) before retry number ``retry`` (1-based); random in [0, 1)."""
-    base = min(policy.initial_delay * (2 ** (retry - 1)), policy.max_delay)
-    return base * (1 - 0.25 * random_value)
+    base: float = min(policy.initial_delay * float(2 ** (retry - 1)), policy.max_delay)
+    return base * (1.0 - 0.25 * random_value)
 
 
 def decide_retry(
