@@ -16,6 +16,15 @@ export default tseslint.config(
     },
   },
   {
+    // The lender portal runs in the browser (React); its build config runs in Node.
+    files: ['portal/src/**/*.{ts,tsx}'],
+    languageOptions: { globals: { ...globals.browser } },
+    rules: {
+      // bulletproof-react: a feature never imports another feature; app/ composes them.
+      'no-restricted-imports': ['error', { patterns: [{ group: ['../../*/**', '!../../../**'], message: 'Features must not import each other; share through src/components or src/lib, compose in src/app.' }] }],
+    },
+  },
+  {
     // The one place configuration comes from, plus tests and tools that set up child processes.
     files: ['server/src/config/config.ts', 'server/test/**', 'bench/**', 'vitest.config.ts', 'sdks/node/test/**'],
     rules: { 'no-restricted-properties': 'off' },

@@ -24,6 +24,7 @@ import { createVerificationService, type VerificationService } from '../modules/
 import { createWebhookFanOut } from '../modules/webhooks/fan-out.js';
 import { createWebhooksService, type WebhooksService } from '../modules/webhooks/webhooks.service.js';
 import { createDeliveryWorker, type DeliveryWorker, type DeliveryWorkerOptions } from '../modules/webhooks/delivery-worker.js';
+import { createAccountsService, type AccountsService } from '../modules/portal/accounts.service.js';
 
 export interface AppContext {
   config: Readonly<Config>;
@@ -43,6 +44,8 @@ export interface AppContext {
   webhooks: WebhooksService;
   /** Sends due webhook deliveries; started by the worker role (workers/workers.ts). */
   webhookDelivery: DeliveryWorker;
+  /** Lender portal users, invitations and sessions (modules/portal). */
+  accounts: AccountsService;
   close(): Promise<void>;
 }
 
@@ -108,8 +111,13 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
     db: storage.db, clock, random, secretBox, dataKey: config.dataEncryptionKey, logger, decisions, consumers, codeSender,
   });
 
+  const accounts = createAccountsService({
+    db: storage.db, readDb: storage.readDb, clock, random, tenants, apiKeys, rateLimiter, dataEncryptionKey: config.dataEncryptionKey,
+  });
+
   return {
     config, storage, clock, random, logger, secretBox, rateLimiter, apiKeys, tenants, idempotency, consumers, outbox, decisions, verification, webhooks, webhookDelivery,
+    accounts,
     async close() {
       await webhookDelivery.stop();
       codeSender.close();

@@ -52,6 +52,8 @@ export interface ConsumersTable {
   linked_accounts_json: string;
   created_at: number;
   updated_at: number;
+  /** Reset consumer state (portal): earlier decisions no longer count as history. Migration 0005. */
+  history_reset_at?: number | null;
 }
 
 export interface IdempotencyKeysTable {
@@ -235,6 +237,51 @@ export interface WebhookAttemptsTable {
   created_at: number;
 }
 
+export type PortalRole = 'admin' | 'developer' | 'underwriter' | 'viewer';
+
+/** A person who signs in to the lender portal; one tenant, one role. */
+export interface UsersTable {
+  id: string;
+  tenant_id: string;
+  /** Lower-cased; unique across all tenants. */
+  email: string;
+  name: string;
+  /** argon2id PHC string. */
+  password_hash: string;
+  role: PortalRole;
+  created_at: number;
+  updated_at: number;
+  last_login_at: number | null;
+  /** Removed from the tenant: cannot sign in, sessions end. */
+  deactivated_at: number | null;
+}
+
+export interface InvitationsTable {
+  id: string;
+  tenant_id: string;
+  email: string;
+  role: PortalRole;
+  /** SHA-256 hex of the invitation token (the token is only in the link). */
+  token_hash: string;
+  invited_by: string;
+  created_at: number;
+  expires_at: number;
+  accepted_at: number | null;
+  revoked_at: number | null;
+}
+
+export interface SessionsTable {
+  /** SHA-256 hex of the session cookie's random value (the value itself is never stored). */
+  id_hash: string;
+  user_id: string;
+  tenant_id: string;
+  created_at: number;
+  last_seen_at: number;
+  idle_expires_at: number;
+  absolute_expires_at: number;
+  revoked_at: number | null;
+}
+
 export interface Database {
   tenants: TenantsTable;
   api_keys: ApiKeysTable;
@@ -248,5 +295,8 @@ export interface Database {
   webhook_endpoints: WebhookEndpointsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
+  users: UsersTable;
+  invitations: InvitationsTable;
+  sessions: SessionsTable;
 }
 

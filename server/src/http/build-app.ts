@@ -18,6 +18,7 @@ import { registerSystemRoutes } from './routes/system.routes.js';
 import { registerBnplRoutes } from '../modules/decisions/bnpl.routes.js';
 import { registerSandboxRoutes } from '../modules/decisions/sandbox.routes.js';
 import { registerVerifyRoutes } from '../modules/kyc/verify.routes.js';
+import { registerPortal } from '../modules/portal/portal.routes.js';
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
 
@@ -72,6 +73,8 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
 
   registerSystemRoutes(app, ctx);
   await registerVerifyRoutes(app, ctx);
+  // The lender portal: its own session/CSRF/role guard and the built web app (modules/portal).
+  await registerPortal(app, ctx);
   app.get('/v1/openapi.json', { schema: { hide: true } }, async (_request, reply) => reply.type('application/json').send(app.swagger()));
 
   await app.register(

@@ -32,6 +32,12 @@ export const JOBS: Job[] = [
     everyMs: 60 * 60 * 1000,
     run: (ctx) => ctx.webhooks.purgeHistory(),
   },
+  {
+    // Portal sessions a day past their absolute expiry (they can no longer be used anyway).
+    name: 'purge-portal-sessions',
+    everyMs: 60 * 60 * 1000,
+    run: (ctx) => ctx.accounts.purgeSessions(),
+  },
 ];
 
 export interface Loop {

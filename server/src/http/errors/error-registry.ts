@@ -6,6 +6,10 @@
 export const ERROR_REGISTRY = {
   invalid_request: { status: 400, message: 'The request is malformed or a required field is missing or invalid.' },
   invalid_api_key: { status: 401, message: 'The API key is missing, malformed, unknown or revoked.' },
+  not_authenticated: { status: 401, message: 'Sign in to the lender portal first; the session is missing, expired or ended.' },
+  invalid_credentials: { status: 401, message: 'The email address or password is not correct.' },
+  forbidden: { status: 403, message: 'Your role does not allow this action.' },
+  invalid_csrf_token: { status: 403, message: 'The request did not carry this session\'s CSRF token; reload the page and try again.' },
   not_found: { status: 404, message: 'The requested resource does not exist.' },
   product_not_available: { status: 404, message: 'This product is not available yet.' },
   method_not_allowed: { status: 405, message: 'This method is not allowed on this path.' },

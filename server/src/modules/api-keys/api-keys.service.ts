@@ -11,7 +11,7 @@ import type { Clock, Random } from '../../lib/clock.js';
 import { randomBase62 } from '../../lib/clock.js';
 import { sha256Hex } from '../../lib/crypto.js';
 import type { Environment } from '../../config/config.js';
-import type { Database } from '../../db/schema.js';
+import type { ApiKeysTable, Database } from '../../db/schema.js';
 
 const PREFIX: Record<Environment, string> = { sandbox: 'svc_test_', live: 'svc_live_' };
 const KEY_SHAPE = /^svc_(test|live)_[0-9A-Za-z]{32,128}$/;
@@ -127,7 +127,11 @@ export function createApiKeysService(deps: { db: Kysely<Database>; readDb: Kysel
 
   async function listKeys(tenantId: string): Promise<ApiKeySummary[]> {
     const rows = await deps.db.selectFrom('api_keys').selectAll().where('tenant_id', '=', tenantId).orderBy('created_at', 'desc').execute();
-    return rows.map((r) => ({
+    return rows.map(summaryOf);
+  }
+
+  function summaryOf(r: ApiKeysTable): ApiKeySummary {
+    return {
       id: r.id,
       environment: r.environment,
       last4: r.last4,
@@ -135,10 +139,27 @@ export function createApiKeysService(deps: { db: Kysely<Database>; readDb: Kysel
       createdAt: new Date(r.created_at),
       lastUsedAt: r.last_used_at === null ? null : new Date(r.last_used_at),
       revokedAt: r.revoked_at === null ? null : new Date(r.revoked_at),
-    }));
+    };
   }
 
-  return { createKey, authenticate, revokeKey, listKeys };
+  /** One page of a tenant's keys, newest first, filtered by environment and status (portal). */
+  async function listKeysPage(
+    tenantId: string,
+    options: { environment?: Environment; status?: 'active' | 'revoked'; limit?: number; offset?: number } = {},
+  ): Promise<{ keys: ApiKeySummary[]; total: number }> {
+    let q = deps.readDb.selectFrom('api_keys').where('tenant_id', '=', tenantId);
+    if (options.environment) q = q.where('environment', '=', options.environment);
+    if (options.status === 'active') q = q.where('revoked_at', 'is', null);
+    if (options.status === 'revoked') q = q.where('revoked_at', 'is not', null);
+    const limit = Math.min(Math.max(options.limit ?? 25, 1), 100);
+    const [{ n }, rows] = await Promise.all([
+      q.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow(),
+      q.selectAll().orderBy('created_at', 'desc').orderBy('id').limit(limit).offset(Math.max(options.offset ?? 0, 0)).execute(),
+    ]);
+    return { total: Number(n), keys: rows.map(summaryOf) };
+  }
+
+  return { createKey, authenticate, revokeKey, listKeys, listKeysPage };
 }
 
 export type ApiKeysService = ReturnType<typeof createApiKeysService>;

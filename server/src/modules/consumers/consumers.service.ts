@@ -5,11 +5,12 @@
  * is sealed (AES-256-GCM, bound to the consumer id) and only opened for a credit pull or a
  * verification check.
  */
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Environment } from '../../config/config.js';
 import type { ConsumersTable, Database } from '../../db/schema.js';
 import type { Clock, Random } from '../../lib/clock.js';
 import type { SecretBox } from '../../lib/crypto.js';
+import { SANDBOX_CONSUMERS } from './sandbox-consumers.js';
 
 export interface ConsumerAddress {
   line1: string;
@@ -43,7 +44,26 @@ export interface Consumer {
   hasSsnLast4: boolean;
   identityStatus: ConsumersTable['identity_status'];
   sandboxProfile: ConsumersTable['sandbox_profile'];
+  linkedAccounts: LinkedAccount[];
+  /** Set by Reset consumer state: decisions before it are no longer this consumer's history. */
+  historyResetAt: Date | null;
   createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface LinkedAccount {
+  type: string;
+  institution: string;
+  mask: string;
+}
+
+export interface ConsumerListOptions {
+  /** Matches the id exactly, or a part of the name or email (case-insensitive). */
+  search?: string;
+  /** Only the three seeded sandbox consumers. */
+  seededOnly?: boolean;
+  limit?: number;
+  offset?: number;
 }
 
 /** What this lender has seen of the consumer before (feeds the scorecard's history features). */
@@ -71,7 +91,10 @@ export function createConsumersService(deps: { db: Kysely<Database>; readDb: Kys
     hasSsnLast4: row.ssn_last4_sealed !== null,
     identityStatus: row.identity_status,
     sandboxProfile: row.sandbox_profile,
+    linkedAccounts: JSON.parse(row.linked_accounts_json) as LinkedAccount[],
+    historyResetAt: row.history_reset_at === undefined || row.history_reset_at === null ? null : new Date(row.history_reset_at),
     createdAt: new Date(row.created_at),
+    updatedAt: new Date(row.updated_at),
   });
 
   async function findConsumer(scope: { tenantId: string; environment: Environment }, consumerId: string, db: Kysely<Database> = deps.readDb): Promise<Consumer | null> {
@@ -128,6 +151,8 @@ export function createConsumersService(deps: { db: Kysely<Database>; readDb: Kys
       .selectFrom('decisions')
       .select('outcome')
       .where('consumer_id', '=', consumerId)
+      // After Reset consumer state only later decisions count (null: never reset, everything counts).
+      .where('created_at', '>=', sql<number>`coalesce((select history_reset_at from consumers where id = ${consumerId}), 0)`)
       .orderBy('created_at', 'desc')
       .limit(HISTORY_WINDOW)
       .execute();
@@ -135,7 +160,73 @@ export function createConsumersService(deps: { db: Kysely<Database>; readDb: Kys
     return { priorApplications: rows.length, priorApprovals: count('approved'), priorDeclines: count('declined'), priorReferrals: count('referred') };
   }
 
-  return { findConsumer, createConsumer, revealSsnLast4, setIdentityStatus, history };
+  /** One page of a tenant's consumers in one environment, newest first, and how many match. */
+  async function listConsumers(scope: { tenantId: string; environment: Environment }, options: ConsumerListOptions = {}): Promise<{ consumers: Consumer[]; total: number }> {
+    const limit = Math.min(Math.max(options.limit ?? 25, 1), 100);
+    const offset = Math.max(options.offset ?? 0, 0);
+    let q = deps.readDb.selectFrom('consumers').where('tenant_id', '=', scope.tenantId).where('environment', '=', scope.environment);
+    if (options.seededOnly) q = q.where('sandbox_profile', 'is not', null);
+    const search = options.search?.trim().toLowerCase();
+    if (search) {
+      const like = `%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+      q = q.where((eb) =>
+        eb.or([
+          eb('id', '=', search),
+          sql<boolean>`lower(email) like ${like} escape '\\'`,
+          sql<boolean>`lower(first_name || ' ' || last_name) like ${like} escape '\\'`,
+        ]),
+      );
+    }
+    const [{ n }, rows] = await Promise.all([
+      q.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow(),
+      q
+        .selectAll()
+        // The seeded three first, in tier order; then everyone else, newest first.
+        .orderBy(sql`case sandbox_profile when 'soft' then 0 when 'enhanced' then 1 when 'hard' then 2 else 3 end`)
+        .orderBy('created_at', 'desc').orderBy('id').limit(limit).offset(offset).execute(),
+    ]);
+    return { consumers: rows.map(toConsumer), total: Number(n) };
+  }
+
+  /**
+   * Reset consumer state, sandbox only, scoped to the caller's tenant. A seeded consumer gets its
+   * fixture back (identity, identity_status `verified`, linked accounts); any other sandbox
+   * consumer goes back to `unverified` as when first seen. Either way its application history is
+   * marked reset: decisions stay (they are records, with events and webhooks already sent) but no
+   * longer count as history for the scorecard, nor show in the portal's history. Null: not found.
+   */
+  async function resetSandboxConsumer(scope: { tenantId: string }, consumerId: string): Promise<Consumer | null> {
+    return deps.db.transaction().execute(async (trx) => {
+      const row = await trx
+        .selectFrom('consumers')
+        .selectAll()
+        .where('id', '=', consumerId)
+        .where('tenant_id', '=', scope.tenantId)
+        .where('environment', '=', 'sandbox')
+        .executeTakeFirst();
+      if (!row) return null;
+      const now = deps.clock.now().getTime();
+      const fixture = SANDBOX_CONSUMERS.find((f) => f.profile === row.sandbox_profile);
+      const changes: Partial<ConsumersTable> = fixture
+        ? {
+            first_name: fixture.firstName,
+            last_name: fixture.lastName,
+            email: fixture.email,
+            phone: fixture.phone,
+            dob: fixture.dob,
+            address_json: JSON.stringify(fixture.address),
+            ssn_last4_sealed: deps.secretBox.seal(fixture.ssnLast4, row.id),
+            identity_status: 'verified',
+            linked_accounts_json: JSON.stringify(fixture.linkedAccounts),
+          }
+        : { identity_status: 'unverified' };
+      const updated = { ...row, ...changes, history_reset_at: now, updated_at: now };
+      await trx.updateTable('consumers').set({ ...changes, history_reset_at: now, updated_at: now }).where('id', '=', row.id).execute();
+      return toConsumer(updated);
+    });
+  }
+
+  return { findConsumer, createConsumer, revealSsnLast4, setIdentityStatus, history, listConsumers, resetSandboxConsumer };
 }
 
 export type ConsumersService = ReturnType<typeof createConsumersService>;

@@ -56,6 +56,23 @@ export interface DecisionsDeps {
   merchantDefaultsFor(tenantId: string): Promise<{ merchantName: string; merchantCategory: string }>;
 }
 
+/** One line of a consumer's application history (portal). */
+export interface ConsumerApplication {
+  decisionId: string;
+  applicationId: string;
+  product: DecisionsTable['product'];
+  status: DecisionsTable['status'];
+  outcome: DecisionsTable['outcome'];
+  kycTier: DecisionsTable['kyc_tier'];
+  kycStatus: DecisionsTable['kyc_status'];
+  currency: string;
+  requestedAmount: string;
+  approvedAmount: string | null;
+  plan: string | null;
+  createdAt: Date;
+  completedAt: Date | null;
+}
+
 export interface DecisionView {
   row: DecisionsTable;
   body: Record<string, unknown>;
@@ -326,6 +343,52 @@ export function createDecisionsService(deps: DecisionsDeps) {
     return row ? (JSON.parse(row.record_json) as unknown) : null;
   }
 
+  /**
+   * A consumer's applications, newest first, one page at a time (portal: sandbox consumers).
+   * `since` hides what came before a Reset consumer state.
+   */
+  async function listForConsumer(
+    scope: Scope,
+    consumerId: string,
+    options: { since?: Date | null; limit?: number; offset?: number } = {},
+  ): Promise<{ applications: ConsumerApplication[]; total: number }> {
+    const limit = Math.min(Math.max(options.limit ?? 20, 1), 100);
+    let q = deps.readDb
+      .selectFrom('decisions')
+      .where('consumer_id', '=', consumerId)
+      .where('tenant_id', '=', scope.tenantId)
+      .where('environment', '=', scope.environment);
+    if (options.since) q = q.where('created_at', '>=', options.since.getTime());
+    const [{ n }, rows] = await Promise.all([
+      q.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow(),
+      q
+        .select(['id', 'application_id', 'product', 'status', 'outcome', 'kyc_tier', 'kyc_status', 'currency', 'requested_amount_cents', 'approved_amount_cents', 'plan', 'created_at', 'completed_at'])
+        .orderBy('created_at', 'desc')
+        .orderBy('id', 'desc')
+        .limit(limit)
+        .offset(Math.max(options.offset ?? 0, 0))
+        .execute(),
+    ]);
+    return {
+      total: Number(n),
+      applications: rows.map((r) => ({
+        decisionId: r.id,
+        applicationId: r.application_id,
+        product: r.product,
+        status: r.status,
+        outcome: r.outcome,
+        kycTier: r.kyc_tier,
+        kycStatus: r.kyc_status,
+        currency: r.currency,
+        requestedAmount: formatMoney(r.requested_amount_cents),
+        approvedAmount: r.approved_amount_cents === null ? null : formatMoney(r.approved_amount_cents),
+        plan: r.plan,
+        createdAt: new Date(r.created_at),
+        completedAt: r.completed_at === null ? null : new Date(r.completed_at),
+      })),
+    };
+  }
+
   function completeUrl(token: string): string {
     return `${deps.config.publicBaseUrl}/verify/${token}`;
   }
@@ -334,6 +397,7 @@ export function createDecisionsService(deps: DecisionsDeps) {
     prepareBnplDecision,
     getDecision,
     getAuditRecord,
+    listForConsumer,
     prepareVerifiedCompletion,
     finalizeFailedVerification,
     finalizeExpired,

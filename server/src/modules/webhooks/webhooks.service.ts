@@ -14,7 +14,8 @@
  *   resendFailedSince   every failed delivery since a time again, plus the events the endpoint
  *                       missed while disabled (no delivery was created for them)
  *   deleteEndpoint      soft delete; pending deliveries are cancelled, history stays until purged
- *   listDeliveries, listAttempts: the delivery history (30 days; purgeHistory removes older)
+ *   listDeliveries, listAttempts: the delivery history (30 days; purgeHistory removes older),
+ *                       per endpoint, filtered by state, event id or event type
  * Scope is always tenant + environment: an id of another tenant or environment is "not found".
  */
 import { sql, type Kysely } from 'kysely';
@@ -363,14 +364,17 @@ export function createWebhooksService(deps: WebhooksDeps) {
   async function listDeliveries(
     scope: WebhookScope,
     endpointId: string,
-    options: { state?: WebhookDeliveriesTable['state']; limit?: number; before?: Date } = {},
+    options: { state?: WebhookDeliveriesTable['state']; limit?: number; before?: Date; offset?: number; eventId?: string; eventType?: string } = {},
   ): Promise<WebhookDeliveryView[]> {
     await findEndpoint(deps.readDb, scope, endpointId);
     const limit = Math.min(Math.max(options.limit ?? 50, 1), 500);
     let q = deps.readDb.selectFrom('webhook_deliveries').selectAll().where('endpoint_id', '=', endpointId);
     if (options.state) q = q.where('state', '=', options.state);
+    // Per event (the portal's "history of one event"): by its id, or every event of a type.
+    if (options.eventId) q = q.where('event_id', '=', options.eventId);
+    if (options.eventType) q = q.where('event_type', '=', options.eventType);
     if (options.before) q = q.where('created_at', '<', options.before.getTime());
-    const rows = await q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
+    const rows = await q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).offset(Math.max(options.offset ?? 0, 0)).execute();
     return rows.map(deliveryView);
   }
 

@@ -1,0 +1,58 @@
+/**
+ * The screens and their addresses. Features never import each other; this file composes them.
+ * Signed-out: /login, /signup, /invitation#<token>. Signed-in: /<environment>/<section>.
+ */
+import type { ReactNode } from 'react';
+import { Notice } from '../components/feedback';
+import { PageHeader } from '../components/page';
+import { ApiKeysScreen } from '../features/api-keys/components/api-keys-screen';
+import { AcceptInvitationScreen } from '../features/auth/components/accept-invitation-screen';
+import { SignInScreen } from '../features/auth/components/sign-in-screen';
+import { SignUpScreen } from '../features/auth/components/sign-up-screen';
+import { AppShell } from '../features/layout/components/app-shell';
+import { OverviewScreen } from '../features/overview/components/overview-screen';
+import { ConsumerDetailScreen } from '../features/sandbox-consumers/components/consumer-detail-screen';
+import { ConsumersScreen } from '../features/sandbox-consumers/components/consumers-screen';
+import { UsersScreen } from '../features/users/components/users-screen';
+import { EndpointDetailScreen } from '../features/webhooks/components/endpoint-detail-screen';
+import { WebhooksScreen } from '../features/webhooks/components/webhooks-screen';
+import { matchPath } from '../lib/router';
+import type { Permission } from '../lib/session';
+
+interface SignedInRoute {
+  pattern: string;
+  title: string;
+  permission?: Permission;
+  render(params: Record<string, string>): ReactNode;
+}
+
+export const SIGNED_IN_ROUTES: SignedInRoute[] = [
+  { pattern: '/:env', title: 'Overview', render: () => <OverviewScreen /> },
+  { pattern: '/:env/api-keys', title: 'API keys', permission: 'keys:read', render: () => <ApiKeysScreen /> },
+  { pattern: '/:env/webhooks', title: 'Webhooks', permission: 'webhooks:read', render: () => <WebhooksScreen /> },
+  { pattern: '/:env/webhooks/:id', title: 'Webhook endpoint', permission: 'webhooks:read', render: (p) => <EndpointDetailScreen key={p.id} id={p.id!} /> },
+  { pattern: '/:env/consumers', title: 'Sandbox consumers', permission: 'consumers:read', render: () => <ConsumersScreen /> },
+  { pattern: '/:env/consumers/:id', title: 'Sandbox consumer', permission: 'consumers:read', render: (p) => <ConsumerDetailScreen key={p.id} id={p.id!} /> },
+  { pattern: '/:env/settings/users', title: 'Users', permission: 'users:read', render: () => <UsersScreen /> },
+];
+
+export const SIGNED_OUT_ROUTES: Record<string, { title: string; render(): ReactNode }> = {
+  '/login': { title: 'Sign in', render: () => <SignInScreen /> },
+  '/signup': { title: 'Create your account', render: () => <SignUpScreen /> },
+  '/invitation': { title: 'Join your team', render: () => <AcceptInvitationScreen /> },
+};
+
+export function resolveSignedIn(path: string, can: (p: Permission) => boolean): { title: string; element: ReactNode } {
+  const env = path.split('/')[1];
+  if (env === 'sandbox' || env === 'live') {
+    for (const route of SIGNED_IN_ROUTES) {
+      const params = matchPath(route.pattern, path);
+      if (!params) continue;
+      if (route.permission && !can(route.permission)) {
+        return { title: 'Not allowed', element: <AppShell><PageHeader title="Not allowed" /><Notice tone="warning">Your role does not give access to this page.</Notice></AppShell> };
+      }
+      return { title: route.title, element: <AppShell>{route.render(params)}</AppShell> };
+    }
+  }
+  return { title: 'Page not found', element: <AppShell><PageHeader title="Page not found" /><Notice tone="info">There is no page at this address.</Notice></AppShell> };
+}

@@ -1,0 +1,46 @@
+import type { ReactNode } from 'react';
+import type { ApiError } from '../lib/api-client';
+
+type Tone = 'info' | 'success' | 'warning' | 'danger';
+
+/** A message in the flow of the page; errors are announced to screen readers at once. */
+export function Notice({ tone = 'info', title, children }: { tone?: Tone; title?: string; children?: ReactNode }) {
+  return (
+    <div className={`notice notice-${tone}`} role={tone === 'danger' ? 'alert' : 'status'}>
+      {title ? <p className="notice-title">{title}</p> : null}
+      {children ? <div className="notice-body">{children}</div> : null}
+    </div>
+  );
+}
+
+export function ErrorNotice({ error, title = 'That did not work' }: { error: ApiError | null; title?: string }) {
+  if (!error) return null;
+  return (
+    <Notice tone="danger" title={title}>
+      <p>{error.message}</p>
+      {error.requestId ? <p className="muted small">Request ID: <code>{error.requestId}</code></p> : null}
+    </Notice>
+  );
+}
+
+export function Badge({ tone = 'neutral', children }: { tone?: 'neutral' | 'success' | 'warning' | 'danger' | 'info' | 'live'; children: ReactNode }) {
+  return <span className={`badge badge-${tone}`}>{children}</span>;
+}
+
+export function Loading({ label = 'Loading…' }: { label?: string }) {
+  return (
+    <p className="loading" role="status">
+      <span className="spinner" aria-hidden="true" />
+      {label}
+    </p>
+  );
+}
+
+export function EmptyState({ title, children }: { title: string; children?: ReactNode }) {
+  return (
+    <div className="empty-state">
+      <p className="empty-title">{title}</p>
+      {children ? <div className="empty-body">{children}</div> : null}
+    </div>
+  );
+}

@@ -1,0 +1,407 @@
+/**
+ * Portal accounts: the people who sign in to the lender portal, their invitations and sessions.
+ *
+ * How it works:
+ * - Passwords are hashed with argon2id (@node-rs/argon2; OWASP parameters: 19 MiB, 2 passes, 1
+ *   lane) and never leave this file. An unknown email still costs one verification against a fixed
+ *   dummy hash, so timing does not tell which emails have accounts.
+ * - Sign-up creates the tenant exactly as `cds tenants create` does (tenants service: sandbox,
+ *   three seeded consumers, a sandbox and a live key), then its first admin. The default sandbox
+ *   key is handed back once for the welcome screen; the default live key, which nobody has seen,
+ *   is revoked at once: live keys are generated deliberately, by a person, later.
+ * - A session is 256 random bits in an HttpOnly cookie; only its SHA-256 is stored. It ends after
+ *   SESSION_IDLE_MS without requests or SESSION_ABSOLUTE_MS after sign-in, whichever is first, at
+ *   sign-out, or when its user is removed. "Last seen" is written at most once a minute.
+ * - The CSRF token of a session is an HMAC of the session value under a key derived from the data
+ *   encryption key: bound to the session, nothing extra stored (checked in portal-http.ts).
+ * - Sign-in attempts draw from two token buckets (per email, per client address) in the shared
+ *   rate limiter before the password is even looked at; an empty bucket is 429 with Retry-After.
+ * - Invitations carry a 256-bit token (hashed at rest), one role, a 7-day expiry; accepting one
+ *   creates the user in the inviting tenant and signs them in.
+ */
+import { hash, verify } from '@node-rs/argon2';
+import { createHmac } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { Database, PortalRole, UsersTable } from '../../db/schema.js';
+import { ApiError } from '../../http/errors/error-registry.js';
+import type { Clock, Random } from '../../lib/clock.js';
+import { safeEqual, sha256Hex } from '../../lib/crypto.js';
+import type { ApiKeysService } from '../api-keys/api-keys.service.js';
+import type { RateLimiter } from '../rate-limit/rate-limiter.js';
+import type { TenantsService } from '../tenants/tenants.service.js';
+
+export const SESSION_IDLE_MS = 30 * 60_000;
+export const SESSION_ABSOLUTE_MS = 12 * 3600_000;
+export const INVITATION_TTL_MS = 7 * 24 * 3600_000;
+export const PASSWORD_MIN_LENGTH = 12;
+export const PASSWORD_MAX_LENGTH = 200;
+const TOUCH_RESOLUTION_MS = 60_000;
+
+/** Per email: 10 attempts, then one more every 30 s. Per address: 30, then one every 2 s. */
+export const LOGIN_LIMITS = {
+  perEmail: { ratePerSecond: 1 / 30, burst: 10 },
+  perAddress: { ratePerSecond: 1 / 2, burst: 30 },
+} as const;
+/** Sign-ups and invitation acceptances per address: 20, then one a minute. */
+export const SIGNUP_LIMITS = { ratePerSecond: 1 / 60, burst: 20 } as const;
+
+const ARGON2_OPTIONS = { memoryCost: 19_456, timeCost: 2, parallelism: 1, outputLen: 32 } as const;
+
+export interface PortalUser {
+  id: string;
+  tenantId: string;
+  email: string;
+  name: string;
+  role: PortalRole;
+  createdAt: Date;
+  lastLoginAt: Date | null;
+}
+
+export interface PortalSession {
+  user: PortalUser;
+  tenantId: string;
+  /** The cookie value (only while handling the request that carries or creates it). */
+  token: string;
+  csrfToken: string;
+  idleExpiresAt: Date;
+  absoluteExpiresAt: Date;
+}
+
+export interface PortalInvitation {
+  id: string;
+  email: string;
+  role: PortalRole;
+  invitedBy: string;
+  createdAt: Date;
+  expiresAt: Date;
+  acceptedAt: Date | null;
+  revokedAt: Date | null;
+}
+
+export interface AccountsDeps {
+  db: Kysely<Database>;
+  readDb: Kysely<Database>;
+  clock: Clock;
+  random: Random;
+  tenants: TenantsService;
+  apiKeys: ApiKeysService;
+  rateLimiter: RateLimiter;
+  /** 32 bytes; the CSRF key is derived from it. */
+  dataEncryptionKey: Buffer;
+}
+
+export function normalizeEmail(email: string): string {
+  return email.trim().toLowerCase();
+}
+
+export function createAccountsService(deps: AccountsDeps) {
+  const { db, clock, random } = deps;
+  const csrfKey = createHmac('sha256', deps.dataEncryptionKey).update('cds-portal-csrf').digest();
+  // Verified against when the email is unknown, so both paths cost one argon2 verification.
+  const dummyHash = hash('not a real password, only for timing', ARGON2_OPTIONS);
+
+  function csrfTokenFor(sessionToken: string): string {
+    return createHmac('sha256', csrfKey).update(`session:${sessionToken}`).digest('base64url');
+  }
+
+  function checkPassword(password: string): void {
+    if (password.length < PASSWORD_MIN_LENGTH || password.length > PASSWORD_MAX_LENGTH) {
+      throw new ApiError('invalid_request', `password must be ${PASSWORD_MIN_LENGTH} to ${PASSWORD_MAX_LENGTH} characters.`);
+    }
+  }
+
+  async function limit(bucket: string, limits: { ratePerSecond: number; burst: number }, message: string): Promise<void> {
+    const taken = await deps.rateLimiter.take(bucket, limits);
+    if (!taken.allowed) throw new ApiError('rate_limited', message, { 'Retry-After': String(taken.retryAfterSeconds) });
+  }
+
+  async function emailTaken(email: string, executor: Kysely<Database> = db): Promise<boolean> {
+    return (await executor.selectFrom('users').select('id').where('email', '=', email).executeTakeFirst()) !== undefined;
+  }
+
+  /** The password is hashed by the caller before any transaction: argon2 is slow on purpose. */
+  async function insertUser(executor: Kysely<Database>, input: { tenantId: string; email: string; name: string; passwordHash: string; role: PortalRole }): Promise<UsersTable> {
+    const now = clock.now().getTime();
+    const row: UsersTable = {
+      id: random.uuid(),
+      tenant_id: input.tenantId,
+      email: input.email,
+      name: input.name.trim(),
+      password_hash: input.passwordHash,
+      role: input.role,
+      created_at: now,
+      updated_at: now,
+      last_login_at: now,
+      deactivated_at: null,
+    };
+    await executor.insertInto('users').values(row).execute();
+    return row;
+  }
+
+  async function startSession(user: UsersTable): Promise<PortalSession> {
+    const token = random.bytes(32).toString('base64url');
+    const now = clock.now().getTime();
+    const absolute = now + SESSION_ABSOLUTE_MS;
+    const idle = Math.min(now + SESSION_IDLE_MS, absolute);
+    await db
+      .insertInto('sessions')
+      .values({ id_hash: sha256Hex(token), user_id: user.id, tenant_id: user.tenant_id, created_at: now, last_seen_at: now, idle_expires_at: idle, absolute_expires_at: absolute, revoked_at: null })
+      .execute();
+    return { user: userView(user), tenantId: user.tenant_id, token, csrfToken: csrfTokenFor(token), idleExpiresAt: new Date(idle), absoluteExpiresAt: new Date(absolute) };
+  }
+
+  /** Sign-up: a new tenant (sandbox provisioned), its first admin, a session, the sandbox key once. */
+  async function signUp(input: { companyName: string; name: string; email: string; password: string; clientAddress: string }) {
+    await limit(`portal-signup:${input.clientAddress}`, SIGNUP_LIMITS, 'Too many sign-ups from this address; retry after the time given in Retry-After.');
+    const email = normalizeEmail(input.email);
+    checkPassword(input.password);
+    if (await emailTaken(email)) throw new ApiError('unprocessable_entity', 'An account with this email address already exists; sign in instead.');
+    const tenant = await deps.tenants.createTenant({ name: input.companyName });
+    // The default live key was never shown to anyone: revoke it (decision recorded in docs/portal.md).
+    for (const key of await deps.apiKeys.listKeys(tenant.tenantId)) {
+      if (key.environment === 'live') await deps.apiKeys.revokeKey({ tenantId: tenant.tenantId, keyId: key.id });
+    }
+    const passwordHash = await hash(input.password, ARGON2_OPTIONS);
+    let user: UsersTable;
+    try {
+      user = await insertUser(db, { tenantId: tenant.tenantId, email, name: input.name, passwordHash, role: 'admin' });
+    } catch (err) {
+      // Two sign-ups with one email at the same moment: the unique index decides; the loser's
+      // tenant stays without users (harmless, and visible to operators).
+      if (await emailTaken(email)) throw new ApiError('unprocessable_entity', 'An account with this email address already exists; sign in instead.');
+      throw err;
+    }
+    return { session: await startSession(user), tenant: { id: tenant.tenantId, name: tenant.name }, sandboxApiKey: tenant.sandbox.apiKey };
+  }
+
+  async function login(input: { email: string; password: string; clientAddress: string }): Promise<PortalSession> {
+    const email = normalizeEmail(input.email);
+    const message = 'Too many sign-in attempts; retry after the time given in Retry-After.';
+    await limit(`portal-login:address:${input.clientAddress}`, LOGIN_LIMITS.perAddress, message);
+    await limit(`portal-login:email:${sha256Hex(email)}`, LOGIN_LIMITS.perEmail, message);
+    const user = await db.selectFrom('users').selectAll().where('email', '=', email).executeTakeFirst();
+    const password = input.password.slice(0, PASSWORD_MAX_LENGTH * 4);
+    const ok = user ? await verify(user.password_hash, password).catch(() => false) : await verify(await dummyHash, password).then(() => false);
+    if (!user || !ok || user.deactivated_at !== null) throw new ApiError('invalid_credentials');
+    await db.updateTable('users').set({ last_login_at: clock.now().getTime() }).where('id', '=', user.id).execute();
+    return startSession(user);
+  }
+
+  /** The session behind a cookie value, or null (unknown, expired, signed out, user removed). */
+  async function authenticateSession(token: string | undefined): Promise<PortalSession | null> {
+    if (!token || token.length > 100) return null;
+    const idHash = sha256Hex(token);
+    const row = await deps.readDb
+      .selectFrom('sessions')
+      .innerJoin('users', 'users.id', 'sessions.user_id')
+      .selectAll('users')
+      .select(['sessions.last_seen_at', 'sessions.idle_expires_at', 'sessions.absolute_expires_at', 'sessions.revoked_at'])
+      .where('sessions.id_hash', '=', idHash)
+      .executeTakeFirst();
+    const now = clock.now().getTime();
+    if (!row || row.revoked_at !== null || row.deactivated_at !== null || row.idle_expires_at <= now || row.absolute_expires_at <= now) return null;
+    let idle = row.idle_expires_at;
+    if (now - row.last_seen_at >= TOUCH_RESOLUTION_MS) {
+      idle = Math.min(now + SESSION_IDLE_MS, row.absolute_expires_at);
+      await db.updateTable('sessions').set({ last_seen_at: now, idle_expires_at: idle }).where('id_hash', '=', idHash).execute();
+    }
+    return { user: userView(row), tenantId: row.tenant_id, token, csrfToken: csrfTokenFor(token), idleExpiresAt: new Date(idle), absoluteExpiresAt: new Date(row.absolute_expires_at) };
+  }
+
+  function csrfValid(session: PortalSession, presented: string | undefined): boolean {
+    return typeof presented === 'string' && safeEqual(session.csrfToken, presented);
+  }
+
+  async function logout(token: string): Promise<void> {
+    await db.updateTable('sessions').set({ revoked_at: clock.now().getTime() }).where('id_hash', '=', sha256Hex(token)).where('revoked_at', 'is', null).execute();
+  }
+
+  async function listUsers(tenantId: string, options: { limit?: number; offset?: number } = {}): Promise<{ users: PortalUser[]; total: number }> {
+    const q = deps.readDb.selectFrom('users').where('tenant_id', '=', tenantId).where('deactivated_at', 'is', null);
+    const [{ n }, rows] = await Promise.all([
+      q.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow(),
+      q.selectAll().orderBy('created_at').orderBy('id').limit(Math.min(Math.max(options.limit ?? 25, 1), 100)).offset(Math.max(options.offset ?? 0, 0)).execute(),
+    ]);
+    return { users: rows.map(userView), total: Number(n) };
+  }
+
+  async function findActiveUser(executor: Kysely<Database>, tenantId: string, userId: string): Promise<UsersTable> {
+    const row = await executor.selectFrom('users').selectAll().where('id', '=', userId).where('tenant_id', '=', tenantId).where('deactivated_at', 'is', null).executeTakeFirst();
+    if (!row) throw new ApiError('not_found', 'No such user.');
+    return row;
+  }
+
+  async function otherAdmins(executor: Kysely<Database>, tenantId: string, userId: string): Promise<number> {
+    const { n } = await executor
+      .selectFrom('users')
+      .select((eb) => eb.fn.countAll<number | string>().as('n'))
+      .where('tenant_id', '=', tenantId)
+      .where('role', '=', 'admin')
+      .where('deactivated_at', 'is', null)
+      .where('id', '<>', userId)
+      .executeTakeFirstOrThrow();
+    return Number(n);
+  }
+
+  /** A tenant always keeps at least one admin, so nobody can lock the tenant out of its settings. */
+  async function changeRole(tenantId: string, userId: string, role: PortalRole): Promise<PortalUser> {
+    return db.transaction().execute(async (trx) => {
+      const user = await findActiveUser(trx, tenantId, userId);
+      if (user.role === 'admin' && role !== 'admin' && (await otherAdmins(trx, tenantId, userId)) === 0) {
+        throw new ApiError('unprocessable_entity', 'A tenant needs at least one admin; make someone else admin first.');
+      }
+      const now = clock.now().getTime();
+      await trx.updateTable('users').set({ role, updated_at: now }).where('id', '=', userId).execute();
+      return userView({ ...user, role, updated_at: now });
+    });
+  }
+
+  /** Removing a user ends their sessions at once; their email can be invited again later. */
+  async function removeUser(tenantId: string, userId: string): Promise<void> {
+    await db.transaction().execute(async (trx) => {
+      const user = await findActiveUser(trx, tenantId, userId);
+      if (user.role === 'admin' && (await otherAdmins(trx, tenantId, userId)) === 0) {
+        throw new ApiError('unprocessable_entity', 'A tenant needs at least one admin; make someone else admin first.');
+      }
+      const now = clock.now().getTime();
+      // The email is freed (unique index) by renaming the removed row's address.
+      await trx.updateTable('users').set({ deactivated_at: now, updated_at: now, email: `removed+${user.id}@invalid` }).where('id', '=', userId).execute();
+      await trx.updateTable('sessions').set({ revoked_at: now }).where('user_id', '=', userId).where('revoked_at', 'is', null).execute();
+    });
+  }
+
+  async function inviteUser(actor: PortalUser, input: { email: string; role: PortalRole }): Promise<{ invitation: PortalInvitation; token: string }> {
+    const email = normalizeEmail(input.email);
+    if (await emailTaken(email)) throw new ApiError('unprocessable_entity', 'A user with this email address already exists.');
+    const token = random.bytes(32).toString('base64url');
+    const now = clock.now().getTime();
+    const row = {
+      id: random.uuid(),
+      tenant_id: actor.tenantId,
+      email,
+      role: input.role,
+      token_hash: sha256Hex(token),
+      invited_by: actor.id,
+      created_at: now,
+      expires_at: now + INVITATION_TTL_MS,
+      accepted_at: null,
+      revoked_at: null,
+    };
+    await db.transaction().execute(async (trx) => {
+      // One open invitation per email and tenant: a new one replaces the old.
+      await trx.updateTable('invitations').set({ revoked_at: now }).where('tenant_id', '=', actor.tenantId).where('email', '=', email).where('accepted_at', 'is', null).where('revoked_at', 'is', null).execute();
+      await trx.insertInto('invitations').values(row).execute();
+    });
+    return { invitation: invitationView(row), token };
+  }
+
+  async function listInvitations(tenantId: string): Promise<PortalInvitation[]> {
+    const rows = await deps.readDb
+      .selectFrom('invitations')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .where('accepted_at', 'is', null)
+      .where('revoked_at', 'is', null)
+      .where('expires_at', '>', clock.now().getTime())
+      .orderBy('created_at', 'desc')
+      .limit(100)
+      .execute();
+    return rows.map(invitationView);
+  }
+
+  async function revokeInvitation(tenantId: string, invitationId: string): Promise<void> {
+    const result = await db
+      .updateTable('invitations')
+      .set({ revoked_at: clock.now().getTime() })
+      .where('id', '=', invitationId)
+      .where('tenant_id', '=', tenantId)
+      .where('accepted_at', 'is', null)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    if (Number(result.numUpdatedRows) === 0) throw new ApiError('not_found', 'No such open invitation.');
+  }
+
+  async function openInvitation(executor: Kysely<Database>, token: string) {
+    if (!/^[A-Za-z0-9_-]{20,100}$/.test(token)) return null;
+    const row = await executor
+      .selectFrom('invitations')
+      .innerJoin('tenants', 'tenants.id', 'invitations.tenant_id')
+      .selectAll('invitations')
+      .select('tenants.name as tenant_name')
+      .where('invitations.token_hash', '=', sha256Hex(token))
+      .executeTakeFirst();
+    if (!row || row.accepted_at !== null || row.revoked_at !== null || row.expires_at <= clock.now().getTime()) return null;
+    return row;
+  }
+
+  /** What an invitation link is for (the accept screen shows it); null when unusable. */
+  async function describeInvitation(token: string): Promise<{ email: string; role: PortalRole; tenantName: string; expiresAt: Date } | null> {
+    const row = await openInvitation(deps.readDb, token);
+    return row ? { email: row.email, role: row.role, tenantName: row.tenant_name, expiresAt: new Date(row.expires_at) } : null;
+  }
+
+  async function acceptInvitation(input: { token: string; name: string; password: string; clientAddress: string }): Promise<PortalSession> {
+    await limit(`portal-signup:${input.clientAddress}`, SIGNUP_LIMITS, 'Too many attempts from this address; retry after the time given in Retry-After.');
+    checkPassword(input.password);
+    const passwordHash = await hash(input.password, ARGON2_OPTIONS);
+    const user = await db.transaction().execute(async (trx) => {
+      const invitation = await openInvitation(trx, input.token);
+      if (!invitation) throw new ApiError('not_found', 'This invitation link is not valid any more (used, revoked or expired); ask for a new one.');
+      if (await emailTaken(invitation.email, trx)) throw new ApiError('unprocessable_entity', 'A user with this email address already exists; sign in instead.');
+      const marked = await trx.updateTable('invitations').set({ accepted_at: clock.now().getTime() }).where('id', '=', invitation.id).where('accepted_at', 'is', null).executeTakeFirst();
+      if (Number(marked.numUpdatedRows) === 0) throw new ApiError('not_found', 'This invitation link has already been used.');
+      return insertUser(trx, { tenantId: invitation.tenant_id, email: invitation.email, name: input.name, passwordHash, role: invitation.role });
+    });
+    return startSession(user);
+  }
+
+  /** Sessions past their absolute expiry (and long-revoked ones) are deleted by the purge job. */
+  async function purgeSessions(): Promise<number> {
+    const result = await db.deleteFrom('sessions').where('absolute_expires_at', '<', clock.now().getTime() - 24 * 3600_000).executeTakeFirst();
+    return Number(result.numDeletedRows);
+  }
+
+  return {
+    signUp,
+    login,
+    logout,
+    authenticateSession,
+    csrfValid,
+    listUsers,
+    changeRole,
+    removeUser,
+    inviteUser,
+    listInvitations,
+    revokeInvitation,
+    describeInvitation,
+    acceptInvitation,
+    purgeSessions,
+  };
+}
+
+export type AccountsService = ReturnType<typeof createAccountsService>;
+
+function userView(row: UsersTable): PortalUser {
+  return {
+    id: row.id,
+    tenantId: row.tenant_id,
+    email: row.email,
+    name: row.name,
+    role: row.role,
+    createdAt: new Date(row.created_at),
+    lastLoginAt: row.last_login_at === null ? null : new Date(row.last_login_at),
+  };
+}
+
+function invitationView(row: { id: string; email: string; role: PortalRole; invited_by: string; created_at: number; expires_at: number; accepted_at: number | null; revoked_at: number | null }): PortalInvitation {
+  return {
+    id: row.id,
+    email: row.email,
+    role: row.role,
+    invitedBy: row.invited_by,
+    createdAt: new Date(row.created_at),
+    expiresAt: new Date(row.expires_at),
+    acceptedAt: row.accepted_at === null ? null : new Date(row.accepted_at),
+    revokedAt: row.revoked_at === null ? null : new Date(row.revoked_at),
+  };
+}

@@ -1,0 +1,114 @@
+/**
+ * Portal accounts over HTTP: the session probe the web app starts with, sign-up, sign-in,
+ * sign-out, and accepting an invitation. The public ones still need the anonymous double-submit
+ * CSRF token that the session probe hands out (portal-http.ts).
+ */
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { AppContext } from '../../app/context.js';
+import { ApiError } from '../../http/errors/error-registry.js';
+import { PASSWORD_MAX_LENGTH, type PortalSession } from './accounts.service.js';
+import { clearSessionCookies, CSRF_COOKIE, parseCookies, sessionOf, setAnonymousCsrfCookie, setSessionCookies } from './portal-http.js';
+import { presentSession } from './portal.presenter.js';
+
+const email = { type: 'string', format: 'email', maxLength: 254 } as const;
+const password = { type: 'string', minLength: 1, maxLength: PASSWORD_MAX_LENGTH } as const;
+const personName = { type: 'string', minLength: 1, maxLength: 200, pattern: '\\S' } as const;
+
+export function registerAuthRoutes(api: FastifyInstance, ctx: AppContext, secure: boolean): void {
+  const anonymousToken = () => ctx.random.bytes(32).toString('base64url');
+
+  async function sendSession(reply: FastifyReply, session: PortalSession, status = 200, extra: Record<string, unknown> = {}) {
+    const tenant = await ctx.tenants.getTenant(session.tenantId);
+    setSessionCookies(reply, session, secure);
+    return reply.code(status).send({ ...presentSession(session, { id: session.tenantId, name: tenant?.name ?? '' }), ...extra });
+  }
+
+  api.get('/session', { schema: { hide: true }, config: { portalPublic: true } }, async (request, reply) => {
+    if (request.portalSession) return sendSession(reply, request.portalSession);
+    // Keep a well-formed anonymous token the browser already has (several tabs, one value).
+    const existing = parseCookies(request.headers.cookie)[CSRF_COOKIE];
+    const token = existing && /^[A-Za-z0-9_-]{43}$/.test(existing) ? existing : anonymousToken();
+    setAnonymousCsrfCookie(reply, token, secure);
+    return { authenticated: false, csrf_token: token };
+  });
+
+  api.post<{ Body: { company_name: string; name: string; email: string; password: string } }>(
+    '/signup',
+    {
+      schema: {
+        hide: true,
+        body: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['company_name', 'name', 'email', 'password'],
+          properties: { company_name: { type: 'string', minLength: 1, maxLength: 200, pattern: '\\S' }, name: personName, email, password },
+        },
+      },
+      config: { portalPublic: true },
+    },
+    async (request, reply) => {
+      const body = request.body;
+      const result = await ctx.accounts.signUp({ companyName: body.company_name, name: body.name, email: body.email, password: body.password, clientAddress: request.ip });
+      if (request.portalSession) await ctx.accounts.logout(request.portalSession.token);
+      return sendSession(reply, result.session, 201, { sandbox_api_key: result.sandboxApiKey });
+    },
+  );
+
+  api.post<{ Body: { email: string; password: string } }>(
+    '/login',
+    {
+      schema: {
+        hide: true,
+        body: { type: 'object', additionalProperties: false, required: ['email', 'password'], properties: { email: { type: 'string', minLength: 1, maxLength: 254 }, password } },
+      },
+      config: { portalPublic: true },
+    },
+    async (request, reply) => {
+      const session = await ctx.accounts.login({ email: request.body.email, password: request.body.password, clientAddress: request.ip });
+      if (request.portalSession) await ctx.accounts.logout(request.portalSession.token);
+      return sendSession(reply, session);
+    },
+  );
+
+  api.post('/logout', { schema: { hide: true } }, async (request, reply) => {
+    await ctx.accounts.logout(sessionOf(request).token);
+    const token = anonymousToken();
+    clearSessionCookies(reply, token, secure);
+    return { authenticated: false, csrf_token: token };
+  });
+
+  // A POST, so the invitation token never appears in a URL (access logs, proxies, history).
+  api.post<{ Body: { token: string } }>(
+    '/invitation-links/lookup',
+    {
+      schema: { hide: true, body: { type: 'object', additionalProperties: false, required: ['token'], properties: { token: { type: 'string', minLength: 1, maxLength: 100 } } } },
+      config: { portalPublic: true },
+    },
+    async (request) => {
+      const invitation = await ctx.accounts.describeInvitation(request.body.token);
+      if (!invitation) throw new ApiError('not_found', 'This invitation link is not valid any more (used, revoked or expired); ask for a new one.');
+      return { email: invitation.email, role: invitation.role, tenant_name: invitation.tenantName, expires_at: invitation.expiresAt.toISOString() };
+    },
+  );
+
+  api.post<{ Body: { token: string; name: string; password: string } }>(
+    '/invitation-links/accept',
+    {
+      schema: {
+        hide: true,
+        body: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['token', 'name', 'password'],
+          properties: { token: { type: 'string', minLength: 1, maxLength: 100 }, name: personName, password },
+        },
+      },
+      config: { portalPublic: true },
+    },
+    async (request, reply) => {
+      const session = await ctx.accounts.acceptInvitation({ token: request.body.token, name: request.body.name, password: request.body.password, clientAddress: request.ip });
+      if (request.portalSession) await ctx.accounts.logout(request.portalSession.token);
+      return sendSession(reply, session, 201);
+    },
+  );
+}

@@ -1,0 +1,31 @@
+/**
+ * Who may do what in the lender portal: a pure table from role to permissions, checked by every
+ * portal route before it runs (portal-http.ts). Reading is open to every role; changing keys and
+ * webhook endpoints and resetting sandbox consumers is for developers and admins; managing people
+ * is for admins. Underwriters work the referral queue (a later part of the portal): here they read.
+ */
+import type { PortalRole } from '../../db/schema.js';
+
+export const ROLES = ['admin', 'developer', 'underwriter', 'viewer'] as const satisfies readonly PortalRole[];
+
+export const PERMISSIONS = {
+  'keys:read': ['admin', 'developer', 'underwriter', 'viewer'],
+  'keys:write': ['admin', 'developer'],
+  'webhooks:read': ['admin', 'developer', 'underwriter', 'viewer'],
+  'webhooks:write': ['admin', 'developer'],
+  'consumers:read': ['admin', 'developer', 'underwriter', 'viewer'],
+  'consumers:reset': ['admin', 'developer'],
+  'users:read': ['admin'],
+  'users:write': ['admin'],
+} as const satisfies Record<string, readonly PortalRole[]>;
+
+export type Permission = keyof typeof PERMISSIONS;
+
+export function can(role: PortalRole, permission: Permission): boolean {
+  return (PERMISSIONS[permission] as readonly PortalRole[]).includes(role);
+}
+
+/** Every permission a role has (sent to the web app so it hides what the API would refuse). */
+export function permissionsOf(role: PortalRole): Permission[] {
+  return (Object.keys(PERMISSIONS) as Permission[]).filter((p) => can(role, p));
+}
