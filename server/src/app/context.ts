@@ -78,9 +78,9 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
     ? createRedisRateLimiter({ url: config.redisUrl, clock, logger })
     : createLocalRateLimiter(clock);
   const apiKeys = createApiKeysService({ db: storage.db, readDb: storage.readDb, clock, random });
-  const tenants = createTenantsService({ db: storage.db, clock, random, secretBox, apiKeys });
-  const idempotency = createIdempotencyService({ db: storage.db, readDb: storage.readDb, dialect: storage.dialect, clock });
   const consumers = createConsumersService({ db: storage.db, readDb: storage.readDb, clock, random, secretBox });
+  const tenants = createTenantsService({ db: storage.db, clock, random, apiKeys, consumers });
+  const idempotency = createIdempotencyService({ db: storage.db, readDb: storage.readDb, dialect: storage.dialect, clock });
   // Every event appended also becomes its webhook deliveries, in the same transaction.
   const outbox = createOutbox({ clock, random, fanOut: createWebhookFanOut({ random }) });
   const webhooks = createWebhooksService({

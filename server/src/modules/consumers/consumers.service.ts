@@ -10,7 +10,7 @@ import type { Environment } from '../../config/config.js';
 import type { ConsumersTable, Database } from '../../db/schema.js';
 import type { Clock, Random } from '../../lib/clock.js';
 import type { SecretBox } from '../../lib/crypto.js';
-import { SANDBOX_CONSUMERS } from './sandbox-consumers.js';
+import { SANDBOX_CONSUMERS, type SandboxConsumerFixture } from './sandbox-consumers.js';
 
 export interface ConsumerAddress {
   line1: string;
@@ -188,6 +188,36 @@ export function createConsumersService(deps: { db: Kysely<Database>; readDb: Kys
     return { consumers: rows.map(toConsumer), total: Number(n) };
   }
 
+  /** The identity columns of a seeded sandbox consumer, as created and as restored by a reset. */
+  function fixtureColumns(fixture: SandboxConsumerFixture, id: string) {
+    return {
+      first_name: fixture.firstName,
+      last_name: fixture.lastName,
+      email: fixture.email,
+      phone: fixture.phone,
+      dob: fixture.dob,
+      address_json: JSON.stringify(fixture.address),
+      ssn_last4_sealed: deps.secretBox.seal(fixture.ssnLast4, id),
+      identity_status: 'verified' as const,
+      linked_accounts_json: JSON.stringify(fixture.linkedAccounts),
+    };
+  }
+
+  /** The three consumers every sandbox starts with (interface.md, Sandbox), inside the caller's transaction. */
+  async function seedSandboxConsumers(trx: Kysely<Database>, tenantId: string): Promise<Array<{ consumerId: string; tier: SandboxConsumerFixture['profile'] }>> {
+    const now = deps.clock.now().getTime();
+    const seeded: Array<{ consumerId: string; tier: SandboxConsumerFixture['profile'] }> = [];
+    for (const fixture of SANDBOX_CONSUMERS) {
+      const id = deps.random.uuid();
+      await trx
+        .insertInto('consumers')
+        .values({ id, tenant_id: tenantId, environment: 'sandbox', ...fixtureColumns(fixture, id), sandbox_profile: fixture.profile, created_at: now, updated_at: now })
+        .execute();
+      seeded.push({ consumerId: id, tier: fixture.profile });
+    }
+    return seeded;
+  }
+
   /**
    * Reset consumer state, sandbox only, scoped to the caller's tenant. A seeded consumer gets its
    * fixture back (identity, identity_status `verified`, linked accounts); any other sandbox
@@ -208,17 +238,7 @@ export function createConsumersService(deps: { db: Kysely<Database>; readDb: Kys
       const now = deps.clock.now().getTime();
       const fixture = SANDBOX_CONSUMERS.find((f) => f.profile === row.sandbox_profile);
       const changes: Partial<ConsumersTable> = fixture
-        ? {
-            first_name: fixture.firstName,
-            last_name: fixture.lastName,
-            email: fixture.email,
-            phone: fixture.phone,
-            dob: fixture.dob,
-            address_json: JSON.stringify(fixture.address),
-            ssn_last4_sealed: deps.secretBox.seal(fixture.ssnLast4, row.id),
-            identity_status: 'verified',
-            linked_accounts_json: JSON.stringify(fixture.linkedAccounts),
-          }
+        ? fixtureColumns(fixture, row.id)
         : { identity_status: 'unverified' };
       const updated = { ...row, ...changes, history_reset_at: now, updated_at: now };
       await trx.updateTable('consumers').set({ ...changes, history_reset_at: now, updated_at: now }).where('id', '=', row.id).execute();
@@ -226,7 +246,7 @@ export function createConsumersService(deps: { db: Kysely<Database>; readDb: Kys
     });
   }
 
-  return { findConsumer, createConsumer, revealSsnLast4, setIdentityStatus, history, listConsumers, resetSandboxConsumer };
+  return { findConsumer, createConsumer, seedSandboxConsumers, revealSsnLast4, setIdentityStatus, history, listConsumers, resetSandboxConsumer };
 }
 
 export type ConsumersService = ReturnType<typeof createConsumersService>;

@@ -88,7 +88,11 @@ export function createDecisionsService(deps: DecisionsDeps) {
   async function prepareBnplDecision(scope: Scope, body: BnplCreateBody): Promise<(trx: Kysely<Database>) => Promise<DecisionView>> {
     const startedMs = performance.now();
     const now = clock.now();
-    const merchantDefaults = await deps.merchantDefaultsFor(scope.tenantId);
+    // Only the `order` form may leave the merchant out; look the tenant's defaults up only then,
+    // so the usual create costs no extra round trip.
+    const money = body.order ?? body.transaction;
+    const needsDefaults = money !== undefined && (money.merchant_name === undefined || money.merchant_category === undefined);
+    const merchantDefaults = needsDefaults ? await deps.merchantDefaultsFor(scope.tenantId) : { merchantName: '', merchantCategory: '' };
     const application = normalizeBnplRequest(body, merchantDefaults, now);
     const documents = deps.documentsFor(scope);
 

@@ -5,10 +5,9 @@
  */
 import type { Kysely } from 'kysely';
 import type { Clock, Random } from '../../lib/clock.js';
-import type { SecretBox } from '../../lib/crypto.js';
 import type { Database } from '../../db/schema.js';
 import type { ApiKeysService } from '../api-keys/api-keys.service.js';
-import { SANDBOX_CONSUMERS } from '../consumers/sandbox-consumers.js';
+import type { ConsumersService } from '../consumers/consumers.service.js';
 
 export interface ProvisionedTenant {
   tenantId: string;
@@ -35,8 +34,8 @@ export function createTenantsService(deps: {
   db: Kysely<Database>;
   clock: Clock;
   random: Random;
-  secretBox: SecretBox;
   apiKeys: ApiKeysService;
+  consumers: ConsumersService;
 }) {
   async function createTenant(input: { name: string; settings?: TenantSettings }): Promise<ProvisionedTenant> {
     const name = input.name.trim();
@@ -57,38 +56,9 @@ export function createTenantsService(deps: {
         .execute();
       const sandboxKey = await deps.apiKeys.createKey(trx, { tenantId, environment: 'sandbox', label: 'Default sandbox key' });
       const liveKey = await deps.apiKeys.createKey(trx, { tenantId, environment: 'live', label: 'Default live key' });
-      const consumers = await seedSandboxConsumers(trx, tenantId, now);
+      const consumers = await deps.consumers.seedSandboxConsumers(trx, tenantId);
       return { tenantId, name, sandbox: { apiKey: sandboxKey.key, consumers }, live: { apiKey: liveKey.key } };
     });
-  }
-
-  async function seedSandboxConsumers(trx: Kysely<Database>, tenantId: string, now: number) {
-    const seeded: ProvisionedTenant['sandbox']['consumers'] = [];
-    for (const fixture of SANDBOX_CONSUMERS) {
-      const id = deps.random.uuid();
-      await trx
-        .insertInto('consumers')
-        .values({
-          id,
-          tenant_id: tenantId,
-          environment: 'sandbox',
-          first_name: fixture.firstName,
-          last_name: fixture.lastName,
-          email: fixture.email,
-          phone: fixture.phone,
-          dob: fixture.dob,
-          address_json: JSON.stringify(fixture.address),
-          ssn_last4_sealed: deps.secretBox.seal(fixture.ssnLast4, id),
-          identity_status: 'verified',
-          sandbox_profile: fixture.profile,
-          linked_accounts_json: JSON.stringify(fixture.linkedAccounts),
-          created_at: now,
-          updated_at: now,
-        })
-        .execute();
-      seeded.push({ consumerId: id, tier: fixture.profile });
-    }
-    return seeded;
   }
 
   async function getTenant(tenantId: string): Promise<TenantRecord | null> {
