@@ -279,6 +279,37 @@ describe.each(await dialectMatrix())('auto-loan decisions [%s]', (dialect) => {
     expect(fail.json()).toMatchObject({ outcome: 'referred', decline_reasons: [{ code: 'AA-24', reason: 'Unable to verify identity' }] });
   });
 
+  it('completes an enhanced auto loan on the hosted page over HTTP (send code, 000000) as a phone browser would', async () => {
+    const pending = (await create({ consumer: newConsumer('3952', 'Harley'), vehicle: vehicle({ value: '30000.00' }), loan: loan({ amount: '24000.00' }), channel: 'indirect', dealer: { dealer_id: dealerId, markup_rate_pct: '0.90' } })).json();
+    expect(pending.status).toBe('needs_consumer_action');
+    const path = new URL(pending.consumer_complete_url as string).pathname;
+    let cookie = '';
+    let html = '';
+    const take = (r: { body: string; headers: Record<string, unknown> }) => {
+      const set = r.headers['set-cookie'];
+      const found = (Array.isArray(set) ? set : set ? [set] : []).map(String).find((c) => c.startsWith('cds_verify='));
+      if (found) cookie = found.split(';')[0]!;
+      html = r.body;
+    };
+    const submit = async (step: string, fields: Record<string, string>) => {
+      const csrf = new RegExp(`action="${path}/${step}"[\\s\\S]*?name="csrf" value="([^"]*)"`).exec(html)?.[1];
+      expect(csrf, `form ${step} on: ${/<h1>(.*?)<\/h1>/.exec(html)?.[1]}`).toBeTruthy();
+      const r = await t.app.inject({ method: 'POST', url: `${path}/${step}`, headers: { 'content-type': 'application/x-www-form-urlencoded', cookie }, payload: new URLSearchParams({ csrf: csrf!, ...fields }).toString() });
+      expect(r.statusCode).toBe(200);
+      take(r);
+    };
+    take(await t.app.inject({ method: 'GET', url: path }));
+    // The page names the dealer the consumer is buying from.
+    expect(html).toContain('Riverside Honda');
+    await submit('send-code', {});
+    await submit('code', { code: '000000' });
+    expect(html).toContain("You're verified");
+    const done = (await poll(pending.decision_id)).json();
+    checkApproved(done);
+    expect(done).toMatchObject({ approved_amount: '21000.00', kyc_status: 'matched', ltv: '70.00' });
+    expect(cents(done.contract_rate) - cents(done.buy_rate)).toBe(90);
+  });
+
   it('expires a pending auto loan after 24 h: declined AA-01 with decision.finalized', async () => {
     const pending = (await create({ consumer: newConsumer('7154', 'Emery'), vehicle: vehicle({ value: '30000.00' }), loan: loan({ amount: '27000.00' }), channel: 'direct' })).json();
     clock.advance(24 * 3600_000 + 1);
