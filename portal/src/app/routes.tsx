@@ -9,6 +9,7 @@ import { ApiKeysScreen } from '../features/api-keys/components/api-keys-screen';
 import { AcceptInvitationScreen } from '../features/auth/components/accept-invitation-screen';
 import { SignInScreen } from '../features/auth/components/sign-in-screen';
 import { SignUpScreen } from '../features/auth/components/sign-up-screen';
+import { DealersScreen } from '../features/dealers/components/dealers-screen';
 import { AppShell } from '../features/layout/components/app-shell';
 import { OverviewScreen } from '../features/overview/components/overview-screen';
 import { ConsumerDetailScreen } from '../features/sandbox-consumers/components/consumer-detail-screen';
@@ -33,6 +34,7 @@ export const SIGNED_IN_ROUTES: SignedInRoute[] = [
   { pattern: '/:env/webhooks/:id', title: 'Webhook endpoint', permission: 'webhooks:read', render: (p) => <EndpointDetailScreen key={p.id} id={p.id!} /> },
   { pattern: '/:env/consumers', title: 'Sandbox consumers', permission: 'consumers:read', render: () => <ConsumersScreen /> },
   { pattern: '/:env/consumers/:id', title: 'Sandbox consumer', permission: 'consumers:read', render: (p) => <ConsumerDetailScreen key={p.id} id={p.id!} /> },
+  { pattern: '/:env/dealers', title: 'Dealers', permission: 'dealers:read', render: () => <DealersScreen /> },
   { pattern: '/:env/settings/users', title: 'Users', permission: 'users:read', render: () => <UsersScreen /> },
 ];
 

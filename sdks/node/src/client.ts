@@ -8,7 +8,7 @@ import { Decisions } from './resources/decisions.js';
 import { Sandbox } from './resources/sandbox.js';
 
 export class CreditDecisions {
-  /** BNPL decisions: `create`, `retrieve`, `poll`. */
+  /** Decisions: `decisions.bnpl` and `decisions.autoLoan`, each with `create`, `retrieve`, `poll`. */
   readonly decisions: Decisions;
   /** Sandbox test helpers: `verification.complete(decisionId, 'pass' | 'fail')`. */
   readonly sandbox: Sandbox;

@@ -22,11 +22,13 @@ export {
 } from './core/errors.js';
 export type { ErrorDetails } from './core/errors.js';
 export { Decision } from './lib/decision.js';
+export { AutoLoanDecision } from './lib/auto-loan-decision.js';
 export type { PollOptions } from './lib/polling.js';
 export { POLL_INTERVAL_MS, DEFAULT_POLL_TIMEOUT_MS } from './lib/polling.js';
 export { webhooks, verify as verifyWebhook, generateTestHeader, SIGNATURE_HEADER, DEFAULT_TOLERANCE_SECONDS } from './lib/webhooks.js';
 export type { Webhooks, VerifyOptions, TestHeaderOptions, RawBody } from './lib/webhooks.js';
 export type { BnplDecisions, Decisions, RetrieveOptions } from './resources/decisions.js';
+export type { AutoLoanDecisions } from './resources/auto-loans.js';
 export type { Sandbox, SandboxVerification } from './resources/sandbox.js';
 export * from './types.js';
 export { VERSION } from './version.js';

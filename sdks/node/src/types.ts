@@ -182,3 +182,72 @@ export interface DecisionFinalizedData {
   reason_codes: string[];
   engine_version: string;
 }
+
+// ---------------------------------------------------------------------------------------------
+// Auto loans (`POST /v1/decisions/auto-loan`, docs/auto-loan.md)
+
+export type VehicleCondition = 'new' | 'used';
+export type AutoLoanTermMonths = 24 | 36 | 48 | 60 | 72 | 84;
+export type AutoLoanChannel = 'direct' | 'indirect';
+
+export interface VehicleParams {
+  /** 17 characters with a valid check digit (position 9). */
+  vin: string;
+  year: number;
+  make: string;
+  model: string;
+  /** Odometer reading in miles. */
+  mileage: number;
+  condition: VehicleCondition;
+  /** The vehicle's value (collateral), the base of `ltv`. */
+  value: Amount;
+}
+
+export interface AutoLoanTermsParams {
+  /** The amount to finance. */
+  amount: Amount;
+  down_payment: Amount;
+  trade_in_value?: Amount;
+  term_months: AutoLoanTermMonths;
+  /** ISO 4217; only `USD` is supported (anything else is a 422). */
+  currency: string;
+}
+
+/** The dealership that arranged an indirect loan, and its markup over the buy rate. */
+export interface DealerParams {
+  /** A dealer of your network (lender portal → Dealers); unknown or disabled is a 422. */
+  dealer_id: string;
+  /**
+   * Points added to the buy rate (`"1.00"` is one point). Capped by policy (by default 1.25 up to
+   * 60 months, 1.00 above); more is a 422.
+   */
+  markup_rate_pct: Amount;
+}
+
+interface AutoLoanCreateBase {
+  consumer: ConsumerParams;
+  vehicle: VehicleParams;
+  loan: AutoLoanTermsParams;
+}
+
+/** Body of `POST /v1/decisions/auto-loan`: direct (no dealer) or indirect (through a dealer). */
+export type AutoLoanCreateParams =
+  | (AutoLoanCreateBase & { channel: 'direct'; dealer?: never })
+  | (AutoLoanCreateBase & { channel: 'indirect'; dealer: DealerParams });
+
+/**
+ * An auto-loan decision: every field of `DecisionData` (the same four shapes), and on an approval
+ * also the rates, the dealer's reserve and the loan-to-value. `approved_amount` is the amount
+ * financed (`loan.amount - down_payment - trade_in_value`); `apr` is the Appendix J APR of the
+ * monthly schedule at the contract rate.
+ */
+export interface AutoLoanDecisionData extends DecisionData {
+  /** The lender's risk-based rate, percent with two decimals (`"6.49"`). Approvals only. */
+  buy_rate?: string;
+  /** The schedule's note rate: buy rate + dealer markup (= `buy_rate` for direct loans), percent. */
+  contract_rate?: string;
+  /** Dealer participation in the markup's finance charge, money (`"0.00"` for direct loans). */
+  dealer_reserve?: string;
+  /** Loan-to-value: amount financed / vehicle value x 100, percent with two decimals. */
+  ltv?: string;
+}

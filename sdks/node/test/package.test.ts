@@ -12,6 +12,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { webhooks } from '../src/index.js';
 import { VERSION } from '../src/version.js';
+import { autoLoanTenant } from './support/portal.js';
 import { freePort, SDK_ROOT, sleep, startService, type Service } from './support/service.js';
 
 const readme = readFileSync(path.join(SDK_ROOT, 'README.md'), 'utf8');
@@ -50,7 +51,7 @@ afterAll(async () => {
 
 describe('README', () => {
   it('has the runnable examples', () => {
-    expect([...examples().keys()]).toEqual(['quickstart.mjs', 'webhook-receiver.mjs', 'send-test-webhook.mjs']);
+    expect([...examples().keys()]).toEqual(['quickstart.mjs', 'auto-loan.mjs', 'webhook-receiver.mjs', 'send-test-webhook.mjs']);
   });
 
   it('quickstart runs as written: approved, declined, pending -> completed, an error, a verified webhook', async () => {
@@ -74,6 +75,36 @@ describe('README', () => {
     expect(out).toMatch(/^ {3}completed: approved 1500\.00 \d+ months$/m);
     expect(out).toMatch(/^4\. error: UnprocessableEntityError 422 unprocessable_entity req_\w+$/m);
     expect(out).toMatch(/^5\. webhook verified: decision\.finalized true$/m);
+  });
+
+  it('the auto-loan example runs as written with a portal tenant and its dealer: direct, indirect, pending -> completed, the 422', async () => {
+    const tenant = await autoLoanTenant(service.baseUrl, 'README');
+    const result = await runNode(
+      'auto-loan.mjs',
+      {
+        CDS_BASE_URL: service.baseUrl,
+        CDS_API_KEY: tenant.sandboxKey,
+        CDS_SOFT_CONSUMER_ID: tenant.consumers.soft,
+        CDS_ENHANCED_CONSUMER_ID: tenant.consumers.enhanced,
+        CDS_DEALER_ID: tenant.activeDealer.id,
+      },
+      project,
+    );
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    const out = result.stdout;
+    const direct = /^1\. direct: approved 13000\.00 buy (\d+\.\d{2})% contract (\d+\.\d{2})% APR \d+\.\d{2}% LTV 86\.67%$/m.exec(out);
+    expect(direct, out).not.toBeNull();
+    expect(direct![2]).toBe(direct![1]);
+    const indirect = /^2\. indirect: approved buy (\d+\.\d{2})% contract (\d+\.\d{2})% dealer reserve (\d+\.\d{2})$/m.exec(out);
+    expect(indirect, out).not.toBeNull();
+    expect(indirect![1]).toBe(direct![1]);
+    expect(Math.round(Number(indirect![2]) * 100)).toBe(Math.round(Number(indirect![1]) * 100) + 100);
+    expect(Number(indirect![3])).toBeGreaterThan(0);
+    expect(out).toMatch(/^ {3}60 payments of \d+\.\d{2}, first due \d{4}-\d{2}-\d{2}$/m);
+    expect(out).toMatch(/^3\. pending: true send the consumer to https?:\/\/\S+\/verify\/\S+$/m);
+    expect(out).toMatch(/^ {3}completed: approved 20000\.00 48 months at \d+\.\d{2}%$/m);
+    expect(out).toMatch(/^4\. refused: 422 unprocessable_entity dealer\.markup_rate_pct 1\.50 is above the cap of 1\.25/m);
   });
 
   it('the webhook receiver accepts a signed request, refuses a forged one and deduplicates', async () => {
@@ -134,7 +165,8 @@ describe('package', () => {
     expect(require.resolve(path.join(SDK_ROOT, 'dist/cjs/index.js'))).toBeTruthy();
   });
 
-  it('the published .d.ts compile for ESM and CommonJS users (and reject wrong params)', async () => {
+  // tsc over the fixtures takes seconds, and more on a busy machine: the exec's own limit rules.
+  it('the published .d.ts compile for ESM and CommonJS users (and reject wrong params)', { timeout: 90_000 }, async () => {
     const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
     const result = await new Promise<{ code: number; out: string }>((resolve) =>
       execFile(process.execPath, [tsc, '-p', path.join(SDK_ROOT, 'test/fixtures/types/tsconfig.json')], { timeout: 60_000 }, (error, stdout, stderr) =>

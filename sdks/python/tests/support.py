@@ -17,6 +17,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.error
 import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Dict, List, Optional, Union
@@ -125,6 +126,88 @@ def _start_service() -> Service:
     s.process = process
     s.data_dir = data_dir
     return s
+
+
+# --------------------------------------------------------------------------------------------
+# Dealers live in the lender portal, not in /v1 (decisions.md section 11): the auto-loan tests set
+# their tenant up as a lender does, signed up in the portal (which provisions the sandbox with its
+# seeded consumers and shows the sandbox key once), with dealers added there and one disabled.
+
+
+class PortalSession:
+    """A small cookie-keeping client of the portal's JSON API, sending the CSRF header the web app sends."""
+
+    def __init__(self, base_url: str) -> None:
+        self.base_url = base_url
+        self.cookies: Dict[str, str] = {}
+        self.csrf = ""
+
+    def request(self, method: str, path: str, body: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+        headers = {"Accept": "application/json"}
+        if self.cookies:
+            headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
+        if method != "GET":
+            headers["X-CSRF-Token"] = self.csrf
+        data = None
+        if body is not None:
+            headers["Content-Type"] = "application/json"
+            data = json.dumps(body).encode()
+        request = urllib.request.Request(f"{self.base_url}/portal/api{path}", data=data, headers=headers, method=method)
+        try:
+            with urllib.request.urlopen(request, timeout=30) as r:
+                for cookie in r.headers.get_all("Set-Cookie") or []:
+                    name, _, rest = cookie.partition("=")
+                    self.cookies[name.strip()] = rest.split(";", 1)[0].strip()
+                payload: Dict[str, Any] = json.loads(r.read() or b"{}")
+        except urllib.error.HTTPError as e:
+            raise RuntimeError(f"{method} /portal/api{path} answered {e.code}: {e.read()!r}") from None
+        if isinstance(payload.get("csrf_token"), str):
+            self.csrf = payload["csrf_token"]
+        return payload
+
+
+class AutoLoanTenant:
+    def __init__(self, sandbox_key: str, consumers: Dict[str, str], active_dealer: Dict[str, Any], disabled_dealer: Dict[str, Any]) -> None:
+        self.sandbox_key = sandbox_key
+        self.consumers = consumers
+        self.active_dealer = active_dealer
+        self.disabled_dealer = disabled_dealer
+
+
+_auto_loan_tenant: Optional[AutoLoanTenant] = None
+
+
+def auto_loan_tenant() -> AutoLoanTenant:
+    """A tenant signed up in the portal of the real service, with two sandbox dealers: one active,
+    one disabled (made once per test process)."""
+    global _auto_loan_tenant
+    if _auto_loan_tenant is not None:
+        return _auto_loan_tenant
+    portal = PortalSession(service().base_url)
+    portal.request("GET", "/session")
+    signed_up = portal.request(
+        "POST",
+        "/signup",
+        {"company_name": "Python SDK Auto Finance", "name": "Sam Integrator", "email": f"py-{time.time_ns()}@auto-finance.example.com", "password": "a long sandbox passphrase"},
+    )
+    seeded = portal.request("GET", "/sandbox/consumers?seeded=true")["data"]
+    active = portal.request("POST", "/dealers/sandbox/dealers", {"name": "Lone Star Motors", "license_number": "TX-DLR-20417", "state": "TX"})
+    closed = portal.request("POST", "/dealers/sandbox/dealers", {"name": "Closed Lot Cars", "state": "OK"})
+    disabled = portal.request("POST", f"/dealers/sandbox/dealers/{closed['id']}/disable", {})
+    _auto_loan_tenant = AutoLoanTenant(signed_up["sandbox_api_key"], {c["tier"]: c["id"] for c in seeded}, active, disabled)
+    return _auto_loan_tenant
+
+
+_VIN_VALUES = {c: v for c, v in zip("ABCDEFGHJKLMNPRSTUVWXYZ", [1, 2, 3, 4, 5, 6, 7, 8, 1, 2, 3, 4, 5, 7, 9, 2, 3, 4, 5, 6, 7, 8, 9])}
+_VIN_WEIGHTS = [8, 7, 6, 5, 4, 3, 2, 10, 0, 9, 8, 7, 6, 5, 4, 3, 2]
+
+
+def vin(seventeen: str) -> str:
+    """The VIN with its check digit (position 9) computed as 49 CFR 565 says."""
+    chars = seventeen.upper()
+    total = sum((int(c) if c.isdigit() else _VIN_VALUES[c]) * w for c, w in zip(chars, _VIN_WEIGHTS))
+    check = "X" if total % 11 == 10 else str(total % 11)
+    return chars[:8] + check + chars[9:]
 
 
 def new_consumer(ssn_last4: str, first_name: str = "Ada") -> "NewConsumer":

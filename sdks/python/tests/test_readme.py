@@ -65,7 +65,7 @@ class ReadmeTest(unittest.TestCase):
         )
 
     def test_has_the_runnable_examples(self) -> None:
-        self.assertEqual(list(examples()), ["quickstart.py", "webhook_receiver.py", "send_test_webhook.py"])
+        self.assertEqual(list(examples()), ["quickstart.py", "auto_loan.py", "webhook_receiver.py", "send_test_webhook.py"])
 
     def test_quickstart_runs_as_written(self) -> None:
         result = self.run_example(
@@ -85,6 +85,32 @@ class ReadmeTest(unittest.TestCase):
         self.assertRegex(out, r"(?m)^ {3}completed: approved 1500\.00 \d+ months$")
         self.assertRegex(out, r"(?m)^4\. error: UnprocessableEntityError 422 unprocessable_entity req_\w+$")
         self.assertRegex(out, r"(?m)^5\. webhook verified: decision\.finalized True$")
+
+    def test_auto_loan_example_runs_as_written_with_a_portal_tenant_and_its_dealer(self) -> None:
+        tenant = support.auto_loan_tenant()
+        result = self.run_example(
+            "auto_loan.py",
+            CDS_BASE_URL=self.service.base_url,
+            CDS_API_KEY=tenant.sandbox_key,
+            CDS_SOFT_CONSUMER_ID=tenant.consumers["soft"],
+            CDS_ENHANCED_CONSUMER_ID=tenant.consumers["enhanced"],
+            CDS_DEALER_ID=tenant.active_dealer["id"],
+        )
+        self.assertEqual(result.stderr, "")
+        self.assertEqual(result.returncode, 0)
+        out = result.stdout
+        direct = re.search(r"(?m)^1\. direct: approved 13000\.00 buy (\d+\.\d{2})% contract (\d+\.\d{2})% APR \d+\.\d{2}% LTV 86\.67%$", out)
+        assert direct is not None, out
+        self.assertEqual(direct.group(2), direct.group(1))
+        indirect = re.search(r"(?m)^2\. indirect: approved buy (\d+\.\d{2})% contract (\d+\.\d{2})% dealer reserve (\d+\.\d{2})$", out)
+        assert indirect is not None, out
+        self.assertEqual(indirect.group(1), direct.group(1))
+        self.assertEqual(round(float(indirect.group(2)) * 100), round(float(indirect.group(1)) * 100) + 100)
+        self.assertGreater(float(indirect.group(3)), 0)
+        self.assertRegex(out, r"(?m)^ {3}60 payments of \d+\.\d{2}, first due \d{4}-\d{2}-\d{2}$")
+        self.assertRegex(out, r"(?m)^3\. pending: True send the consumer to https?://\S+/verify/\S+$")
+        self.assertRegex(out, r"(?m)^ {3}completed: approved 20000\.00 48 months at \d+\.\d{2}%$")
+        self.assertRegex(out, r"(?m)^4\. refused: 422 unprocessable_entity dealer\.markup_rate_pct 1\.50 is above the cap of 1\.25")
 
     def test_webhook_receiver_accepts_signed_refuses_forged_and_deduplicates(self) -> None:
         port = str(support.free_port())

@@ -18,7 +18,8 @@ import { createOutbox, type Outbox } from '../modules/events/outbox.js';
 import { createDecisionsService, type DecisionsService } from '../modules/decisions/decisions.service.js';
 import { createCreditDataConnectors } from '../modules/credit-data/connectors.js';
 import type { CreditDataConnector } from '../modules/credit-data/credit-data.types.js';
-import { defaultBnplDocuments } from '../modules/engine/index.js';
+import { defaultAutoLoanDocuments, defaultBnplDocuments, type ProductEngineDocuments } from '../modules/engine/index.js';
+import { createDealersService, type DealersService } from '../modules/dealers/dealers.service.js';
 import { createLiveCodeSender, type CodeSender } from '../modules/kyc/code-senders.js';
 import { createVerificationService, type VerificationService } from '../modules/kyc/verification.service.js';
 import { createWebhookFanOut } from '../modules/webhooks/fan-out.js';
@@ -40,6 +41,8 @@ export interface AppContext {
   consumers: ConsumersService;
   outbox: Outbox;
   decisions: DecisionsService;
+  /** Auto-loan tenants' dealer networks (modules/dealers). */
+  dealers: DealersService;
   verification: VerificationService;
   webhooks: WebhooksService;
   /** Sends due webhook deliveries; started by the worker role (workers/workers.ts). */
@@ -92,11 +95,13 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
   );
   const creditData = createCreditDataConnectors(config, { clock, random });
   // Every tenant decides with the bundled default documents until per-tenant policies exist.
-  const documents = defaultBnplDocuments();
+  const documents: ProductEngineDocuments = { bnpl: defaultBnplDocuments(), auto_loan: defaultAutoLoanDocuments() };
+  const dealers = createDealersService({ db: storage.db, readDb: storage.readDb, clock, random, outbox });
   const decisions = createDecisionsService({
     config, db: storage.db, readDb: storage.readDb, clock, random, secretBox, consumers, outbox,
     creditData: { ...creditData.byEnvironment, ...overrides.creditData },
-    documentsFor: () => documents,
+    documentsFor: <P extends keyof ProductEngineDocuments = 'bnpl'>(_scope: unknown, product?: P) => documents[product ?? 'bnpl'] as ProductEngineDocuments[P],
+    findActiveDealer: (scope, dealerId) => dealers.findActiveDealer(scope, dealerId),
     merchantDefaultsFor: async (tenantId) => {
       const tenant = await tenants.getTenant(tenantId);
       return {
@@ -118,6 +123,7 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
   return {
     config, storage, clock, random, logger, secretBox, rateLimiter, apiKeys, tenants, idempotency, consumers, outbox, decisions, verification, webhooks, webhookDelivery,
     accounts,
+    dealers,
     async close() {
       await webhookDelivery.stop();
       codeSender.close();

@@ -78,7 +78,7 @@ export interface DecisionsTable {
   tenant_id: string;
   environment: 'sandbox' | 'live';
   consumer_id: string;
-  product: 'bnpl';
+  product: 'bnpl' | 'auto_loan';
   status: 'complete' | 'needs_consumer_action';
   kyc_tier: 'soft' | 'enhanced' | 'hard';
   kyc_status: 'matched' | 'pending' | 'skipped';
@@ -117,6 +117,35 @@ export interface DecisionsTable {
   completed_at: number | null;
   /** Optimistic-concurrency version, bumped on every change after creation. */
   version: number;
+  /** Auto loans (migration 0006; null for BNPL): `direct` or `indirect`. */
+  channel?: 'direct' | 'indirect' | null;
+  /** Indirect auto loans: the dealer (modules/dealers). */
+  dealer_id?: string | null;
+  /** Auto loans: the vehicle's VIN (not PII; kept for the lender's records). */
+  vin?: string | null;
+  /** Auto loans: JSON { vehicle, loan, markup_bps } as normalised (docs/auto-loan.md). */
+  auto_loan_json?: string | null;
+  /** Auto-loan approvals: rates as on the wire ("6.49"), the dealer's reserve, the LTV ("85.23"). */
+  buy_rate?: string | null;
+  contract_rate?: string | null;
+  dealer_reserve_cents?: number | null;
+  ltv?: string | null;
+}
+
+/** A dealer of an auto-loan tenant's network, per environment (migration 0006). */
+export interface DealersTable {
+  id: string;
+  tenant_id: string;
+  environment: 'sandbox' | 'live';
+  name: string;
+  license_number: string | null;
+  /** USPS two-letter code. */
+  state: string | null;
+  /** `disabled` is a soft delete: indirect applications naming it are refused (422). */
+  status: 'active' | 'disabled';
+  created_at: number;
+  updated_at: number;
+  disabled_at: number | null;
 }
 
 export interface DecisionAuditsTable {
@@ -298,5 +327,6 @@ export interface Database {
   users: UsersTable;
   invitations: InvitationsTable;
   sessions: SessionsTable;
+  dealers: DealersTable;
 }
 

@@ -16,6 +16,8 @@ import { registerAuthentication } from './plugins/authentication.js';
 import { registerRateLimit } from './plugins/rate-limit.js';
 import { registerSystemRoutes } from './routes/system.routes.js';
 import { registerBnplRoutes } from '../modules/decisions/bnpl.routes.js';
+import { registerAutoLoanRoutes } from '../modules/decisions/auto-loan.routes.js';
+import { registerComingSoonRoutes } from '../modules/decisions/coming-soon.routes.js';
 import { registerSandboxRoutes } from '../modules/decisions/sandbox.routes.js';
 import { registerVerifyRoutes } from '../modules/kyc/verify.routes.js';
 import { registerPortal } from '../modules/portal/portal.routes.js';
@@ -85,6 +87,8 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
       v1.setNotFoundHandler((request, reply) => sendError(reply, 'not_found', `No route ${request.method} ${request.url.split('?')[0]}.`));
       registerBnplRoutes(v1, ctx);
       registerSandboxRoutes(v1, ctx);
+      registerAutoLoanRoutes(v1, ctx);
+      registerComingSoonRoutes(v1);
       options.registerExtraV1Routes?.(v1, ctx);
     },
     { prefix: '/v1' },

@@ -35,10 +35,10 @@ export function pollInterval(options: Pick<PollOptions, 'intervalMs' | 'clampInt
   return Math.min(POLL_INTERVAL_MS.max, Math.max(POLL_INTERVAL_MS.min, requested));
 }
 
-export async function pollUntilComplete(
-  fetchOnce: (signal: AbortSignal | undefined) => Promise<Decision>,
+export async function pollUntilComplete<D extends Decision>(
+  fetchOnce: (signal: AbortSignal | undefined) => Promise<D>,
   options: PollOptions = {},
-): Promise<Decision> {
+): Promise<D> {
   const interval = pollInterval(options);
   const deadline =
     options.deadline !== undefined

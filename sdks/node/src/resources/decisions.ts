@@ -5,6 +5,7 @@
 import type { HttpCore, RequestOptions } from '../core/http.js';
 import { Decision } from '../lib/decision.js';
 import { pollUntilComplete, type PollOptions } from '../lib/polling.js';
+import { AutoLoanDecisions } from './auto-loans.js';
 import type { BnplCreateParams, DecisionData } from '../types.js';
 
 export type RetrieveOptions = Omit<RequestOptions, 'idempotencyKey'>;
@@ -40,7 +41,10 @@ export class BnplDecisions {
 
 export class Decisions {
   readonly bnpl: BnplDecisions;
+  /** Auto loans, direct and indirect: `create`, `retrieve`, `poll`. */
+  readonly autoLoan: AutoLoanDecisions;
   constructor(core: HttpCore) {
     this.bnpl = new BnplDecisions(core);
+    this.autoLoan = new AutoLoanDecisions(core);
   }
 }

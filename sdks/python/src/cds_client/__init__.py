@@ -4,6 +4,7 @@
     client = CreditDecisions(api_key="svc_test_...", base_url="http://127.0.0.1:3000")
     decision = client.decisions.bnpl.create(consumer={...}, transaction={...})
     if decision.is_declined: ...
+    loan = client.decisions.auto_loan.create(consumer={...}, vehicle={...}, loan={...}, channel="direct")
 """
 from . import webhooks
 from ._client import CreditDecisions
@@ -29,13 +30,14 @@ from .errors import (
     UnsupportedMediaTypeError,
     WebhookVerificationError,
 )
-from .models import Decision, DeclineReason, Payment, TilaDisclosure
+from .models import AutoLoanDecision, Decision, DeclineReason, Payment, TilaDisclosure
 from .webhooks import generate_test_header, verify_signature
 
 __all__ = [
     "__version__",
     "CreditDecisions",
     "Decision",
+    "AutoLoanDecision",
     "DeclineReason",
     "Payment",
     "TilaDisclosure",

@@ -48,7 +48,7 @@ class CreditDecisions:
         )
         #: The service address used.
         self.base_url: str = core.base_url
-        #: BNPL decisions: ``decisions.bnpl.create / retrieve / wait_for_completion``.
+        #: Decisions: ``decisions.bnpl`` and ``decisions.auto_loan``, each with ``create / retrieve / wait_for_completion``.
         self.decisions = Decisions(core)
         #: Sandbox test helpers: ``sandbox.verification.complete(decision_id, "pass" | "fail")``.
         self.sandbox = Sandbox(core)

@@ -8,11 +8,13 @@ retries and time-out.
 """
 import threading
 import time
-from typing import Callable, Optional
+from typing import Callable, Optional, TypeVar
 
 from ._core.http import sleep
 from .errors import APIUserAbortError, PollTimeoutError
 from .models import Decision
+
+D = TypeVar("D", bound=Decision)
 
 MIN_INTERVAL = 2.0
 DEFAULT_INTERVAL = 2.5
@@ -30,15 +32,15 @@ def poll_interval(interval: float = DEFAULT_INTERVAL, clamp_interval: bool = Tru
 
 
 def wait_until_complete(
-    fetch_once: Callable[[], Decision],
+    fetch_once: Callable[[], D],
     *,
     interval: float = DEFAULT_INTERVAL,
     timeout: Optional[float] = DEFAULT_TIMEOUT,
     deadline: Optional[float] = None,
     clamp_interval: bool = True,
     cancel: Optional[threading.Event] = None,
-    on_pending: Optional[Callable[[Decision], None]] = None,
-) -> Decision:
+    on_pending: Optional[Callable[[D], None]] = None,
+) -> D:
     wait = poll_interval(interval, clamp_interval)
     if deadline is not None:
         # ``deadline`` is wall-clock (time.time()); the loop measures with the monotonic clock.

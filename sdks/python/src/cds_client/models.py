@@ -5,12 +5,12 @@ plus ``is_approved`` / ``is_declined`` / ``is_referred`` / ``is_pending``. ``to_
 exactly the fields received; the HTTP details of the call are in ``last_response``.
 """
 import copy
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Dict, List, Mapping, Optional
 
 from ._core.http import ResponseMeta
 
-__all__ = ["Decision", "Payment", "TilaDisclosure", "DeclineReason", "ResponseMeta"]
+__all__ = ["Decision", "AutoLoanDecision", "Payment", "TilaDisclosure", "DeclineReason", "ResponseMeta"]
 
 
 @dataclass(frozen=True)
@@ -124,4 +124,29 @@ class Decision:
             expires_at=data.get("expires_at"),
             raw=copy.deepcopy(dict(data)),
             last_response=last_response,
+        )
+
+
+@dataclass(frozen=True)
+class AutoLoanDecision(Decision):
+    """An auto-loan decision: the same shapes and helpers as ``Decision``; an approval also carries
+    the rates, the dealer's reserve and the loan-to-value (``None`` on the other shapes).
+    ``approved_amount`` is the amount financed (``loan.amount - down_payment - trade_in_value``) and
+    ``apr`` the Appendix J APR of the monthly schedule at the contract rate."""
+
+    buy_rate: Optional[str] = None  # the lender's risk-based rate, percent ("6.49")
+    contract_rate: Optional[str] = None  # buy rate + dealer markup (= buy_rate for direct loans), percent
+    dealer_reserve: Optional[str] = None  # money, "0.00" for direct loans
+    ltv: Optional[str] = None  # amount financed / vehicle value x 100, percent
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], last_response: Optional[ResponseMeta] = None) -> "AutoLoanDecision":
+        base = Decision.from_dict(data, last_response)
+        shared = {f.name: getattr(base, f.name) for f in fields(Decision)}
+        return cls(
+            **shared,
+            buy_rate=data.get("buy_rate"),
+            contract_rate=data.get("contract_rate"),
+            dealer_reserve=data.get("dealer_reserve"),
+            ltv=data.get("ltv"),
         )

@@ -18,6 +18,12 @@ __all__ = [
     "OrderParams",
     "PlanPreference",
     "SandboxVerificationResult",
+    "VehicleCondition",
+    "AutoLoanTermMonths",
+    "AutoLoanChannel",
+    "VehicleParams",
+    "AutoLoanTermsParams",
+    "DealerParams",
     "WebhookEvent",
     "DecisionFinalizedData",
 ]
@@ -104,6 +110,41 @@ class OrderParams(_OrderRequired, total=False):
     merchant_name: str
     merchant_category: MerchantCategory
     product_description: str
+
+
+VehicleCondition = Literal["new", "used"]
+AutoLoanTermMonths = Literal[24, 36, 48, 60, 72, 84]
+AutoLoanChannel = Literal["direct", "indirect"]
+
+
+class VehicleParams(TypedDict):
+    """The financed vehicle (the loan's collateral)."""
+
+    vin: str  # 17 characters, valid check digit (position 9)
+    year: int
+    make: str
+    model: str
+    mileage: int  # odometer, miles
+    condition: VehicleCondition
+    value: Amount  # the base of ``ltv``
+
+
+class _AutoLoanTermsRequired(TypedDict):
+    amount: Amount
+    down_payment: Amount
+    term_months: AutoLoanTermMonths
+    currency: str  # only USD
+
+
+class AutoLoanTermsParams(_AutoLoanTermsRequired, total=False):
+    trade_in_value: Amount
+
+
+class DealerParams(TypedDict):
+    """The dealership that arranged an indirect loan (lender portal -> Dealers) and its markup."""
+
+    dealer_id: str  # unknown or disabled: 422
+    markup_rate_pct: Amount  # points over the buy rate; capped by policy (1.25 up to 60 months, 1.00 above)
 
 
 class WebhookEvent(TypedDict):

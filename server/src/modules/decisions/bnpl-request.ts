@@ -108,7 +108,7 @@ function requestedPlanOf(body: BnplCreateBody, amountCents: Cents): { plan: Plan
   return { plan: body.plan_preference ?? null, termMonths: null };
 }
 
-function normalizeApplicant(consumer: BnplCreateBody['consumer'], asOf: Date): ApplicantRef {
+export function normalizeApplicant(consumer: BnplCreateBody['consumer'], asOf: Date): ApplicantRef {
   // interface.md: with consumer_id, the other consumer fields are skipped.
   if (consumer.consumer_id !== undefined) return { kind: 'existing', consumerId: consumer.consumer_id.toLowerCase() };
   for (const name of ['first_name', 'last_name', 'email', 'dob', 'address'] as const) {

@@ -8,8 +8,11 @@ import { formatMoney } from '../../lib/money.js';
 
 export const ESTIMATED_COMPLETION_SECONDS = { enhanced: 120, hard: 600 } as const;
 
+/** The path segment of each product under /v1/decisions. */
+export const PRODUCT_PATHS = { bnpl: 'bnpl', auto_loan: 'auto-loan' } as const satisfies Record<DecisionsTable['product'], string>;
+
 export function pollingUrlOf(row: Pick<DecisionsTable, 'id' | 'product'>): string {
-  return `/v1/decisions/${row.product}/${row.id}`;
+  return `/v1/decisions/${PRODUCT_PATHS[row.product]}/${row.id}`;
 }
 
 export function presentDecision(row: DecisionsTable, consumerCompleteUrl: string | null): Record<string, unknown> {
@@ -46,5 +49,9 @@ export function presentDecision(row: DecisionsTable, consumerCompleteUrl: string
     consumer_complete_url: null,
     polling_url: pollingUrlOf(row),
     expires_at: new Date(row.expires_at).toISOString(),
+    // Auto loans (decisions.md section 10): the rates, the dealer's reserve and the loan-to-value.
+    ...(row.product === 'auto_loan'
+      ? { buy_rate: row.buy_rate, contract_rate: row.contract_rate, dealer_reserve: formatMoney(Number(row.dealer_reserve_cents)), ltv: row.ltv }
+      : {}),
   };
 }

@@ -1,15 +1,18 @@
 /**
- * BNPL decisions: the use cases, in the order they happen.
+ * Decisions (BNPL and auto loans): the use cases, in the order they happen. Both products share
+ * every step; only the request rules, the engine documents and the offer differ (`ProductRequest`).
  *
- * createBnplDecision
- *   1. normalise the request (400/422 rules)              bnpl-request.ts
+ * prepareBnplDecision / prepareAutoLoanDecision
+ *   1. normalise the request (400/422 rules)              bnpl-request.ts, auto-loan-request.ts
+ *      auto loans: an indirect application's dealer must be active here (dealers service)
  *   2. resolve the applicant (returning or new)           consumers service
  *   3. choose the KYC tier from the policy                engine (policy constants)
  *   enhanced/hard: 4p. open a pending state with a hosted-verification token; commit.
  *   soft:          4. identity check (sandbox magic 2222 fails; a returning verified consumer skips)
  *                  5. credit data (sandbox synthetic file, or the lender's gateway) BEFORE the
  *                     transaction: nothing slow happens while locks are held
- *                  6. the engine decides; an approval becomes an offer (schedule, APR, TILA)
+ *                  6. the engine decides; an approval becomes an offer (schedule, APR, TILA;
+ *                     auto loans also buy/contract rate and dealer reserve)
  *                  7. one transaction: consumer, decision, audit record, events, idempotency record
  * getDecision: one indexed read, scoped to tenant and environment (others are "not found").
  */
@@ -24,17 +27,24 @@ import { centsToNumber, formatMoney } from '../../lib/money.js';
 import type { Consumer, ConsumersService } from '../consumers/consumers.service.js';
 import type { CreditDataConnector, CreditDataResult } from '../credit-data/credit-data.types.js';
 import { SANDBOX_MAGIC_SSN_LAST4 } from '../credit-data/sandbox-connector.js';
-import { adverseActionReason, decideBnpl, engineVersionOf, kycTierFor, type AdverseActionReason, type BnplEngineDecision, type EngineDocuments } from '../engine/index.js';
+import {
+  adverseActionReason, autoLoanEngineVersionOf, decideAutoLoan, decideBnpl, engineVersionOf, kycTierFor,
+  type AdverseActionReason, type AutoLoanEngineDecision, type AutoLoanTerms, type BnplEngineDecision, type KycTierSource, type ProductEngineDocuments,
+} from '../engine/index.js';
 import type { NewEvent, Outbox } from '../events/outbox.js';
+import { buildAutoLoanOffer, formatRateBps, type AutoLoanOffer, type AutoLoanTerm } from '../offers/auto-loan-offer.js';
 import { buildOffer, presentOffer, type Offer } from '../offers/offer.js';
 import { monthlyTermFor, type Plan } from '../offers/schedule.js';
-import { normalizeBnplRequest, type BnplApplication, type BnplCreateBody } from './bnpl-request.js';
+import { formatLtv, normalizeAutoLoanRequest, type AutoLoanApplication, type AutoLoanCreateBody } from './auto-loan-request.js';
+import { normalizeBnplRequest, type ApplicantRef, type BnplApplication, type BnplCreateBody } from './bnpl-request.js';
 import { presentDecision } from './decision.presenter.js';
 
 export interface Scope {
   tenantId: string;
   environment: Environment;
 }
+
+export type Product = DecisionsTable['product'];
 
 /** decisions.md section 5: pending states expire after 24 h (enhanced) or 72 h (hard); offers after 30 days. */
 export const PENDING_TTL_MS = { enhanced: 24 * 3600_000, hard: 72 * 3600_000 } as const;
@@ -51,9 +61,11 @@ export interface DecisionsDeps {
   outbox: Outbox;
   /** Credit data per environment: sandbox never touches live sources. */
   creditData: Record<Environment, CreditDataConnector>;
-  /** The scorecard and policy deciding for a tenant and environment. */
-  documentsFor(scope: Scope): EngineDocuments;
+  /** The scorecard and policy deciding a product (BNPL when omitted) for a tenant and environment. */
+  documentsFor<P extends Product = 'bnpl'>(scope: Scope, product?: P): ProductEngineDocuments[P];
   merchantDefaultsFor(tenantId: string): Promise<{ merchantName: string; merchantCategory: string }>;
+  /** The active dealer an indirect auto loan names, or null (modules/dealers). */
+  findActiveDealer(scope: Scope, dealerId: string): Promise<{ id: string; name: string } | null>;
 }
 
 /** One line of a consumer's application history (portal). */
@@ -94,16 +106,53 @@ export function createDecisionsService(deps: DecisionsDeps) {
     const needsDefaults = money !== undefined && (money.merchant_name === undefined || money.merchant_category === undefined);
     const merchantDefaults = needsDefaults ? await deps.merchantDefaultsFor(scope.tenantId) : { merchantName: '', merchantCategory: '' };
     const application = normalizeBnplRequest(body, merchantDefaults, now);
-    const documents = deps.documentsFor(scope);
+    return prepareDecision(scope, now, startedMs, {
+      applicant: application.applicant,
+      tierAmountCents: application.amountCents,
+      tierPolicy: deps.documentsFor(scope).policy,
+      seed: bnplSeed(application),
+      request: { product: 'bnpl', amountCents: application.amountCents, requestedPlan: application.requestedPlan, requestedTermMonths: application.requestedTermMonths },
+      redacted: redactedRequest(application),
+    });
+  }
 
+  /**
+   * Auto loans (decisions.md section 10): the request rules with the auto-loan policy's ranges and
+   * markup caps, the dealer of an indirect loan, then the same path as BNPL.
+   */
+  async function prepareAutoLoanDecision(scope: Scope, body: AutoLoanCreateBody): Promise<(trx: Kysely<Database>) => Promise<DecisionView>> {
+    const startedMs = performance.now();
+    const now = clock.now();
+    const documents = deps.documentsFor(scope, 'auto_loan');
+    const application = normalizeAutoLoanRequest(body, documents.policy.constants, now);
+    let merchantName: string;
+    if (application.dealer) {
+      const dealer = await deps.findActiveDealer(scope, application.dealer.dealerId);
+      if (!dealer) throw new ApiError('unprocessable_entity', 'dealer.dealer_id does not match an active dealer of this tenant and environment (unknown or disabled).');
+      merchantName = dealer.name;
+    } else {
+      merchantName = (await deps.merchantDefaultsFor(scope.tenantId)).merchantName;
+    }
+    return prepareDecision(scope, now, startedMs, {
+      applicant: application.applicant,
+      tierAmountCents: application.loan.amountFinancedCents,
+      tierPolicy: documents.policy,
+      seed: autoLoanSeed(application, merchantName),
+      request: autoLoanRequestOf(application),
+      redacted: redactedAutoLoanRequest(application),
+    });
+  }
+
+  /** Everything after a product's request rules: applicant, tier, and the pending or soft path. */
+  async function prepareDecision(scope: Scope, now: Date, startedMs: number, intake: Intake): Promise<(trx: Kysely<Database>) => Promise<DecisionView>> {
     let existing: Consumer | null = null;
-    if (application.applicant.kind === 'existing') {
-      existing = await deps.consumers.findConsumer(scope, application.applicant.consumerId);
+    if (intake.applicant.kind === 'existing') {
+      existing = await deps.consumers.findConsumer(scope, intake.applicant.consumerId);
       if (!existing) throw new ApiError('unprocessable_entity', 'consumer.consumer_id does not match a consumer of this tenant and environment.');
     }
-    const tier = kycTierFor(application.amountCents, documents.policy);
+    const tier = kycTierFor(intake.tierAmountCents, intake.tierPolicy);
     const ssnLast4 =
-      application.applicant.kind === 'new' ? application.applicant.identity.ssnLast4 : existing!.hasSsnLast4 ? await deps.consumers.revealSsnLast4(existing!.id) : null;
+      intake.applicant.kind === 'new' ? intake.applicant.identity.ssnLast4 : existing!.hasSsnLast4 ? await deps.consumers.revealSsnLast4(existing!.id) : null;
     if (tier !== 'soft' && ssnLast4 === null) {
       throw new ApiError('unprocessable_entity', `consumer.ssn_last4 is required for this amount (${tier} identity verification).`);
     }
@@ -111,20 +160,18 @@ export function createDecisionsService(deps: DecisionsDeps) {
     const decisionId = random.uuid();
     const consumerId = existing?.id ?? random.uuid();
     const ids = { decisionId, applicationId: decisionId, consumerId };
-    if (tier !== 'soft') return (trx) => writePending(trx, scope, application, ids, tier, now);
+    if (tier !== 'soft') return (trx) => writePending(trx, scope, intake, ids, tier, now);
 
     // Soft tier: identity check, credit data, engine, offer: all before the transaction.
     const verificationFails = scope.environment === 'sandbox' && ssnLast4 === SANDBOX_MAGIC_SSN_LAST4.verificationFails;
     const evaluation = await evaluate({
       scope,
       consumerId,
-      identity: identityFor(existing, application),
+      identity: identityFor(existing, intake.applicant),
       ssnLast4,
       sandboxProfile: existing?.sandboxProfile ?? null,
       returning: existing !== null,
-      amountCents: application.amountCents,
-      requestedPlan: application.requestedPlan,
-      requestedTermMonths: application.requestedTermMonths,
+      request: intake.request,
       now,
     });
     const kycStatus: DecisionsTable['kyc_status'] = verificationFails ? 'pending' : existing?.identityStatus === 'verified' ? 'skipped' : 'matched';
@@ -132,16 +179,17 @@ export function createDecisionsService(deps: DecisionsDeps) {
       // The identity could not be verified: a person must look at it, whatever the score says.
       evaluation.outcome = 'referred';
       evaluation.reasons = [adverseActionReason('AA-24')];
-      evaluation.offer = null;
+      evaluation.offerColumns = null;
+      evaluation.offerAudit = null;
     }
     evaluation.timings.preparedMs = round(performance.now() - startedMs);
 
     return async (trx) => {
-      if (!existing) await deps.consumers.createConsumer(trx, scope, application.applicant.kind === 'new' ? application.applicant.identity : never(), consumerId);
+      if (!existing) await deps.consumers.createConsumer(trx, scope, intake.applicant.kind === 'new' ? intake.applicant.identity : never(), consumerId);
       if (verificationFails) await deps.consumers.setIdentityStatus(trx, consumerId, 'failed');
       else if (existing?.identityStatus !== 'verified') await deps.consumers.setIdentityStatus(trx, consumerId, 'verified');
       const row: DecisionsTable = {
-        ...baseRow(scope, application, ids, now),
+        ...baseRow(scope, intake.seed, ids, now),
         ...decidedColumns(evaluation, now),
         status: 'complete',
         kyc_tier: 'soft',
@@ -150,10 +198,10 @@ export function createDecisionsService(deps: DecisionsDeps) {
       await trx.insertInto('decisions').values(row).execute();
       await trx
         .insertInto('decision_audits')
-        .values({ decision_id: decisionId, created_at: now.getTime(), record_json: JSON.stringify({ request: redactedRequest(application), ...auditOf(evaluation, { tier: 'soft', status: kycStatus, identity_verification_failed: verificationFails }) }) })
+        .values({ decision_id: decisionId, created_at: now.getTime(), record_json: JSON.stringify({ request: intake.redacted, ...auditOf(evaluation, { tier: 'soft', status: kycStatus, identity_verification_failed: verificationFails }) }) })
         .execute();
       await deps.outbox.append(trx, scope, [
-        ...openingEvents(row, application),
+        ...openingEvents(row),
         scoreEvent(row, evaluation),
         ...(verificationFails ? [kycFailedEvent(row)] : []),
         finalizedEvent(row, scoringOf(row, evaluation)),
@@ -170,19 +218,40 @@ export function createDecisionsService(deps: DecisionsDeps) {
       { asOf: args.now, tenantId: args.scope.tenantId },
     );
     const creditDataMs = round(performance.now() - creditStarted);
-    const history = args.returning ? await deps.consumers.history(args.consumerId) : { priorApprovals: 0, priorDeclines: 0 };
+    const counts = args.returning ? await deps.consumers.history(args.consumerId) : { priorApprovals: 0, priorDeclines: 0 };
+    const history = { returning: args.returning, priorApprovals: counts.priorApprovals, priorDeclines: counts.priorDeclines };
+    const timings = (engineMs: number) => ({ creditDataMs, engineMs });
+    const { request } = args;
+    if (request.product === 'auto_loan') {
+      const documents = deps.documentsFor(args.scope, 'auto_loan');
+      const engine = await decideAutoLoan({ loan: request.terms, history, creditData, asOf: args.now.toISOString() }, documents);
+      const loan =
+        engine.outcome === 'approved'
+          ? buildAutoLoanOffer({
+              amountFinancedCents: request.terms.amountFinancedCents,
+              termMonths: request.terms.termMonths as AutoLoanTerm,
+              buyRateBps: engine.buyRateBps!,
+              markupBps: request.markupBps,
+              reserveSharePct: documents.policy.constants.dealerReserveSharePct,
+              decisionDate: args.now.toISOString().slice(0, 10),
+            })
+          : null;
+      return {
+        engine, creditData, outcome: engine.outcome, reasons: engine.reasons, timings: timings(engine.timings.totalMs),
+        offerColumns: loan ? autoLoanOfferColumns(loan) : null,
+        offerAudit: loan ? { ...offerAuditOf(loan.offer), buy_rate_bps: loan.buyRateBps, markup_bps: loan.markupBps, contract_rate_bps: loan.contractRateBps, buy_rate_finance_charge_cents: loan.buyRateFinanceChargeCents, dealer_reserve_cents: loan.dealerReserveCents, reserve_share_pct: documents.policy.constants.dealerReserveSharePct } : null,
+      };
+    }
     const engine = await decideBnpl(
-      {
-        requestedAmountCents: args.amountCents,
-        planPreference: args.requestedPlan,
-        history: { returning: args.returning, priorApprovals: history.priorApprovals, priorDeclines: history.priorDeclines },
-        creditData,
-        asOf: args.now.toISOString(),
-      },
+      { requestedAmountCents: request.amountCents, planPreference: request.requestedPlan, history, creditData, asOf: args.now.toISOString() },
       deps.documentsFor(args.scope),
     );
-    const offer = engine.outcome === 'approved' ? offerFor(engine, args.requestedTermMonths, args.now) : null;
-    return { engine, creditData, offer, outcome: engine.outcome, reasons: engine.reasons, timings: { creditDataMs, engineMs: engine.timings.totalMs } };
+    const offer = engine.outcome === 'approved' ? offerFor(engine, request.requestedTermMonths, args.now) : null;
+    return {
+      engine, creditData, outcome: engine.outcome, reasons: engine.reasons, timings: timings(engine.timings.totalMs),
+      offerColumns: offer ? bnplOfferColumns(offer) : null,
+      offerAudit: offer ? offerAuditOf(offer) : null,
+    };
   }
 
   /**
@@ -204,9 +273,7 @@ export function createDecisionsService(deps: DecisionsDeps) {
       ssnLast4: await deps.consumers.revealSsnLast4(consumer.id, deps.db),
       sandboxProfile: consumer.sandboxProfile,
       returning: consumer.createdAt.getTime() < row.created_at,
-      amountCents: row.requested_amount_cents,
-      requestedPlan: row.requested_plan as Plan | null,
-      requestedTermMonths: row.requested_term_months,
+      request: requestOfRow(row),
       now,
     });
     return async (trx) => {
@@ -262,7 +329,8 @@ export function createDecisionsService(deps: DecisionsDeps) {
 
   /** A policy-path decision names the documents that would have scored it, as engine-path ones do. */
   function policyVersionFor(row: DecisionsTable): string {
-    return engineVersionOf(deps.documentsFor({ tenantId: row.tenant_id, environment: row.environment }));
+    const scope = { tenantId: row.tenant_id, environment: row.environment };
+    return row.product === 'auto_loan' ? autoLoanEngineVersionOf(deps.documentsFor(scope, 'auto_loan')) : engineVersionOf(deps.documentsFor(scope));
   }
 
   /** Conditional update: only a still-waiting decision at the version read is finished. */
@@ -292,13 +360,13 @@ export function createDecisionsService(deps: DecisionsDeps) {
     return row ?? null;
   }
 
-  async function writePending(trx: Kysely<Database>, scope: Scope, application: BnplApplication, ids: Ids, tier: 'enhanced' | 'hard', now: Date): Promise<DecisionView> {
-    if (application.applicant.kind === 'new') await deps.consumers.createConsumer(trx, scope, application.applicant.identity, ids.consumerId);
+  async function writePending(trx: Kysely<Database>, scope: Scope, intake: Intake, ids: Ids, tier: 'enhanced' | 'hard', now: Date): Promise<DecisionView> {
+    if (intake.applicant.kind === 'new') await deps.consumers.createConsumer(trx, scope, intake.applicant.identity, ids.consumerId);
     // The hosted page's token: unguessable, single-use, never the decision id. Looked up by hash;
     // kept sealed only so a poll can show the same consumer_complete_url.
     const token = random.bytes(32).toString('base64url');
     const row: DecisionsTable = {
-      ...baseRow(scope, application, ids, now),
+      ...baseRow(scope, intake.seed, ids, now),
       status: 'needs_consumer_action',
       kyc_tier: tier,
       kyc_status: 'pending',
@@ -310,13 +378,14 @@ export function createDecisionsService(deps: DecisionsDeps) {
     await trx.insertInto('decisions').values(row).execute();
     await trx
       .insertInto('decision_audits')
-      .values({ decision_id: ids.decisionId, created_at: now.getTime(), record_json: JSON.stringify({ request: redactedRequest(application), kyc: { tier, status: 'pending' } }) })
+      .values({ decision_id: ids.decisionId, created_at: now.getTime(), record_json: JSON.stringify({ request: intake.redacted, kyc: { tier, status: 'pending' } }) })
       .execute();
-    await deps.outbox.append(trx, scope, openingEvents(row, application));
+    await deps.outbox.append(trx, scope, openingEvents(row));
     return { row, body: presentDecision(row, completeUrl(token)) };
   }
 
-  async function getDecision(scope: Scope, product: 'bnpl', decisionId: string): Promise<DecisionView | null> {
+  /** A decision of `product` (null: of any product, for the product-neutral sandbox helper). */
+  async function getDecision(scope: Scope, product: Product | null, decisionId: string): Promise<DecisionView | null> {
     const view = await readDecision(scope, product, decisionId);
     // Lazy expiry: a poll never shows a pending state past its deadline (the sweeper catches the rest).
     if (view && view.row.status === 'needs_consumer_action' && view.row.expires_at <= clock.now().getTime()) {
@@ -326,11 +395,11 @@ export function createDecisionsService(deps: DecisionsDeps) {
     return view;
   }
 
-  async function readDecision(scope: Scope, product: 'bnpl', decisionId: string, db: Kysely<Database> = deps.readDb): Promise<DecisionView | null> {
+  async function readDecision(scope: Scope, product: Product | null, decisionId: string, db: Kysely<Database> = deps.readDb): Promise<DecisionView | null> {
     // By primary key alone, scope checked here: the plan never depends on table statistics, and a
     // decision of another tenant or environment is indistinguishable from one that does not exist.
     const row = await db.selectFrom('decisions').selectAll().where('id', '=', decisionId.toLowerCase()).executeTakeFirst();
-    if (!row || row.tenant_id !== scope.tenantId || row.environment !== scope.environment || row.product !== product) return null;
+    if (!row || row.tenant_id !== scope.tenantId || row.environment !== scope.environment || (product !== null && row.product !== product)) return null;
     const url = row.status === 'needs_consumer_action' && row.verification_token_sealed ? completeUrl(deps.secretBox.openText(row.verification_token_sealed, row.id)) : null;
     return { row, body: presentDecision(row, url) };
   }
@@ -399,6 +468,7 @@ export function createDecisionsService(deps: DecisionsDeps) {
 
   return {
     prepareBnplDecision,
+    prepareAutoLoanDecision,
     getDecision,
     getAuditRecord,
     listForConsumer,
@@ -422,20 +492,117 @@ export function hashToken(token: string): string {
   return createHash('sha256').update(token).digest('hex');
 }
 
-function baseRow(scope: Scope, application: BnplApplication, ids: Ids, now: Date) {
+/** The product's own columns of a new decision row: what was asked for, by whom, where. */
+type RowSeed = Pick<
+  DecisionsTable,
+  'product' | 'currency' | 'requested_amount_cents' | 'requested_plan' | 'requested_term_months' | 'merchant_name' | 'merchant_category'
+> &
+  Partial<Pick<DecisionsTable, 'channel' | 'dealer_id' | 'vin' | 'auto_loan_json' | 'ltv'>>;
+
+/** What `prepareDecision` needs from a product, once its request rules have passed. */
+interface Intake {
+  applicant: ApplicantRef;
+  /** The amount the KYC tier is chosen by (BNPL: requested; auto loans: amount financed). */
+  tierAmountCents: number;
+  tierPolicy: KycTierSource;
+  seed: RowSeed;
+  request: ProductRequest;
+  /** The request for the audit record, PII removed. */
+  redacted: Record<string, unknown>;
+}
+
+/** What the engine and the offer need, per product; rebuilt from the row when a pending decision completes. */
+type ProductRequest =
+  | { product: 'bnpl'; amountCents: number; requestedPlan: Plan | null; requestedTermMonths: number | null }
+  | { product: 'auto_loan'; terms: AutoLoanTerms; markupBps: number };
+
+function bnplSeed(application: BnplApplication): RowSeed {
   return {
-    id: ids.decisionId,
-    application_id: ids.applicationId,
-    tenant_id: scope.tenantId,
-    environment: scope.environment,
-    consumer_id: ids.consumerId,
-    product: 'bnpl' as const,
+    product: 'bnpl',
     currency: application.currency,
     requested_amount_cents: application.amountCents,
     requested_plan: application.requestedPlan,
     requested_term_months: application.requestedTermMonths,
     merchant_name: application.merchantName,
     merchant_category: application.merchantCategory,
+  };
+}
+
+/** Stored form of an auto-loan application (auto_loan_json): enough to decide it again after verification. */
+interface StoredAutoLoan {
+  vehicle: { vin: string; year: number; make: string; model: string; mileage: number; condition: 'new' | 'used'; value_cents: number; age_years: number };
+  loan: { amount_cents: number; down_payment_cents: number; trade_in_value_cents: number; amount_financed_cents: number; term_months: number };
+  ltv_hundredths: number;
+  markup_bps: number;
+}
+
+function autoLoanSeed(application: AutoLoanApplication, merchantName: string): RowSeed {
+  const { vehicle, loan } = application;
+  const stored: StoredAutoLoan = {
+    vehicle: { vin: vehicle.vin, year: vehicle.year, make: vehicle.make, model: vehicle.model, mileage: vehicle.mileage, condition: vehicle.condition, value_cents: vehicle.valueCents, age_years: vehicle.ageYears },
+    loan: { amount_cents: loan.amountCents, down_payment_cents: loan.downPaymentCents, trade_in_value_cents: loan.tradeInValueCents, amount_financed_cents: loan.amountFinancedCents, term_months: loan.termMonths },
+    ltv_hundredths: application.ltvHundredths,
+    markup_bps: application.dealer?.markupBps ?? 0,
+  };
+  return {
+    product: 'auto_loan',
+    currency: application.currency,
+    requested_amount_cents: loan.amountFinancedCents,
+    requested_plan: null,
+    requested_term_months: loan.termMonths,
+    // The dealer (indirect) or the lender (direct): the hosted verification page names it.
+    merchant_name: merchantName,
+    merchant_category: 'automotive',
+    channel: application.channel,
+    dealer_id: application.dealer?.dealerId ?? null,
+    vin: vehicle.vin,
+    auto_loan_json: JSON.stringify(stored),
+    ltv: formatLtv(application.ltvHundredths),
+  };
+}
+
+function autoLoanRequestOf(application: AutoLoanApplication): ProductRequest {
+  return {
+    product: 'auto_loan',
+    terms: {
+      amountFinancedCents: application.loan.amountFinancedCents,
+      termMonths: application.loan.termMonths,
+      ltvPct: application.ltvHundredths / 100,
+      vehicleAgeYears: application.vehicle.ageYears,
+      mileage: application.vehicle.mileage,
+      condition: application.vehicle.condition,
+    },
+    markupBps: application.dealer?.markupBps ?? 0,
+  };
+}
+
+function requestOfRow(row: DecisionsTable): ProductRequest {
+  if (row.product === 'auto_loan') {
+    const stored = JSON.parse(row.auto_loan_json!) as StoredAutoLoan;
+    return {
+      product: 'auto_loan',
+      terms: {
+        amountFinancedCents: stored.loan.amount_financed_cents,
+        termMonths: stored.loan.term_months,
+        ltvPct: stored.ltv_hundredths / 100,
+        vehicleAgeYears: stored.vehicle.age_years,
+        mileage: stored.vehicle.mileage,
+        condition: stored.vehicle.condition,
+      },
+      markupBps: stored.markup_bps,
+    };
+  }
+  return { product: 'bnpl', amountCents: Number(row.requested_amount_cents), requestedPlan: row.requested_plan as Plan | null, requestedTermMonths: row.requested_term_months };
+}
+
+function baseRow(scope: Scope, seed: RowSeed, ids: Ids, now: Date) {
+  return {
+    id: ids.decisionId,
+    application_id: ids.applicationId,
+    tenant_id: scope.tenantId,
+    environment: scope.environment,
+    consumer_id: ids.consumerId,
+    ...seed,
     approved_amount_cents: null,
     plan: null,
     term_months: null,
@@ -456,9 +623,9 @@ function baseRow(scope: Scope, application: BnplApplication, ids: Ids, now: Date
   };
 }
 
-function identityFor(existing: Consumer | null, application: BnplApplication) {
+function identityFor(existing: Consumer | null, applicant: ApplicantRef) {
   if (existing) return { firstName: existing.firstName, lastName: existing.lastName, dob: existing.dob, zip: existing.address.zip };
-  const identity = application.applicant.kind === 'new' ? application.applicant.identity : never();
+  const identity = applicant.kind === 'new' ? applicant.identity : never();
   return { firstName: identity.firstName, lastName: identity.lastName, dob: identity.dob, zip: identity.address.zip };
 }
 
@@ -469,19 +636,19 @@ interface EvaluateArgs {
   ssnLast4: string | null;
   sandboxProfile: Consumer['sandboxProfile'];
   returning: boolean;
-  amountCents: number;
-  requestedPlan: Plan | null;
-  requestedTermMonths: number | null;
+  request: ProductRequest;
   now: Date;
 }
 
 interface Evaluation {
-  engine: BnplEngineDecision;
+  engine: BnplEngineDecision | AutoLoanEngineDecision;
   creditData: CreditDataResult;
-  offer: Offer | null;
   outcome: BnplEngineDecision['outcome'];
   reasons: AdverseActionReason[];
   timings: Record<string, number>;
+  /** An approval's offer columns (schedule, TILA, APR; auto loans also rates and reserve); null otherwise. */
+  offerColumns: Partial<DecisionsTable> | null;
+  offerAudit: Record<string, unknown> | null;
 }
 
 /** The approval as an offer: the engine's plan and amount, the caller's term for monthly, priced at the engine's rate. */
@@ -498,18 +665,48 @@ function offerFor(engine: BnplEngineDecision, requestedTermMonths: number | null
   });
 }
 
+/** The offer columns of a BNPL approval. */
+function bnplOfferColumns(offer: Offer): Partial<DecisionsTable> {
+  const wire = presentOffer(offer);
+  return {
+    approved_amount_cents: offer.approvedAmountCents,
+    plan: offer.plan,
+    term_months: offer.termMonths,
+    apr: offer.apr,
+    payment_frequency: offer.paymentFrequency,
+    schedule_json: JSON.stringify(wire.payment_schedule),
+    tila_json: JSON.stringify(wire.tila_disclosure),
+  };
+}
+
+/** The offer columns of an auto-loan approval: the schedule at the contract rate, and its rates and reserve. */
+function autoLoanOfferColumns(loan: AutoLoanOffer): Partial<DecisionsTable> {
+  return {
+    ...bnplOfferColumns(loan.offer),
+    // `plan` is the BNPL plan vocabulary; an auto loan has none.
+    plan: null,
+    buy_rate: formatRateBps(loan.buyRateBps),
+    contract_rate: formatRateBps(loan.contractRateBps),
+    dealer_reserve_cents: loan.dealerReserveCents,
+  };
+}
+
+function offerAuditOf(offer: Offer): Record<string, unknown> {
+  return { plan: offer.plan, approved_amount_cents: offer.approvedAmountCents, annual_rate_bps: offer.annualRateBps, apr: offer.apr, apr_exact: offer.aprExact, term_months: offer.termMonths };
+}
+
 /** The columns a decided (engine-path) decision sets. */
 function decidedColumns(e: Evaluation, now: Date) {
-  const wire = e.offer ? presentOffer(e.offer) : null;
   return {
     outcome: e.outcome,
-    approved_amount_cents: e.offer?.approvedAmountCents ?? null,
-    plan: e.offer?.plan ?? null,
-    term_months: e.offer?.termMonths ?? null,
-    apr: e.offer?.apr ?? null,
-    payment_frequency: e.offer?.paymentFrequency ?? null,
-    schedule_json: wire ? JSON.stringify(wire.payment_schedule) : null,
-    tila_json: wire ? JSON.stringify(wire.tila_disclosure) : null,
+    approved_amount_cents: null,
+    plan: null,
+    term_months: null,
+    apr: null,
+    payment_frequency: null,
+    schedule_json: null,
+    tila_json: null,
+    ...e.offerColumns,
     reasons_json: JSON.stringify(e.reasons),
     score: e.engine.score,
     risk_grade: e.engine.riskGrade,
@@ -530,7 +727,7 @@ function auditOf(e: Evaluation, kyc: Record<string, unknown>) {
     engine: e.engine,
     outcome: e.outcome,
     reasons: e.reasons,
-    offer: e.offer ? { plan: e.offer.plan, approved_amount_cents: e.offer.approvedAmountCents, annual_rate_bps: e.offer.annualRateBps, apr: e.offer.apr, apr_exact: e.offer.aprExact, term_months: e.offer.termMonths } : null,
+    offer: e.offerAudit,
     timings: e.timings,
   };
 }
@@ -547,7 +744,28 @@ function redactedRequest(application: BnplApplication) {
   };
 }
 
-function openingEvents(row: DecisionsTable, application: BnplApplication): NewEvent[] {
+/** The request for the audit record: the vehicle (the VIN is not PII) and loan figures, no identity. */
+function redactedAutoLoanRequest(application: AutoLoanApplication) {
+  const { vehicle, loan } = application;
+  return {
+    product: 'auto_loan',
+    vehicle: { vin: vehicle.vin, year: vehicle.year, make: vehicle.make, model: vehicle.model, mileage: vehicle.mileage, condition: vehicle.condition, value: formatMoney(vehicle.valueCents), age_years: vehicle.ageYears },
+    loan: {
+      amount: formatMoney(loan.amountCents),
+      down_payment: formatMoney(loan.downPaymentCents),
+      trade_in_value: formatMoney(loan.tradeInValueCents),
+      amount_financed: formatMoney(loan.amountFinancedCents),
+      term_months: loan.termMonths,
+      currency: application.currency,
+    },
+    ltv: formatLtv(application.ltvHundredths),
+    channel: application.channel,
+    dealer: application.dealer ? { dealer_id: application.dealer.dealerId, markup_rate_pct: formatRateBps(application.dealer.markupBps) } : null,
+    applicant: application.applicant.kind === 'existing' ? { kind: 'existing', consumer_id: application.applicant.consumerId } : { kind: 'new', state: application.applicant.identity.address.state, ssn_last4_given: application.applicant.identity.ssnLast4 !== null },
+  };
+}
+
+function openingEvents(row: DecisionsTable): NewEvent[] {
   return [
     {
       type: 'application.created',
@@ -557,11 +775,14 @@ function openingEvents(row: DecisionsTable, application: BnplApplication): NewEv
         decision_id: row.id,
         consumer_id: row.consumer_id,
         product: row.product,
-        amount: formatMoney(application.amountCents),
+        amount: formatMoney(Number(row.requested_amount_cents)),
         currency: row.currency,
         kyc_tier: row.kyc_tier,
         merchant_name: row.merchant_name,
         merchant_category: row.merchant_category,
+        // Auto loans: `direct` or `indirect`, and the dealer of an indirect loan; null for BNPL.
+        channel: row.channel ?? null,
+        dealer_id: row.dealer_id ?? null,
       },
     },
     {

@@ -1,6 +1,6 @@
 /**
  * POST /v1/sandbox/decisions/{decision_id}/verification: the sandbox test helper
- * (decisions.md section 6). It completes a pending decision's identity verification as if the
+ * (decisions.md section 6). It completes a pending decision's (BNPL or auto loan) identity verification as if the
  * consumer had passed or failed it, so an integration can be tested without a browser. Sandbox keys
  * only: with a live key the route does not exist (404). Idempotent: on a decision that is no
  * longer pending it changes nothing and returns the decision as it is; with an Idempotency-Key the
@@ -11,7 +11,8 @@ import type { AppContext } from '../../app/context.js';
 import { ApiError } from '../../http/errors/error-registry.js';
 import { errorResponses } from '../../http/openapi.js';
 import { jsonResponse, respondWithStateChange } from '../../http/state-change.js';
-import { decisionIdParamsSchema, decisionResponseSchema } from './bnpl.schemas.js';
+import { autoLoanDecisionResponseSchema } from './auto-loan.schemas.js';
+import { decisionIdParamsSchema } from './bnpl.schemas.js';
 
 export function registerSandboxRoutes(v1: FastifyInstance, ctx: AppContext): void {
   v1.post<{ Params: { decision_id: string }; Body: { result: 'pass' | 'fail' } }>(
@@ -36,17 +37,18 @@ export function registerSandboxRoutes(v1: FastifyInstance, ctx: AppContext): voi
           additionalProperties: false,
           properties: { result: { type: 'string', enum: ['pass', 'fail'] } },
         },
-        response: { 200: decisionResponseSchema, ...errorResponses(400, 401, 404, 409, 429, 500, 503) },
+        response: { 200: autoLoanDecisionResponseSchema, ...errorResponses(400, 401, 404, 409, 429, 500, 503) },
       },
     },
     async (request, reply) => {
       if (request.auth.environment !== 'sandbox') throw new ApiError('not_found', `No route ${request.method} ${request.url.split('?')[0]}.`);
       return respondWithStateChange(ctx, request, reply, async () => {
-        const existing = await ctx.decisions.getDecision(request.auth, 'bnpl', request.params.decision_id);
-        if (!existing) throw new ApiError('not_found', 'No BNPL decision with this decision_id exists for this API key.');
+        // Any product: BNPL and auto-loan decisions verify the same way.
+        const existing = await ctx.decisions.getDecision(request.auth, null, request.params.decision_id);
+        if (!existing) throw new ApiError('not_found', 'No decision with this decision_id exists for this API key.');
         await ctx.verification.applySandboxResult(existing.row.id, request.body.result);
         // The verification committed its own transaction; this one only stores the response.
-        const after = await ctx.decisions.getDecision(request.auth, 'bnpl', request.params.decision_id);
+        const after = await ctx.decisions.getDecision(request.auth, null, request.params.decision_id);
         return async () => jsonResponse(200, after!.body);
       });
     },

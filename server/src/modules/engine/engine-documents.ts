@@ -10,6 +10,10 @@ import { compilePolicy, createPolicyCatalog, type CompiledPolicy, type PolicyCat
 import { loadScorecard, type Scorecard } from './scorecard.js';
 import bnplScorecardV1 from './scorecards/bnpl-scorecard-v1.json' with { type: 'json' };
 import bnplPolicyV1 from './policies/bnpl-policy-v1.json' with { type: 'json' };
+import autoLoanScorecardV1 from './scorecards/auto-loan-scorecard-v1.json' with { type: 'json' };
+import autoLoanPolicyV1 from './policies/auto-loan-policy-v1.json' with { type: 'json' };
+import { compileAutoLoanPolicy, type CompiledAutoLoanPolicy } from './auto-loan-policy.js';
+import type { AutoLoanEngineDocuments } from './auto-loan-engine.js';
 
 /** What decides a BNPL application: one scorecard and one compiled policy. */
 export interface EngineDocuments {
@@ -69,6 +73,41 @@ export function defaultBnplDocuments(): EngineDocuments {
  */
 export function defaultBnplPolicyCatalog(): PolicyCatalog {
   return createPolicyCatalog([bundledPolicy(DEFAULT_BNPL_POLICY_VERSION)]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Auto loans: their own scorecard and policy documents, versioned the same way.
+// ---------------------------------------------------------------------------------------------
+
+export const DEFAULT_AUTO_LOAN_SCORECARD_VERSION = 'auto-sc-2026.11.1';
+export const DEFAULT_AUTO_LOAN_POLICY_VERSION = 'auto-policy-2026.11.1';
+
+const AUTO_LOAN_SCORECARD_DOCUMENTS: readonly unknown[] = [autoLoanScorecardV1];
+const AUTO_LOAN_POLICY_DOCUMENTS: readonly unknown[] = [autoLoanPolicyV1];
+
+let autoLoanScorecards: Map<string, Scorecard> | undefined;
+let autoLoanPolicies: Map<string, CompiledAutoLoanPolicy> | undefined;
+
+/** The auto-loan documents of the versions a stored decision names (an unknown version throws). */
+export function bundledAutoLoanDocumentsFor(versions: { scorecard: string; policy: string }): AutoLoanEngineDocuments {
+  autoLoanScorecards ??= indexByVersion(AUTO_LOAN_SCORECARD_DOCUMENTS.map(loadBnplScorecard));
+  autoLoanPolicies ??= indexByVersion(AUTO_LOAN_POLICY_DOCUMENTS.map(compileAutoLoanPolicy));
+  const scorecard = autoLoanScorecards.get(versions.scorecard);
+  const policy = autoLoanPolicies.get(versions.policy);
+  if (!scorecard) throw new RangeError(`no bundled auto-loan scorecard ${versions.scorecard}`);
+  if (!policy) throw new RangeError(`no bundled auto-loan policy ${versions.policy}`);
+  return { scorecard, policy };
+}
+
+/** The current default scorecard and policy for auto loans. */
+export function defaultAutoLoanDocuments(): AutoLoanEngineDocuments {
+  return bundledAutoLoanDocumentsFor({ scorecard: DEFAULT_AUTO_LOAN_SCORECARD_VERSION, policy: DEFAULT_AUTO_LOAN_POLICY_VERSION });
+}
+
+/** Engine documents by product: what `documentsFor(scope, product)` returns. */
+export interface ProductEngineDocuments {
+  bnpl: EngineDocuments;
+  auto_loan: AutoLoanEngineDocuments;
 }
 
 function indexByVersion<T extends { version: string }>(items: T[]): Map<string, T> {

@@ -5,3 +5,6 @@ export * from './engine-documents.js';
 export * from './features.js';
 export * from './policy.js';
 export * from './scorecard.js';
+export * from './auto-loan-features.js';
+export * from './auto-loan-policy.js';
+export * from './auto-loan-engine.js';

@@ -98,8 +98,8 @@ export class PolicyEvaluationError extends Error {
 }
 
 let zen: ZenEngine | undefined;
-/** One ZEN engine per process; decisions compiled from it are independent and reusable. */
-function zenEngine(): ZenEngine {
+/** One ZEN engine per process (every product's policy); decisions compiled from it are independent and reusable. */
+export function zenEngine(): ZenEngine {
   zen ??= new ZenEngine();
   return zen;
 }
@@ -167,6 +167,25 @@ export function readPolicyConstants(document: unknown): PolicyConstants {
   const fail = (message: string): never => {
     throw new PolicyDocumentError(`invalid policy document: ${message}`);
   };
+  const policy = readPolicyConstantValues(document);
+  if (!Value.Check(PolicyConstantsSchema, policy)) {
+    const first = Value.Errors(PolicyConstantsSchema, policy).First();
+    return fail(`policy constants at ${first?.path ?? '/'}: ${first?.message ?? 'missing'}`);
+  }
+  if (policy.kycTiers.enhancedFromCents > policy.kycTiers.hardFromCents) fail('KYC enhanced threshold is above the hard one');
+  if (policy.defaultPlan.payIn4UpToCents > policy.defaultPlan.payIn6UpToCents) fail('default plan thresholds are out of order');
+  return deepFreeze(policy);
+}
+
+/**
+ * The `policy` object of a JDM document's `policyConstants` node, each value a literal evaluated
+ * without context, after checking the graph uses only data-only node kinds. Shared by every
+ * product's policy loader; each checks the values against its own schema.
+ */
+export function readPolicyConstantValues(document: unknown): unknown {
+  const fail = (message: string): never => {
+    throw new PolicyDocumentError(`invalid policy document: ${message}`);
+  };
   if (!document || typeof document !== 'object') return fail('not an object');
   const { nodes, edges } = document as { nodes?: unknown; edges?: unknown };
   if (!Array.isArray(nodes) || !Array.isArray(edges)) return fail('a JDM graph needs nodes and edges');
@@ -193,18 +212,14 @@ export function readPolicyConstants(document: unknown): PolicyConstants {
     }
     setPath(values, (entry.key as string).split('.'), value);
   }
-  const policy = values['policy'];
-  if (!Value.Check(PolicyConstantsSchema, policy)) {
-    const first = Value.Errors(PolicyConstantsSchema, policy).First();
-    return fail(`policy constants at ${first?.path ?? '/'}: ${first?.message ?? 'missing'}`);
-  }
-  if (policy.kycTiers.enhancedFromCents > policy.kycTiers.hardFromCents) fail('KYC enhanced threshold is above the hard one');
-  if (policy.defaultPlan.payIn4UpToCents > policy.defaultPlan.payIn6UpToCents) fail('default plan thresholds are out of order');
-  return deepFreeze(policy);
+  return values['policy'];
 }
 
+/** Any product's policy (compiled, or its constants): each carries the KYC tier thresholds. */
+export type KycTierSource = { constants: Pick<PolicyConstants, 'kycTiers'> } | Pick<PolicyConstants, 'kycTiers'>;
+
 /** KYC tier for an amount under a policy: below enhancedFrom soft, below hardFrom enhanced, else hard. */
-export function kycTierFor(amountCents: number, policy: CompiledPolicy | PolicyConstants): KycTier {
+export function kycTierFor(amountCents: number, policy: KycTierSource): KycTier {
   const { kycTiers } = 'constants' in policy ? policy.constants : policy;
   if (amountCents >= kycTiers.hardFromCents) return 'hard';
   if (amountCents >= kycTiers.enhancedFromCents) return 'enhanced';
@@ -266,12 +281,12 @@ function setPath(target: Record<string, unknown>, path: string[], value: unknown
   });
 }
 
-function errorText(error: unknown): string {
+export function errorText(error: unknown): string {
   if (error instanceof Error) return error.message;
   return typeof error === 'string' ? error : JSON.stringify(error);
 }
 
-function deepFreeze<T>(value: T): T {
+export function deepFreeze<T>(value: T): T {
   if (value && typeof value === 'object' && !Object.isFrozen(value)) {
     Object.freeze(value);
     for (const inner of Object.values(value)) deepFreeze(inner);

@@ -17,6 +17,8 @@ export const PERMISSIONS = {
   'consumers:reset': ['admin', 'developer'],
   'users:read': ['admin'],
   'users:write': ['admin'],
+  'dealers:read': ['admin', 'developer', 'underwriter', 'viewer'],
+  'dealers:write': ['admin', 'developer'],
 } as const satisfies Record<string, readonly PortalRole[]>;
 
 export type Permission = keyof typeof PERMISSIONS;

@@ -9,6 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../app/context.js';
 import { registerApiKeysRoutes } from './api-keys.routes.js';
 import { registerAuthRoutes } from './auth.routes.js';
+import { registerDealersRoutes } from './dealers.routes.js';
 import { cookieSettings, registerPortalGuard } from './portal-http.js';
 import { PORTAL_DIST_DIR, registerPortalStatic } from './portal-static.js';
 import { registerSandboxConsumersRoutes } from './sandbox-consumers.routes.js';
@@ -37,6 +38,7 @@ export async function registerPortal(app: FastifyInstance, ctx: AppContext, opti
         registerApiKeysRoutes(api, ctx);
         registerWebhooksRoutes(api, ctx);
         registerSandboxConsumersRoutes(api, ctx);
+        registerDealersRoutes(api, ctx);
       },
       { prefix: '/portal/api' },
     );

@@ -227,6 +227,7 @@ describe.each(await dialectMatrix())('portal API [%s]', (dialect) => {
         ['GET', `/portal/api/webhooks/sandbox/endpoints/${endpoint.endpoint.id}/deliveries`],
         ['GET', '/portal/api/sandbox/consumers'],
         ['GET', `/portal/api/sandbox/consumers/${consumerId}/applications`],
+        ['GET', '/portal/api/dealers/sandbox/dealers'],
       ];
       const developerWrites: Check[] = [
         ['POST', '/portal/api/api-keys', { environment: 'sandbox' }],
@@ -236,6 +237,7 @@ describe.each(await dialectMatrix())('portal API [%s]', (dialect) => {
         ['POST', `/portal/api/webhooks/sandbox/endpoints/${endpoint.endpoint.id}/rotate-secret`, { overlap_hours: 1 }],
         ['POST', `/portal/api/webhooks/sandbox/endpoints/${endpoint.endpoint.id}/test`],
         ['POST', `/portal/api/sandbox/consumers/${consumerId}/reset`],
+        ['POST', '/portal/api/dealers/sandbox/dealers', { name: 'Matrix Motors' }],
       ];
       const adminOnly: Check[] = [
         ['GET', '/portal/api/users'],
@@ -263,7 +265,7 @@ describe.each(await dialectMatrix())('portal API [%s]', (dialect) => {
       }
       expect(table).toEqual([]);
       // The session tells the web app what to hide.
-      expect((await members.viewer.get('/portal/api/session')).body.permissions).toEqual(['keys:read', 'webhooks:read', 'consumers:read']);
+      expect((await members.viewer.get('/portal/api/session')).body.permissions).toEqual(['keys:read', 'webhooks:read', 'consumers:read', 'dealers:read']);
     });
 
     it('a viewer cannot generate a key: 403 forbidden, and nothing is created', async () => {

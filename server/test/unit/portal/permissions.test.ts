@@ -5,9 +5,9 @@ import { can, PERMISSIONS, permissionsOf, ROLES } from '../../../src/modules/por
 describe('portal permissions', () => {
   it('matches the documented roles table', () => {
     expect(permissionsOf('admin')).toEqual(Object.keys(PERMISSIONS));
-    expect(permissionsOf('developer')).toEqual(['keys:read', 'keys:write', 'webhooks:read', 'webhooks:write', 'consumers:read', 'consumers:reset']);
-    expect(permissionsOf('underwriter')).toEqual(['keys:read', 'webhooks:read', 'consumers:read']);
-    expect(permissionsOf('viewer')).toEqual(['keys:read', 'webhooks:read', 'consumers:read']);
+    expect(permissionsOf('developer')).toEqual(['keys:read', 'keys:write', 'webhooks:read', 'webhooks:write', 'consumers:read', 'consumers:reset', 'dealers:read', 'dealers:write']);
+    expect(permissionsOf('underwriter')).toEqual(['keys:read', 'webhooks:read', 'consumers:read', 'dealers:read']);
+    expect(permissionsOf('viewer')).toEqual(['keys:read', 'webhooks:read', 'consumers:read', 'dealers:read']);
   });
 
   it('only admins manage users, and every role can read', () => {

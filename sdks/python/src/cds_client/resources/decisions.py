@@ -8,6 +8,7 @@ from .._core.http import HttpCore
 from .._polling import DEFAULT_INTERVAL, DEFAULT_TIMEOUT, wait_until_complete
 from ..models import Decision
 from ..types import ConsumerParams, OrderParams, PlanPreference, TransactionParams
+from .auto_loans import AutoLoanDecisions
 
 
 class BnplDecisions:
@@ -100,3 +101,5 @@ class Decisions:
     def __init__(self, core: HttpCore) -> None:
         #: BNPL decisions: ``create``, ``retrieve``, ``wait_for_completion``.
         self.bnpl = BnplDecisions(core)
+        #: Auto loans, direct and indirect: ``create``, ``retrieve``, ``wait_for_completion``.
+        self.auto_loan = AutoLoanDecisions(core)
