@@ -117,6 +117,8 @@ export interface DecisionsTable {
   completed_at: number | null;
   /** Optimistic-concurrency version, bumped on every change after creation. */
   version: number;
+  /** Time the service spent deciding (ms); null until decided by the engine. Migration 0009. */
+  latency_ms?: number | null;
 }
 
 export interface DecisionAuditsTable {

@@ -17,6 +17,8 @@ export const PERMISSIONS = {
   'consumers:reset': ['admin', 'developer'],
   'users:read': ['admin'],
   'users:write': ['admin'],
+  'decisions:read': ['admin', 'developer', 'underwriter', 'viewer'],
+  'dashboard:read': ['admin', 'developer', 'underwriter', 'viewer'],
 } as const satisfies Record<string, readonly PortalRole[]>;
 
 export type Permission = keyof typeof PERMISSIONS;

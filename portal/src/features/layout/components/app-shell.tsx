@@ -38,6 +38,8 @@ export function AppShell({ children }: { children: ReactNode }) {
     { to: `/${environment}/webhooks`, label: 'Webhooks', section: 'webhooks', show: session.can('webhooks:read') },
     { to: `/${environment}/consumers`, label: 'Sandbox consumers', section: 'consumers', show: session.can('consumers:read') },
     { to: `/${environment}/settings/users`, label: 'Users', section: 'settings', show: session.can('users:read') },
+    { to: `/${environment}/decisions`, label: 'Decisions', section: 'decisions', show: session.can('decisions:read') },
+    { to: `/${environment}/dashboard`, label: 'Dashboard', section: 'dashboard', show: session.can('dashboard:read') },
   ];
   const current = path.split('/')[2] ?? '';
 
