@@ -310,8 +310,11 @@ export function createReportingService(deps: ReportingDeps) {
       .orderBy('created_at')
       .orderBy('id')
       .execute();
-    const events = eventRows.map((e) => ({ id: e.id, type: e.type, subjectId: e.subject_id, data: JSON.parse(e.data_json) as unknown, createdAt: new Date(e.created_at) }));
-    // Event order within one transaction: the outbox writes them in one statement with one time.
+    // Events of one transaction share their time (the outbox writes them in one statement) and ids
+    // are random: within a time they are put in the order the decision's life appends them.
+    const events = eventRows
+      .map((e) => ({ id: e.id, type: e.type, subjectId: e.subject_id, data: JSON.parse(e.data_json) as unknown, createdAt: new Date(Number(e.created_at)) }))
+      .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || lifecycleRank(a.type) - lifecycleRank(b.type) || a.id.localeCompare(b.id));
     const deliveryViews = await deps.webhooks.listDeliveriesOfEvents(scope, events.map((e) => e.id));
     const endpointIds = [...new Set(deliveryViews.map((d) => d.endpointId))];
     const endpoints =
@@ -446,6 +449,24 @@ export function createReportingService(deps: ReportingDeps) {
 }
 
 export type ReportingService = ReturnType<typeof createReportingService>;
+
+const LIFECYCLE = [
+  'application.created',
+  'decision.created',
+  'application.kyc_completed',
+  'score.completed',
+  'score.errored',
+  'application.kyc_failed',
+  'decision.finalized',
+  'application.documents_requested',
+  'application.condition_added',
+  'decision.adjusted',
+];
+
+function lifecycleRank(type: string): number {
+  const i = LIFECYCLE.indexOf(type);
+  return i === -1 ? LIFECYCLE.length : i;
+}
 
 /** Nearest-rank percentile (the smallest value with at least p% of values at or below it) of ascending values. */
 export function percentile(sortedAscending: readonly number[], p: number): number | null {

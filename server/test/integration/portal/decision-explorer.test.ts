@@ -73,6 +73,7 @@ describe.each(await dialectMatrix())('decision explorer and dashboard [%s]', (di
   const clock = new ManualClock('2026-03-02T09:00:00.000Z');
   const start = clock.now().getTime();
   let client: PortalClient;
+  let email = '';
   let apiKey = '';
   let consumers: { soft: string; enhanced: string; hard: string };
   const made: Made[] = [];
@@ -87,7 +88,8 @@ describe.each(await dialectMatrix())('decision explorer and dashboard [%s]', (di
       overrides: { webhookDelivery: { ca: receiver.ca, timeoutMs: 2_000, leaseMs: 30_000, schedule: { delaysMs: [] } } },
     });
     client = new PortalClient(t.app);
-    const signed = await client.signUp({ company: 'Explorer Lending', email: `risk.${++emailCounter}@lender.example.com` });
+    email = `risk.${++emailCounter}@lender.example.com`;
+    const signed = await client.signUp({ company: 'Explorer Lending', email });
     expect(signed.status, JSON.stringify(signed.body)).toBe(201);
     apiKey = String(signed.body.sandbox_api_key);
     const seeded = (await client.get('/portal/api/sandbox/consumers?seeded=true')).body.data as Array<{ id: string; tier: string }>;
@@ -102,6 +104,12 @@ describe.each(await dialectMatrix())('decision explorer and dashboard [%s]', (di
     await db?.drop();
     await receiver?.stop();
   });
+
+  /** Sign in again after the clock jumped past the session's 30-minute idle limit. */
+  async function signIn(): Promise<void> {
+    const r = await client.login(email);
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+  }
 
   async function decide(body: unknown): Promise<Record<string, unknown>> {
     const r = await t.app.inject({ method: 'POST', url: '/v1/decisions/bnpl', headers: { ...bearer(apiKey), 'content-type': 'application/json' }, payload: JSON.stringify(body) });
@@ -141,6 +149,7 @@ describe.each(await dialectMatrix())('decision explorer and dashboard [%s]', (di
     expect((await decide({ consumer: { consumer_id: consumers.soft }, transaction: txn('50.00') })).outcome).toBe('approved');
     await t.ctx.webhookDelivery.deliverDue();
     expect(receiver.requestsTo('/up').length).toBeGreaterThan(0);
+    await signIn();
   });
 
   it('lists newest first with keyset pages, filters, and names a bad parameter', async () => {
@@ -281,6 +290,7 @@ describe.each(await dialectMatrix())('decision explorer and dashboard [%s]', (di
     const verified = await t.app.inject({ method: 'POST', url: `/v1/sandbox/decisions/${made[4]!.id}/verification`, headers: { ...bearer(apiKey), 'content-type': 'application/json' }, payload: '{"result":"pass"}' });
     expect(verified.statusCode, verified.body).toBe(200);
     await t.ctx.webhookDelivery.deliverDue();
+    await signIn();
 
     const from = new Date(start).toISOString();
     const to = new Date(start + 4 * HOUR).toISOString();
@@ -361,6 +371,7 @@ describe.each(await dialectMatrix())('decision explorer and dashboard [%s]', (di
     const ids: string[] = [];
     for (let i = 0; i < 10; i++) ids.push(String((await decide({ consumer: { consumer_id: consumers.soft }, transaction: txn('30.00') })).decision_id));
     const values = [12.5, 3.25, 7, 0.75, 100.01, 45, 9.5, 2, 30.3, 5];
+    await signIn();
     for (const [i, id] of ids.entries()) await t.ctx.storage.db.updateTable('decisions').set({ latency_ms: values[i]! }).where('id', '=', id).execute();
     const r = await client.get(`/portal/api/dashboard/sandbox?from=${new Date(start + 10 * HOUR).toISOString()}&to=${new Date(start + 11 * HOUR).toISOString()}`);
     // Sorted: 0.75 2 3.25 5 7 9.5 12.5 30.3 45 100.01 -> p50 = 5th = 7, p99 = 10th = 100.01.
