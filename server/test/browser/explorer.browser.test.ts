@@ -13,6 +13,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PORTAL_DIST_DIR } from '../../src/modules/portal/portal-static.js';
 import { chromiumAvailable, launchChromium, pageProblems, Screenshots, startListeningTestApp, type ListeningTestApp } from '../support/browser.js';
+import { parseCsv } from '../support/csv.js';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 
@@ -26,25 +27,6 @@ function ensurePortalBuilt(): void {
   execFileSync('npm', ['run', 'build', '--workspace', 'portal'], { cwd: REPO_ROOT, stdio: 'ignore' });
 }
 
-/** RFC 4180 as the service writes it (quoted cells, doubled quotes, CRLF). */
-function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let cell = '';
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const ch = text[i]!;
-    if (quoted) {
-      if (ch === '"' && text[i + 1] === '"') (cell += '"'), i++;
-      else if (ch === '"') quoted = false;
-      else cell += ch;
-    } else if (ch === '"') quoted = true;
-    else if (ch === ',') row.push(cell), (cell = '');
-    else if (ch === '\r' && text[i + 1] === '\n') row.push(cell), rows.push(row), (row = []), (cell = ''), i++;
-    else cell += ch;
-  }
-  return rows;
-}
 
 const nearestRank = (sorted: number[], p: number) => sorted[Math.max(1, Math.ceil((p / 100) * sorted.length)) - 1]!;
 
@@ -172,12 +154,12 @@ describe.skipIf(!chromiumAvailable())('decision explorer and dashboard in headle
     await screen(analyst, 'filtered-declined');
 
     await analyst.getByLabel('Outcome').selectOption('');
-    await analyst.getByLabel('Consumer ID').fill(softConsumer);
+    await analyst.getByLabel('Consumer ID', { exact: true }).fill(softConsumer);
     await analyst.getByRole('button', { name: 'Search' }).click();
     await expect.poll(() => resultRows(analyst).count()).toBe(3);
     expect(analyst.url()).toContain(`consumer_id=${softConsumer}`);
 
-    await analyst.getByLabel('Consumer ID').fill('');
+    await analyst.getByLabel('Consumer ID', { exact: true }).fill('');
     await analyst.getByLabel('Outcome').selectOption('pending');
     await analyst.getByRole('button', { name: 'Search' }).click();
     await expect.poll(() => resultRows(analyst).count()).toBe(1);
@@ -264,7 +246,8 @@ describe.skipIf(!chromiumAvailable())('decision explorer and dashboard in headle
     expect(await metric('latency-p50')).toBe(`${nearestRank(latencies, 50)} ms`);
     expect(await metric('latency-p99')).toBe(`${nearestRank(latencies, 99)} ms`);
     expect(await metric('pending-verifications')).toBe('1');
-    expect(await analyst.getByTestId('pending-by-age').locator('tr[data-bucket="under_1h"] td').nth(1).innerText()).toBe('1');
+    // The table behind "Show as a table" (closed: read its text, not its rendering).
+    expect(await analyst.getByTestId('pending-by-age').locator('tr[data-bucket="under_1h"] td').nth(1).textContent()).toBe('1');
 
     // Webhooks: per endpoint, from each endpoint's own delivery history.
     const endpoints = (await pageFetch(analyst, 'GET', '/portal/api/webhooks/sandbox/endpoints')).body.data as Array<{ id: string; url: string }>;
@@ -277,7 +260,7 @@ describe.skipIf(!chromiumAvailable())('decision explorer and dashboard in headle
     }
     await screen(analyst, 'dashboard');
 
-    await analyst.getByLabel('Period').selectOption('7d');
+    await analyst.getByLabel('Period', { exact: true }).selectOption('7d');
     await expect.poll(() => analyst.url()).toContain('period=7d');
     await analyst.getByText(/^From .* to .*\.$/).waitFor();
     expect(await metric('decisions')).toBe(String(answers.length));

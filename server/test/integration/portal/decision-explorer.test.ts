@@ -12,6 +12,7 @@ import { createTestDatabase, dialectMatrix, type TestDatabase } from '../../supp
 import { PortalClient } from '../../support/portal-client.js';
 import { bearer, createTestApp, errorOf, type TestApp } from '../../support/test-app.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../../support/webhook-receiver.js';
+import { parseCsv } from '../../support/csv.js';
 
 const HOUR = 3600_000;
 const txn = (amount: string, merchant = 'Acme Outdoor') => ({ amount, currency: 'USD', merchant_name: merchant, merchant_category: 'sporting_goods' });
@@ -26,32 +27,32 @@ const newConsumer = (first: string, ssn: string) => ({
 });
 let emailCounter = 0;
 
+interface Explanation {
+  versions: { engine_version: string; engine: string; scorecard: string; policy: string };
+  partial_scores: Array<{ points: number; max_points: number; points_below_maximum: number; reason: string | null }>;
+  inputs: { request: unknown; credit_file: unknown };
+  timings: { preparedMs?: unknown };
+}
+interface DeliveryBody {
+  event_id: string;
+  endpoint_url: string | null;
+  attempt_history: unknown[];
+}
+type Counts = Record<'approved' | 'declined' | 'referred' | 'pending' | 'total', number>;
+interface DashboardBody {
+  hours: Array<Counts & { hour: string; approval_rate: number | null }>;
+  totals: Counts & { approval_rate: number | null };
+  latency: { count: number; p50_ms: number | null; p99_ms: number | null };
+  pending_verifications: { as_of: string; total: number; buckets: Array<{ key: string; count: number }> };
+  webhooks: Array<{ endpoint_id: string; url: string; success_rate: number | null }>;
+}
+
 interface Made {
   id: string;
   consumerId: string;
   createdAt: number;
 }
 
-/** Parse our own CSV (RFC 4180: quoted cells, doubled quotes, CRLF records). */
-function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let cell = '';
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const ch = text[i]!;
-    if (quoted) {
-      if (ch === '"' && text[i + 1] === '"') (cell += '"'), i++;
-      else if (ch === '"') quoted = false;
-      else cell += ch;
-    } else if (ch === '"') quoted = true;
-    else if (ch === ',') row.push(cell), (cell = '');
-    else if (ch === '\r' && text[i + 1] === '\n') row.push(cell), rows.push(row), (row = []), (cell = ''), i++;
-    else cell += ch;
-  }
-  if (cell !== '' || row.length > 0) throw new Error('CSV does not end with CRLF');
-  return rows;
-}
 
 describe('CSV cells', () => {
   it('quotes per RFC 4180 and guards formulas', () => {
@@ -203,12 +204,12 @@ describe.each(await dialectMatrix())('decision explorer and dashboard [%s]', (di
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     const polled = (await t.app.inject({ method: 'GET', url: `/v1/decisions/bnpl/${approved.id}`, headers: bearer(apiKey) })).json();
     expect(r.body.decision).toEqual(polled);
-    const x = r.body.explanation as Record<string, any>;
+    const x = r.body.explanation as unknown as Explanation;
     expect(x.versions.engine_version).toMatch(/^engine-.+\+.+\+.+$/);
     expect(x.versions.engine_version).toBe(`engine-${x.versions.engine}+${x.versions.scorecard}+${x.versions.policy}`);
     expect(x.partial_scores.length).toBeGreaterThan(0);
     for (const p of x.partial_scores) expect(p.points_below_maximum).toBeCloseTo(p.max_points - p.points, 6);
-    expect(x.partial_scores.every((p: { reason: string | null }) => p.reason === null || p.reason.length > 3)).toBe(true);
+    expect(x.partial_scores.every((p) => p.reason === null || p.reason.length > 3)).toBe(true);
     expect(x.inputs.request).toMatchObject({ amount: '100.00', currency: 'USD' });
     expect(x.inputs.credit_file).toMatchObject({ hasFile: true });
     expect(typeof x.timings.preparedMs).toBe('number');
@@ -218,7 +219,7 @@ describe.each(await dialectMatrix())('decision explorer and dashboard [%s]', (di
 
     const events = r.body.events as Array<{ id: string; type: string }>;
     expect(events.map((e) => e.type)).toEqual(['application.created', 'decision.created', 'score.completed', 'decision.finalized']);
-    const deliveries = r.body.deliveries as Array<Record<string, any>>;
+    const deliveries = r.body.deliveries as unknown as DeliveryBody[];
     // Two endpoints subscribed to decision.created and decision.finalized: four deliveries.
     expect(deliveries).toHaveLength(4);
     for (const d of deliveries) {
@@ -296,15 +297,15 @@ describe.each(await dialectMatrix())('decision explorer and dashboard [%s]', (di
     const to = new Date(start + 4 * HOUR).toISOString();
     const r = await client.get(`/portal/api/dashboard/sandbox?from=${from}&to=${to}`);
     expect(r.status, JSON.stringify(r.body)).toBe(200);
-    const d = r.body as Record<string, any>;
+    const d = r.body as unknown as DashboardBody;
 
     const now = await outcomesNow();
     expect(now.get(made[4]!.id)).not.toBe('pending');
-    const hours = d.hours as Array<Record<string, any>>;
+    const hours = d.hours;
     expect(hours.map((h) => h.hour)).toEqual([0, 1, 2, 3].map((i) => new Date(start + i * HOUR).toISOString()));
     for (const h of hours) {
       const inHour = made.filter((m) => Math.floor(m.createdAt / HOUR) * HOUR === new Date(h.hour).getTime());
-      for (const outcome of ['approved', 'declined', 'referred', 'pending']) expect(h[outcome], `${h.hour} ${outcome}`).toBe(inHour.filter((m) => now.get(m.id) === outcome).length);
+      for (const outcome of ['approved', 'declined', 'referred', 'pending'] as const) expect(h[outcome], `${h.hour} ${outcome}`).toBe(inHour.filter((m) => now.get(m.id) === outcome).length);
       expect(h.total).toBe(inHour.length);
     }
     expect(hours[0]).toMatchObject({ approved: 2, declined: 1, total: 3, approval_rate: 0.6667 });
@@ -325,7 +326,7 @@ describe.each(await dialectMatrix())('decision explorer and dashboard [%s]', (di
 
     // Pending at 13:00: the hard decision made at 11:30 (1.5 h old).
     expect(d.pending_verifications).toMatchObject({ as_of: to, total: 1 });
-    expect((d.pending_verifications.buckets as Array<{ key: string; count: number }>).map((b) => [b.key, b.count])).toEqual([
+    expect(d.pending_verifications.buckets.map((b) => [b.key, b.count])).toEqual([
       ['under_1h', 0],
       ['1h_to_6h', 1],
       ['6h_to_24h', 0],
@@ -340,12 +341,12 @@ describe.each(await dialectMatrix())('decision explorer and dashboard [%s]', (di
     const endpoints = (await client.get('/portal/api/webhooks/sandbox/endpoints')).body.data as Array<{ id: string; url: string }>;
     for (const e of endpoints) {
       const history = (await client.get(`/portal/api/webhooks/sandbox/endpoints/${e.id}/deliveries?page_size=100`)).body.data as Array<{ state: string }>;
-      const row = (d.webhooks as Array<Record<string, any>>).find((w) => w.endpoint_id === e.id)!;
+      const row = d.webhooks.find((w) => w.endpoint_id === e.id)!;
       const n = (s: string) => history.filter((h) => h.state === s).length;
       expect(row).toMatchObject({ url: e.url, delivered: n('delivered'), failed: n('failed'), pending: n('pending'), finished: n('delivered') + n('failed') });
       expect(row.success_rate).toBe(e.url.endsWith('/up') ? 1 : 0);
     }
-    expect((d.webhooks as unknown[]).length).toBe(2);
+    expect(d.webhooks.length).toBe(2);
 
     // A period outside the data is all zeros; the default period is the last 24 hours.
     const empty = await client.get(`/portal/api/dashboard/sandbox?from=${new Date(start - 5 * HOUR).toISOString()}&to=${new Date(start - HOUR).toISOString()}`);

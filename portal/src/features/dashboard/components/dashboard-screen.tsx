@@ -64,7 +64,7 @@ function PeriodPicker() {
   const { query } = useLocation();
   const custom = query.get('from') !== null;
   return (
-    <form className="filters" aria-label="Period" onSubmit={(e) => e.preventDefault()}>
+    <form className="filters" aria-label="Dashboard period" onSubmit={(e) => e.preventDefault()}>
       <SelectField
         label="Period"
         value={custom ? 'custom' : (query.get('period') ?? '24h')}
