@@ -322,6 +322,9 @@ export function createReportingService(deps: ReportingDeps) {
         ? []
         : await readDb.selectFrom('webhook_endpoints').select(['id', 'url']).where('id', 'in', endpointIds).where('tenant_id', '=', scope.tenantId).execute();
     const urls = new Map(endpoints.map((e) => [e.id, e.url]));
+    // In the events' order, then by endpoint: a decision's story reads top to bottom.
+    const eventIndex = new Map(events.map((e, i) => [e.id, i]));
+    deliveryViews.sort((a, b) => eventIndex.get(a.eventId)! - eventIndex.get(b.eventId)! || (urls.get(a.endpointId) ?? '').localeCompare(urls.get(b.endpointId) ?? '') || a.id.localeCompare(b.id));
     const deliveries = [];
     for (const delivery of deliveryViews) {
       deliveries.push({ delivery, endpointUrl: urls.get(delivery.endpointId) ?? null, attempts: await deps.webhooks.listAttempts(scope, delivery.id) });

@@ -197,7 +197,7 @@ export function DashboardScreen() {
                 <XAxis dataKey="hour" tickFormatter={hourLabel} minTickGap={24} fontSize={12} />
                 <YAxis domain={[0, 1]} tickFormatter={(v: number) => `${Math.round(v * 100)}%`} fontSize={12} width={44} />
                 <Tooltip labelFormatter={(v) => `${hourLabel(String(v))} UTC`} formatter={(v) => percent(typeof v === 'number' ? v : null)} />
-                <Line type="monotone" dataKey="approval_rate" name="Approval rate" stroke={COLORS.approved} dot={false} connectNulls isAnimationActive={false} />
+                <Line type="monotone" dataKey="approval_rate" name="Approval rate" stroke={COLORS.approved} dot={{ r: 3 }} connectNulls isAnimationActive={false} />
               </LineChart>
             </ResponsiveContainer>
           </Figure>
@@ -233,7 +233,7 @@ export function DashboardScreen() {
           </Figure>
           <Figure
             title="Pending verifications by age"
-            description={`${d.pending_verifications.total} decisions waiting for the consumer at ${formatDateTime(d.pending_verifications.as_of)}: ${d.pending_verifications.buckets.map((b) => `${b.count} aged ${b.label}`).join(', ')}.`}
+            description={`${d.pending_verifications.total === 1 ? '1 decision' : `${d.pending_verifications.total} decisions`} waiting for the consumer at ${formatDateTime(d.pending_verifications.as_of)}: ${d.pending_verifications.buckets.map((b) => `${b.count} aged ${b.label}`).join(', ')}.`}
             table={
               <div className="table-wrap">
                 <table className="table" data-testid="pending-by-age">
