@@ -81,7 +81,7 @@ export function registerDecisionsRoutes(api: FastifyInstance, ctx: AppContext): 
       const day = ctx.clock.now().toISOString().slice(0, 10);
       // Streamed page by page: the whole list is never held in memory. A failure after the first
       // bytes can only cut the file short (the status line is gone), so it is logged loudly.
-      const stream = Readable.from(ctx.reporting.exportDecisionsCsv(scope, filters));
+      const stream = Readable.from(await ctx.reporting.exportDecisionsCsv(scope, filters));
       stream.on('error', (err) => request.log.error({ err: err.message }, 'decision export failed while streaming'));
       return reply
         .header('Content-Type', 'text/csv; charset=utf-8')

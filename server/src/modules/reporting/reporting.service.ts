@@ -281,15 +281,24 @@ export function createReportingService(deps: ReportingDeps) {
     return { items: page.map(listItem), nextCursor: rows.length > limit && last ? encodeCursor(last.created_at, last.id) : null };
   }
 
-  /** The filtered list as CSV text (header first), every page, fetched as it is written. */
-  async function* exportDecisionsCsv(scope: ReportingScope, filters: DecisionFilters): AsyncGenerator<string> {
-    yield csvRecord(CSV_COLUMNS.map(([name]) => name));
-    let cursor: string | null = null;
-    do {
-      const page: DecisionPage = await listDecisions(scope, filters, { limit: EXPORT_PAGE, cursor });
-      if (page.items.length > 0) yield page.items.map((item) => csvRecord(CSV_COLUMNS.map(([, value]) => value(item)))).join('');
-      cursor = page.nextCursor;
-    } while (cursor !== null);
+  /**
+   * The filtered list as CSV text (header first), every page, fetched as it is written. The first
+   * page is read before this resolves, so a database that is down answers 503 rather than a
+   * 200 with a cut-off file; later pages stream.
+   */
+  async function exportDecisionsCsv(scope: ReportingScope, filters: DecisionFilters, options: { pageSize?: number } = {}): Promise<AsyncGenerator<string>> {
+    const limit = options.pageSize ?? EXPORT_PAGE;
+    const first = await listDecisions(scope, filters, { limit });
+    const rows = (page: DecisionPage) => page.items.map((item) => csvRecord(CSV_COLUMNS.map(([, value]) => value(item)))).join('');
+    return (async function* () {
+      yield csvRecord(CSV_COLUMNS.map(([name]) => name));
+      let page = first;
+      for (;;) {
+        if (page.items.length > 0) yield rows(page);
+        if (page.nextCursor === null) return;
+        page = await listDecisions(scope, filters, { limit, cursor: page.nextCursor });
+      }
+    })();
   }
 
   /** One decision explained; another tenant's or environment's id is "not found". */
