@@ -118,7 +118,7 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
     db: storage.db, readDb: storage.readDb, clock, random, tenants, apiKeys, rateLimiter, dataEncryptionKey: config.dataEncryptionKey,
   });
 
-  const reporting = createReportingService({ readDb: storage.readDb, clock, decisions, webhooks });
+  const reporting = createReportingService({ readDb: storage.readDb, decisions, webhooks });
 
   return {
     config, storage, clock, random, logger, secretBox, rateLimiter, apiKeys, tenants, idempotency, consumers, outbox, decisions, verification, webhooks, webhookDelivery,

@@ -23,7 +23,6 @@ import { sql, type Kysely } from 'kysely';
 import type { Environment } from '../../config/config.js';
 import type { Database, DecisionsTable } from '../../db/schema.js';
 import { ApiError } from '../../http/errors/error-registry.js';
-import type { Clock } from '../../lib/clock.js';
 import { formatMoney } from '../../lib/money.js';
 import type { DecisionsService } from '../decisions/decisions.service.js';
 import { adverseActionReason, isAdverseActionCode } from '../engine/index.js';
@@ -187,7 +186,6 @@ export interface Dashboard {
 
 export interface ReportingDeps {
   readDb: Kysely<Database>;
-  clock: Clock;
   decisions: DecisionsService;
   webhooks: WebhooksService;
 }
