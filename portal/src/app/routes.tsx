@@ -2,8 +2,8 @@
  * The screens and their addresses. Features never import each other; this file composes them.
  * Signed-out: /login, /signup, /invitation#<token>. Signed-in: /<environment>/<section>.
  */
-import type { ReactNode } from 'react';
-import { Notice } from '../components/feedback';
+import { lazy, Suspense, type ReactNode } from 'react';
+import { Loading, Notice } from '../components/feedback';
 import { PageHeader } from '../components/page';
 import { ApiKeysScreen } from '../features/api-keys/components/api-keys-screen';
 import { AcceptInvitationScreen } from '../features/auth/components/accept-invitation-screen';
@@ -12,6 +12,8 @@ import { SignUpScreen } from '../features/auth/components/sign-up-screen';
 import { DealersScreen } from '../features/dealers/components/dealers-screen';
 import { AppShell } from '../features/layout/components/app-shell';
 import { OverviewScreen } from '../features/overview/components/overview-screen';
+import { DecisionDetailScreen } from '../features/decisions/components/decision-detail-screen';
+import { DecisionsScreen } from '../features/decisions/components/decisions-screen';
 import { ConsumerDetailScreen } from '../features/sandbox-consumers/components/consumer-detail-screen';
 import { ConsumersScreen } from '../features/sandbox-consumers/components/consumers-screen';
 import { UsersScreen } from '../features/users/components/users-screen';
@@ -19,6 +21,9 @@ import { EndpointDetailScreen } from '../features/webhooks/components/endpoint-d
 import { WebhooksScreen } from '../features/webhooks/components/webhooks-screen';
 import { matchPath } from '../lib/router';
 import type { Permission } from '../lib/session';
+
+// The dashboard carries the chart library (recharts): loaded only when it is opened.
+const DashboardScreen = lazy(() => import('../features/dashboard/components/dashboard-screen'));
 
 interface SignedInRoute {
   pattern: string;
@@ -36,6 +41,18 @@ export const SIGNED_IN_ROUTES: SignedInRoute[] = [
   { pattern: '/:env/consumers/:id', title: 'Sandbox consumer', permission: 'consumers:read', render: (p) => <ConsumerDetailScreen key={p.id} id={p.id!} /> },
   { pattern: '/:env/dealers', title: 'Dealers', permission: 'dealers:read', render: () => <DealersScreen /> },
   { pattern: '/:env/settings/users', title: 'Users', permission: 'users:read', render: () => <UsersScreen /> },
+  { pattern: '/:env/decisions', title: 'Decisions', permission: 'decisions:read', render: () => <DecisionsScreen /> },
+  { pattern: '/:env/decisions/:id', title: 'Decision', permission: 'decisions:read', render: (p) => <DecisionDetailScreen key={p.id} id={p.id!} /> },
+  {
+    pattern: '/:env/dashboard',
+    title: 'Dashboard',
+    permission: 'dashboard:read',
+    render: () => (
+      <Suspense fallback={<Loading label="Loading the dashboard…" />}>
+        <DashboardScreen />
+      </Suspense>
+    ),
+  },
 ];
 
 export const SIGNED_OUT_ROUTES: Record<string, { title: string; render(): ReactNode }> = {

@@ -26,6 +26,7 @@ import { createWebhookFanOut } from '../modules/webhooks/fan-out.js';
 import { createWebhooksService, type WebhooksService } from '../modules/webhooks/webhooks.service.js';
 import { createDeliveryWorker, type DeliveryWorker, type DeliveryWorkerOptions } from '../modules/webhooks/delivery-worker.js';
 import { createAccountsService, type AccountsService } from '../modules/portal/accounts.service.js';
+import { createReportingService, type ReportingService } from '../modules/reporting/reporting.service.js';
 
 export interface AppContext {
   config: Readonly<Config>;
@@ -49,6 +50,8 @@ export interface AppContext {
   webhookDelivery: DeliveryWorker;
   /** Lender portal users, invitations and sessions (modules/portal). */
   accounts: AccountsService;
+  /** The portal's decision explorer and dashboard: read-only (modules/reporting). */
+  reporting: ReportingService;
   close(): Promise<void>;
 }
 
@@ -120,10 +123,13 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
     db: storage.db, readDb: storage.readDb, clock, random, tenants, apiKeys, rateLimiter, dataEncryptionKey: config.dataEncryptionKey,
   });
 
+  const reporting = createReportingService({ readDb: storage.readDb, decisions, webhooks });
+
   return {
     config, storage, clock, random, logger, secretBox, rateLimiter, apiKeys, tenants, idempotency, consumers, outbox, decisions, verification, webhooks, webhookDelivery,
     accounts,
     dealers,
+    reporting,
     async close() {
       await webhookDelivery.stop();
       codeSender.close();

@@ -130,6 +130,8 @@ export interface DecisionsTable {
   contract_rate?: string | null;
   dealer_reserve_cents?: number | null;
   ltv?: string | null;
+  /** Time the service spent deciding (ms); null until decided by the engine. Migration 0009. */
+  latency_ms?: number | null;
 }
 
 /** A dealer of an auto-loan tenant's network, per environment (migration 0006). */

@@ -194,6 +194,7 @@ export function createDecisionsService(deps: DecisionsDeps) {
         status: 'complete',
         kyc_tier: 'soft',
         kyc_status: kycStatus,
+        latency_ms: evaluation.timings.preparedMs ?? null,
       };
       await trx.insertInto('decisions').values(row).execute();
       await trx
@@ -262,6 +263,7 @@ export function createDecisionsService(deps: DecisionsDeps) {
   async function prepareVerifiedCompletion(decisionId: string): Promise<((trx: Kysely<Database>) => Promise<boolean>) | null> {
     const row = await deps.db.selectFrom('decisions').selectAll().where('id', '=', decisionId).executeTakeFirst();
     if (!row || row.status !== 'needs_consumer_action') return null;
+    const startedMs = performance.now();
     const scope = { tenantId: row.tenant_id, environment: row.environment };
     const consumer = await deps.consumers.findConsumer(scope, row.consumer_id, deps.db);
     if (!consumer) throw new Error(`decision ${row.id} has no consumer`);
@@ -276,8 +278,9 @@ export function createDecisionsService(deps: DecisionsDeps) {
       request: requestOfRow(row),
       now,
     });
+    evaluation.timings.preparedMs = round(performance.now() - startedMs);
     return async (trx) => {
-      const updated = await finishRow(trx, row, { ...decidedColumns(evaluation, now), kyc_status: 'matched' });
+      const updated = await finishRow(trx, row, { ...decidedColumns(evaluation, now), kyc_status: 'matched', latency_ms: evaluation.timings.preparedMs });
       if (!updated) return false;
       await deps.consumers.setIdentityStatus(trx, consumer.id, 'verified');
       await appendAudit(trx, row.id, auditOf(evaluation, { tier: row.kyc_tier, status: 'matched', identity_verification_failed: false }));

@@ -19,6 +19,8 @@ export const PERMISSIONS = {
   'users:write': ['admin'],
   'dealers:read': ['admin', 'developer', 'underwriter', 'viewer'],
   'dealers:write': ['admin', 'developer'],
+  'decisions:read': ['admin', 'developer', 'underwriter', 'viewer'],
+  'dashboard:read': ['admin', 'developer', 'underwriter', 'viewer'],
 } as const satisfies Record<string, readonly PortalRole[]>;
 
 export type Permission = keyof typeof PERMISSIONS;

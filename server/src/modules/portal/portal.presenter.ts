@@ -6,6 +6,7 @@
 import type { ApiKeySummary } from '../api-keys/api-keys.service.js';
 import type { Consumer } from '../consumers/consumers.service.js';
 import type { ConsumerApplication } from '../decisions/decisions.service.js';
+import type { Dashboard, DecisionDetail, DecisionListItem } from '../reporting/reporting.service.js';
 import type { WebhookAttemptView, WebhookDeliveryView, WebhookEndpointView } from '../webhooks/webhooks.service.js';
 import type { PortalInvitation, PortalSession, PortalUser } from './accounts.service.js';
 import { permissionsOf } from './permissions.js';
@@ -128,5 +129,109 @@ export function presentApplication(a: ConsumerApplication) {
     plan: a.plan,
     created_at: iso(a.createdAt),
     completed_at: iso(a.completedAt),
+  };
+}
+
+export function presentDecisionListItem(i: DecisionListItem) {
+  return {
+    decision_id: i.decisionId,
+    application_id: i.applicationId,
+    consumer_id: i.consumerId,
+    product: i.product,
+    status: i.status,
+    outcome: i.outcome,
+    kyc_tier: i.kycTier,
+    kyc_status: i.kycStatus,
+    currency: i.currency,
+    merchant_name: i.merchantName,
+    merchant_category: i.merchantCategory,
+    requested_amount: i.requestedAmount,
+    approved_amount: i.approvedAmount,
+    plan: i.plan,
+    term_months: i.termMonths,
+    apr: i.apr,
+    score: i.score,
+    risk_grade: i.riskGrade,
+    reason_codes: i.reasonCodes,
+    engine_version: i.engineVersion,
+    latency_ms: i.latencyMs,
+    created_at: iso(i.createdAt),
+    completed_at: iso(i.completedAt),
+  };
+}
+
+export function presentDecisionDetail(d: DecisionDetail) {
+  const x = d.explanation;
+  return {
+    summary: presentDecisionListItem(d.item),
+    decision: d.decision,
+    explanation: {
+      inputs: x.inputs,
+      features: x.features,
+      partial_scores: x.partialScores.map((p) => ({
+        characteristic: p.characteristic,
+        feature: p.feature,
+        value: p.value,
+        attribute: p.attribute,
+        data_present: p.dataPresent,
+        points: p.points,
+        max_points: p.maxPoints,
+        points_below_maximum: p.pointsBelowMaximum,
+        reason_code: p.reasonCode,
+        reason: p.reason,
+      })),
+      reasons: x.reasons,
+      score: x.score,
+      risk_grade: x.riskGrade,
+      confidence: x.confidence,
+      versions: { engine_version: x.versions.engineVersion, engine: x.versions.engine, scorecard: x.versions.scorecard, policy: x.versions.policy },
+      kyc: x.kyc,
+      offer: x.offer,
+      timings: x.timings,
+      record: x.record,
+    },
+    events: d.events.map((e) => ({ id: e.id, type: e.type, subject_id: e.subjectId, data: e.data, created_at: iso(e.createdAt) })),
+    deliveries: d.deliveries.map((w) => ({ ...presentDelivery(w.delivery), endpoint_url: w.endpointUrl, attempt_history: w.attempts.map(presentAttempt) })),
+  };
+}
+
+export function presentDashboard(environment: string, d: Dashboard) {
+  return {
+    environment,
+    from: iso(d.from),
+    to: iso(d.to),
+    hours: d.hours.map((h) => ({
+      hour: iso(h.hour),
+      approved: h.approved,
+      declined: h.declined,
+      referred: h.referred,
+      pending: h.pending,
+      total: h.total,
+      approval_rate: h.approvalRate,
+      latency_count: h.latencyCount,
+      latency_p50_ms: h.latencyP50Ms,
+      latency_p99_ms: h.latencyP99Ms,
+    })),
+    totals: {
+      approved: d.totals.approved,
+      declined: d.totals.declined,
+      referred: d.totals.referred,
+      pending: d.totals.pending,
+      total: d.totals.total,
+      approval_rate: d.totals.approvalRate,
+    },
+    latency: { count: d.latency.count, p50_ms: d.latency.p50Ms, p99_ms: d.latency.p99Ms },
+    pending_verifications: { as_of: iso(d.pendingVerifications.asOf), total: d.pendingVerifications.total, buckets: d.pendingVerifications.buckets },
+    webhooks: d.webhooks.map((e) => ({
+      endpoint_id: e.endpointId,
+      url: e.url,
+      state: e.state,
+      delivered: e.delivered,
+      failed: e.failed,
+      pending: e.pending,
+      cancelled: e.cancelled,
+      finished: e.delivered + e.failed,
+      success_rate: e.successRate,
+    })),
   };
 }

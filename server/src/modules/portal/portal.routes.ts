@@ -15,6 +15,8 @@ import { PORTAL_DIST_DIR, registerPortalStatic } from './portal-static.js';
 import { registerSandboxConsumersRoutes } from './sandbox-consumers.routes.js';
 import { registerUsersRoutes } from './users.routes.js';
 import { registerWebhooksRoutes } from './webhooks.routes.js';
+import { registerDecisionsRoutes } from './decisions.routes.js';
+import { registerDashboardRoutes } from './dashboard.routes.js';
 
 export async function registerPortal(app: FastifyInstance, ctx: AppContext, options: { distDir?: string } = {}): Promise<void> {
   const { secure } = cookieSettings(ctx);
@@ -39,6 +41,8 @@ export async function registerPortal(app: FastifyInstance, ctx: AppContext, opti
         registerWebhooksRoutes(api, ctx);
         registerSandboxConsumersRoutes(api, ctx);
         registerDealersRoutes(api, ctx);
+        registerDecisionsRoutes(api, ctx);
+        registerDashboardRoutes(api, ctx);
       },
       { prefix: '/portal/api' },
     );

@@ -378,6 +378,24 @@ export function createWebhooksService(deps: WebhooksDeps) {
     return rows.map(deliveryView);
   }
 
+  /**
+   * Every delivery of the given events in this scope, whichever endpoint (deleted ones included:
+   * history stays readable), oldest first: the portal's "what did this decision cause".
+   */
+  async function listDeliveriesOfEvents(scope: WebhookScope, eventIds: readonly string[]): Promise<WebhookDeliveryView[]> {
+    if (eventIds.length === 0) return [];
+    const rows = await deps.readDb
+      .selectFrom('webhook_deliveries')
+      .selectAll()
+      .where('event_id', 'in', [...eventIds].slice(0, 500))
+      .where('tenant_id', '=', scope.tenantId)
+      .where('environment', '=', scope.environment)
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
+    return rows.map(deliveryView);
+  }
+
   async function listAttempts(scope: WebhookScope, deliveryId: string): Promise<WebhookAttemptView[]> {
     const delivery = await deps.readDb
       .selectFrom('webhook_deliveries')
@@ -445,6 +463,7 @@ export function createWebhooksService(deps: WebhooksDeps) {
     resendDelivery,
     resendFailedSince,
     listDeliveries,
+    listDeliveriesOfEvents,
     listAttempts,
     purgeHistory,
   };

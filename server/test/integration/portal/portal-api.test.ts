@@ -228,6 +228,9 @@ describe.each(await dialectMatrix())('portal API [%s]', (dialect) => {
         ['GET', '/portal/api/sandbox/consumers'],
         ['GET', `/portal/api/sandbox/consumers/${consumerId}/applications`],
         ['GET', '/portal/api/dealers/sandbox/dealers'],
+        ['GET', '/portal/api/decisions/sandbox'],
+        ['GET', '/portal/api/decisions/sandbox/export.csv'],
+        ['GET', '/portal/api/dashboard/sandbox'],
       ];
       const developerWrites: Check[] = [
         ['POST', '/portal/api/api-keys', { environment: 'sandbox' }],
@@ -265,7 +268,7 @@ describe.each(await dialectMatrix())('portal API [%s]', (dialect) => {
       }
       expect(table).toEqual([]);
       // The session tells the web app what to hide.
-      expect((await members.viewer.get('/portal/api/session')).body.permissions).toEqual(['keys:read', 'webhooks:read', 'consumers:read', 'dealers:read']);
+      expect((await members.viewer.get('/portal/api/session')).body.permissions).toEqual(['keys:read', 'webhooks:read', 'consumers:read', 'dealers:read', 'decisions:read', 'dashboard:read']);
     });
 
     it('a viewer cannot generate a key: 403 forbidden, and nothing is created', async () => {

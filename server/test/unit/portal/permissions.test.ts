@@ -5,15 +5,16 @@ import { can, PERMISSIONS, permissionsOf, ROLES } from '../../../src/modules/por
 describe('portal permissions', () => {
   it('matches the documented roles table', () => {
     expect(permissionsOf('admin')).toEqual(Object.keys(PERMISSIONS));
-    expect(permissionsOf('developer')).toEqual(['keys:read', 'keys:write', 'webhooks:read', 'webhooks:write', 'consumers:read', 'consumers:reset', 'dealers:read', 'dealers:write']);
-    expect(permissionsOf('underwriter')).toEqual(['keys:read', 'webhooks:read', 'consumers:read', 'dealers:read']);
-    expect(permissionsOf('viewer')).toEqual(['keys:read', 'webhooks:read', 'consumers:read', 'dealers:read']);
+    expect(permissionsOf('developer')).toEqual(['keys:read', 'keys:write', 'webhooks:read', 'webhooks:write', 'consumers:read', 'consumers:reset', 'dealers:read', 'dealers:write', 'decisions:read', 'dashboard:read']);
+    expect(permissionsOf('underwriter')).toEqual(['keys:read', 'webhooks:read', 'consumers:read', 'dealers:read', 'decisions:read', 'dashboard:read']);
+    expect(permissionsOf('viewer')).toEqual(['keys:read', 'webhooks:read', 'consumers:read', 'dealers:read', 'decisions:read', 'dashboard:read']);
   });
 
   it('only admins manage users, and every role can read', () => {
     for (const role of ROLES) {
       expect(can(role, 'users:write')).toBe(role === 'admin');
       expect(can(role, 'keys:read') && can(role, 'webhooks:read') && can(role, 'consumers:read')).toBe(true);
+      expect(can(role, 'decisions:read') && can(role, 'dashboard:read')).toBe(true);
     }
     expect(can('viewer', 'keys:write')).toBe(false);
   });
