@@ -96,7 +96,9 @@ function makeWorkspace(): string {
 function baseEnv(): Record<string, string> {
   const env: Record<string, string> = {};
   for (const name of ['PATH', 'HOME', 'LANG', 'TZ', 'TMPDIR']) if (process.env[name] !== undefined) env[name] = process.env[name]!;
-  return { ...env, CDS_DATA_DIR: dataDir, DATA_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY, LOG_LEVEL: 'warn', PYTHONDONTWRITEBYTECODE: '1', npm_config_update_notifier: 'false', npm_config_fund: 'false' };
+  // The CLI runs with the server's configuration (same data, same key; loopback webhooks allowed
+  // because the test's HTTPS front is on 127.0.0.1).
+  return { ...env, CDS_DATA_DIR: dataDir, DATA_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY, WEBHOOK_ALLOW_PRIVATE_NETWORKS: '1', LOG_LEVEL: 'warn', PYTHONDONTWRITEBYTECODE: '1', npm_config_update_notifier: 'false', npm_config_fund: 'false' };
 }
 
 const STATE_FILE = '.sample-env';
