@@ -256,7 +256,7 @@ function renderMarkdown(file: string, markdown: string, pageSlugs: ReadonlySet<s
   const body = marked.parse(markdown, { async: false });
   const title = headings.find((h) => h.depth === 1)?.text ?? headings[0]?.text ?? slugOf(path.basename(file));
   const firstParagraph = /<p>([\s\S]*?)<\/p>/.exec(body)?.[1] ?? '';
-  const summary = shorten(htmlToText(firstParagraph), 220);
+  const summary = shorten(htmlToText(firstParagraph), 170);
   return { body, title, headings, summary };
 }
 

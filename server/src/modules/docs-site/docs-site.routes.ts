@@ -22,7 +22,8 @@ import { DOCS_BASE, renderDocsSite, type DocsAssetUrls, type DocsFile, type Docs
 export const DOCS_DIR = fileURLToPath(new URL('../../../../docs/', import.meta.url));
 /** The same folder from src/ (tests) and dist/ (the built server): both sit three levels below server/. */
 const ASSETS_DIR = fileURLToPath(new URL('../../../src/modules/docs-site/assets/', import.meta.url));
-const SWAGGER_FILES = ['swagger-ui-bundle.js', 'swagger-ui.css'] as const;
+/** The only files served from swagger-ui-dist. */
+type SwaggerFile = 'swagger-ui-bundle.js' | 'swagger-ui.css';
 
 export const DOCS_CSP =
   "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; connect-src 'self'; " +
@@ -77,7 +78,7 @@ export function buildDocsSite(docsDir: string = DOCS_DIR): BuiltSite {
     return `${DOCS_BASE}/assets/${file}`;
   };
   const swagger = swaggerUiDir();
-  const swaggerUrl = (name: (typeof SWAGGER_FILES)[number], type: string): string => {
+  const swaggerUrl = (name: SwaggerFile, type: string): string => {
     const rel = `swagger-ui/${swagger.version}/${name}`;
     assets.set(rel, { body: readFileSync(path.join(swagger.dir, name)), type, cacheControl: IMMUTABLE });
     return `${DOCS_BASE}/assets/${rel}`;
