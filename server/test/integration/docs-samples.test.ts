@@ -15,8 +15,9 @@
  *   forged request (must be refused with 400), stopped.
  * The quickstart starts from nothing (it creates its own tenant); other pages start with the
  * variables the quickstart exports (CDS_BASE_URL, CDS_TENANT_ID, CDS_API_KEY, the consumer ids),
- * plus CDS_WEBHOOK_URL (the HTTPS front), PORT (where receivers listen), and, once a delivery
- * was received, that delivery as `body.json` and `SVC_SIGNATURE`.
+ * plus DECISION_ID (a fresh sandbox decision waiting for verification, as in the quickstart's step
+ * 4), CDS_WEBHOOK_URL (the HTTPS front), PORT (where receivers listen), and, once a delivery was
+ * received, that delivery as `body.json` and `SVC_SIGNATURE`.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -184,6 +185,18 @@ async function runReceiver(program: string, cwd: string, env: Record<string, str
   }
 }
 
+/** A new sandbox decision waiting for the consumer's verification (the enhanced consumer, 1,500.00). */
+async function pendingDecision(): Promise<string> {
+  const res = await fetch(`${server.baseUrl}/v1/decisions/bnpl`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${sharedEnv.CDS_API_KEY}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ consumer: { consumer_id: sharedEnv.CDS_ENHANCED_CONSUMER_ID }, transaction: { amount: '1500.00', currency: 'USD', merchant_name: 'Acme Furniture', merchant_category: 'furniture' } }),
+  });
+  const body = (await res.json()) as { decision_id: string; status: string };
+  expect(body.status).toBe('needs_consumer_action');
+  return body.decision_id;
+}
+
 beforeAll(async () => {
   dataDir = makeTempDir('cds-docs-data-');
   receiverPort = await freePort();
@@ -226,7 +239,7 @@ describe('docs code samples against a live service', () => {
 
   it.each(pages.map((p) => [p.file, p] as const))('%s: every sample runs as written', async (_name, page) => {
     const cwd = makeWorkspace();
-    const env = { ...baseEnv(), PORT: String(receiverPort), ...(page.file === 'quickstart.md' ? {} : sharedEnv) };
+    const env = { ...baseEnv(), PORT: String(receiverPort), ...(page.file === 'quickstart.md' ? {} : { ...sharedEnv, DECISION_ID: await pendingDecision() }) };
     let last: { sample: CodeSample; run: Run } | null = null;
     let ran = 0;
     for (const [index, sample] of page.samples.entries()) {

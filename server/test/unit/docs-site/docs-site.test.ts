@@ -105,6 +105,15 @@ describe('docs site on the real docs/ folder', () => {
     }
   });
 
+  it('on every page, every sh, js or python block is tagged: run, file, or explicitly illustrative', () => {
+    const untagged = files.flatMap((f) =>
+      extractCodeSamples(f.markdown)
+        .filter((s) => sampleRunner(s.lang) !== null && s.tag === null)
+        .map((s) => `docs/${f.path}:${s.line}`),
+    );
+    expect(untagged, 'tag each block (ADR 0010)').toEqual([]);
+  });
+
   it('marks tested samples and hides the tags', () => {
     const html = site.pages.get('quickstart')!.html;
     expect(html).toContain('data-sample="run"');
