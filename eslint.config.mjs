@@ -25,6 +25,11 @@ export default tseslint.config(
     },
   },
   {
+    // The documentation site's scripts run in the browser (served as files by modules/docs-site).
+    files: ['server/src/modules/docs-site/assets/**/*.js'],
+    languageOptions: { globals: { ...globals.browser }, sourceType: 'script' },
+  },
+  {
     // The one place configuration comes from, plus tests and tools that set up child processes.
     files: ['server/src/config/config.ts', 'server/test/**', 'bench/**', 'vitest.config.ts', 'sdks/node/test/**'],
     rules: { 'no-restricted-properties': 'off' },

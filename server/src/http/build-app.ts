@@ -21,6 +21,7 @@ import { registerComingSoonRoutes } from '../modules/decisions/coming-soon.route
 import { registerSandboxRoutes } from '../modules/decisions/sandbox.routes.js';
 import { registerVerifyRoutes } from '../modules/kyc/verify.routes.js';
 import { registerPortal } from '../modules/portal/portal.routes.js';
+import { registerDocsSite } from '../modules/docs-site/docs-site.routes.js';
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
 
@@ -77,6 +78,8 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
   await registerVerifyRoutes(app, ctx);
   // The lender portal: its own session/CSRF/role guard and the built web app (modules/portal).
   await registerPortal(app, ctx);
+  // The documentation site: public, outside /v1, rendered from docs/ once (modules/docs-site).
+  await registerDocsSite(app);
   app.get('/v1/openapi.json', { schema: { hide: true } }, async (_request, reply) => reply.type('application/json').send(app.swagger()));
 
   await app.register(

@@ -52,7 +52,7 @@ export interface WebhookReceiver {
   stop(): Promise<void>;
 }
 
-interface Authority {
+export interface Authority {
   cert: string;
   key: string;
 }
@@ -79,7 +79,8 @@ export function testCa(): Promise<Authority> {
   return trustedCa;
 }
 
-async function leafFrom(ca: Authority): Promise<{ cert: string; key: string }> {
+/** A server certificate for 127.0.0.1 and localhost issued by `ca` (for other HTTPS test servers). */
+export async function leafFrom(ca: Authority): Promise<{ cert: string; key: string }> {
   const pems = await generate([{ name: 'commonName', value: 'localhost' }], {
     keyType: 'ec',
     algorithm: 'sha256',

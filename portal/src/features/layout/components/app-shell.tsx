@@ -98,6 +98,10 @@ export function AppShell({ children }: { children: ReactNode }) {
                   </Link>
                 </li>
               ))}
+            {/* The documentation site is served by the service itself, outside the portal app. */}
+            <li className="sidenav-docs">
+              <a href="/docs">Documentation</a>
+            </li>
           </ul>
         </nav>
         <main id="main" className="content" tabIndex={-1}>
