@@ -18,7 +18,7 @@ import { createOutbox, type Outbox } from '../modules/events/outbox.js';
 import { createDecisionsService, type DecisionsService } from '../modules/decisions/decisions.service.js';
 import { createCreditDataConnectors } from '../modules/credit-data/connectors.js';
 import type { CreditDataConnector } from '../modules/credit-data/credit-data.types.js';
-import { defaultBnplDocuments } from '../modules/engine/index.js';
+import { createCreditPolicyService, type CreditPolicyService } from '../modules/credit-policy/credit-policy.service.js';
 import { createLiveCodeSender, type CodeSender } from '../modules/kyc/code-senders.js';
 import { createVerificationService, type VerificationService } from '../modules/kyc/verification.service.js';
 import { createWebhookFanOut } from '../modules/webhooks/fan-out.js';
@@ -46,6 +46,8 @@ export interface AppContext {
   webhookDelivery: DeliveryWorker;
   /** Lender portal users, invitations and sessions (modules/portal). */
   accounts: AccountsService;
+  /** Credit policy versions per tenant, environment and product; the documents decisions run on. */
+  creditPolicy: CreditPolicyService;
   close(): Promise<void>;
 }
 
@@ -91,12 +93,12 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
     { allowPrivateNetworks: config.webhookAllowPrivateNetworks, ...overrides.webhookDelivery },
   );
   const creditData = createCreditDataConnectors(config, { clock, random });
-  // Every tenant decides with the bundled default documents until per-tenant policies exist.
-  const documents = defaultBnplDocuments();
+  // Each tenant and environment decides with its active policy version, else the bundled default.
+  const creditPolicy = createCreditPolicyService({ db: storage.db, readDb: storage.readDb, clock, random });
   const decisions = createDecisionsService({
     config, db: storage.db, readDb: storage.readDb, clock, random, secretBox, consumers, outbox,
     creditData: { ...creditData.byEnvironment, ...overrides.creditData },
-    documentsFor: () => documents,
+    documentsFor: (scope) => creditPolicy.documentsFor(scope, 'bnpl'),
     merchantDefaultsFor: async (tenantId) => {
       const tenant = await tenants.getTenant(tenantId);
       return {
@@ -118,6 +120,7 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
   return {
     config, storage, clock, random, logger, secretBox, rateLimiter, apiKeys, tenants, idempotency, consumers, outbox, decisions, verification, webhooks, webhookDelivery,
     accounts,
+    creditPolicy,
     async close() {
       await webhookDelivery.stop();
       codeSender.close();

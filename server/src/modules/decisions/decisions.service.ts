@@ -51,8 +51,11 @@ export interface DecisionsDeps {
   outbox: Outbox;
   /** Credit data per environment: sandbox never touches live sources. */
   creditData: Record<Environment, CreditDataConnector>;
-  /** The scorecard and policy deciding for a tenant and environment. */
-  documentsFor(scope: Scope): EngineDocuments;
+  /**
+   * The scorecard and policy deciding for a tenant and environment now: the tenant's active policy
+   * version, else the bundled default (modules/credit-policy; cached, so usually no read).
+   */
+  documentsFor(scope: Scope): Promise<EngineDocuments>;
   merchantDefaultsFor(tenantId: string): Promise<{ merchantName: string; merchantCategory: string }>;
 }
 
@@ -94,7 +97,8 @@ export function createDecisionsService(deps: DecisionsDeps) {
     const needsDefaults = money !== undefined && (money.merchant_name === undefined || money.merchant_category === undefined);
     const merchantDefaults = needsDefaults ? await deps.merchantDefaultsFor(scope.tenantId) : { merchantName: '', merchantCategory: '' };
     const application = normalizeBnplRequest(body, merchantDefaults, now);
-    const documents = deps.documentsFor(scope);
+    // Read once: the tier and the decision come from the same version even if a promote lands meanwhile.
+    const documents = await deps.documentsFor(scope);
 
     let existing: Consumer | null = null;
     if (application.applicant.kind === 'existing') {
@@ -126,6 +130,7 @@ export function createDecisionsService(deps: DecisionsDeps) {
       requestedPlan: application.requestedPlan,
       requestedTermMonths: application.requestedTermMonths,
       now,
+      documents,
     });
     const kycStatus: DecisionsTable['kyc_status'] = verificationFails ? 'pending' : existing?.identityStatus === 'verified' ? 'skipped' : 'matched';
     if (verificationFails) {
@@ -179,7 +184,7 @@ export function createDecisionsService(deps: DecisionsDeps) {
         creditData,
         asOf: args.now.toISOString(),
       },
-      deps.documentsFor(args.scope),
+      args.documents,
     );
     const offer = engine.outcome === 'approved' ? offerFor(engine, args.requestedTermMonths, args.now) : null;
     return { engine, creditData, offer, outcome: engine.outcome, reasons: engine.reasons, timings: { creditDataMs, engineMs: engine.timings.totalMs } };
@@ -208,6 +213,8 @@ export function createDecisionsService(deps: DecisionsDeps) {
       requestedPlan: row.requested_plan as Plan | null,
       requestedTermMonths: row.requested_term_months,
       now,
+      // The version in force when the consumer finishes verification is the one that decides.
+      documents: await deps.documentsFor(scope),
     });
     return async (trx) => {
       const updated = await finishRow(trx, row, { ...decidedColumns(evaluation, now), kyc_status: 'matched' });
@@ -229,7 +236,7 @@ export function createDecisionsService(deps: DecisionsDeps) {
     if (!updated) return false;
     await deps.consumers.setIdentityStatus(trx, row.consumer_id, 'failed');
     await appendAudit(trx, row.id, { kyc: { tier: row.kyc_tier, status: 'pending', identity_verification_failed: true, failure_reason: reason } });
-    await deps.outbox.append(trx, { tenantId: row.tenant_id, environment: row.environment }, [kycFailedEvent(updated), finalizedEvent(updated, unscored(['AA-24'], policyVersionFor(row)))]);
+    await deps.outbox.append(trx, { tenantId: row.tenant_id, environment: row.environment }, [kycFailedEvent(updated), finalizedEvent(updated, unscored(['AA-24'], await policyVersionFor(row)))]);
     return true;
   }
 
@@ -241,7 +248,7 @@ export function createDecisionsService(deps: DecisionsDeps) {
     const updated = await finishRow(trx, row, { outcome: 'declined', reasons_json: JSON.stringify(reasons), completed_at: clock.now().getTime(), kyc_status: 'pending' });
     if (!updated) return false;
     await appendAudit(trx, row.id, { kyc: { tier: row.kyc_tier, status: 'pending', expired: true } });
-    await deps.outbox.append(trx, { tenantId: row.tenant_id, environment: row.environment }, [finalizedEvent(updated, unscored(['AA-01'], policyVersionFor(row)))]);
+    await deps.outbox.append(trx, { tenantId: row.tenant_id, environment: row.environment }, [finalizedEvent(updated, unscored(['AA-01'], await policyVersionFor(row)))]);
     return true;
   }
 
@@ -261,8 +268,8 @@ export function createDecisionsService(deps: DecisionsDeps) {
   }
 
   /** A policy-path decision names the documents that would have scored it, as engine-path ones do. */
-  function policyVersionFor(row: DecisionsTable): string {
-    return engineVersionOf(deps.documentsFor({ tenantId: row.tenant_id, environment: row.environment }));
+  async function policyVersionFor(row: DecisionsTable): Promise<string> {
+    return engineVersionOf(await deps.documentsFor({ tenantId: row.tenant_id, environment: row.environment }));
   }
 
   /** Conditional update: only a still-waiting decision at the version read is finished. */
@@ -473,6 +480,7 @@ interface EvaluateArgs {
   requestedPlan: Plan | null;
   requestedTermMonths: number | null;
   now: Date;
+  documents: EngineDocuments;
 }
 
 interface Evaluation {

@@ -5,3 +5,5 @@ export * from './engine-documents.js';
 export * from './features.js';
 export * from './policy.js';
 export * from './scorecard.js';
+export * from './policy-tables.js';
+export * from './policy-validation.js';

@@ -17,6 +17,9 @@ export const PERMISSIONS = {
   'consumers:reset': ['admin', 'developer'],
   'users:read': ['admin'],
   'users:write': ['admin'],
+  // Credit policy: everyone reads it; only admins change how the tenant lends.
+  'policy:read': ['admin', 'developer', 'underwriter', 'viewer'],
+  'policy:write': ['admin'],
 } as const satisfies Record<string, readonly PortalRole[]>;
 
 export type Permission = keyof typeof PERMISSIONS;

@@ -11,6 +11,7 @@ import { registerApiKeysRoutes } from './api-keys.routes.js';
 import { registerAuthRoutes } from './auth.routes.js';
 import { cookieSettings, registerPortalGuard } from './portal-http.js';
 import { PORTAL_DIST_DIR, registerPortalStatic } from './portal-static.js';
+import { registerPolicyRoutes } from './policy.routes.js';
 import { registerSandboxConsumersRoutes } from './sandbox-consumers.routes.js';
 import { registerUsersRoutes } from './users.routes.js';
 import { registerWebhooksRoutes } from './webhooks.routes.js';
@@ -37,6 +38,7 @@ export async function registerPortal(app: FastifyInstance, ctx: AppContext, opti
         registerApiKeysRoutes(api, ctx);
         registerWebhooksRoutes(api, ctx);
         registerSandboxConsumersRoutes(api, ctx);
+        registerPolicyRoutes(api, ctx);
       },
       { prefix: '/portal/api' },
     );
