@@ -1,7 +1,7 @@
 /**
  * Credit policy in headless Chromium against the real service on a loopback port: an admin edits
- * the policy in the structured editor (a validation error first, then a valid change to grade A's
- * limit and pricing), looks at the raw JDM, saves a draft, tests it against the sandbox, promotes
+ * the policy in the structured editor (validation errors first, then a valid change: grade A's
+ * monthly rate from 9.99% to 11.99%), looks at the raw JDM, saves a draft, tests it against the sandbox, promotes
  * it, and the next sandbox decision made through /v1 is decided by the new version and names it.
  * Every screen is kept as a full-page screenshot under test-artifacts/screenshots/credit-policy-*.png.
  */
@@ -38,6 +38,7 @@ describe.skipIf(!chromiumAvailable())('credit policy in headless Chromium', () =
   let context: BrowserContext;
   let page: Page;
   let apiKey = '';
+  let bundledApr = '';
   const shots = new Screenshots('credit-policy');
   const applicant = primeApplicant();
 
@@ -73,6 +74,7 @@ describe.skipIf(!chromiumAvailable())('credit policy in headless Chromium', () =
       body: JSON.stringify({
         consumer: { first_name: applicant.firstName, last_name: applicant.lastName, email: 'p@example.com', phone: '+14155550177', dob: applicant.dob, address: { line1: '9 Elm Street', city: 'Austin', state: 'TX', zip: '73301' } },
         transaction: { amount, currency: 'USD', merchant_name: 'Acme Outdoor', merchant_category: 'sporting_goods' },
+        plan_preference: 'monthly',
       }),
     });
     expect(r.status).toBe(200);
@@ -94,8 +96,10 @@ describe.skipIf(!chromiumAvailable())('credit policy in headless Chromium', () =
     await page.getByRole('button', { name: 'Continue to the portal' }).click();
     await heading(/Welcome/);
 
-    const before = await decide('300.00');
-    expect(before.body).toMatchObject({ outcome: 'approved', approved_amount: '300.00' });
+    // 400.00 on the monthly plan (soft KYC tier, 3 months): priced at grade A's monthly rate.
+    const before = await decide('400.00');
+    expect(before.body).toMatchObject({ outcome: 'approved', approved_amount: '400.00', apr: expect.stringMatching(/^(9|10)\.\d\d$/) });
+    bundledApr = String(before.body.apr);
     expect(before.engineVersion).toBe('engine-1.0.0+bnpl-sc-2026.11.1+bnpl-policy-2026.11.1');
 
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Credit policy' }).click();
@@ -105,7 +109,7 @@ describe.skipIf(!chromiumAvailable())('credit policy in headless Chromium', () =
     await screen('overview-bundled');
   });
 
-  it('edits grade A in the structured editor: a validation error listed, then a valid change', async () => {
+  it('edits grade A pricing in the structured editor: validation errors listed, then a valid change', async () => {
     await page.getByRole('button', { name: 'Edit policy' }).click();
     await heading('New policy version');
     expect(await page.getByLabel('Grade A limit').inputValue()).toBe('30000.00');
@@ -126,8 +130,7 @@ describe.skipIf(!chromiumAvailable())('credit policy in headless Chromium', () =
 
     await page.getByLabel('Grade B minimum score').fill('660');
     await page.getByLabel('Grade A Monthly rate').fill('11.99');
-    await page.getByLabel('Grade A limit').fill('250.00');
-    await page.getByLabel('Note (optional)').fill('Grade A limit down to 250.00 while we review losses');
+    await page.getByLabel('Note (optional)').fill('Grade A monthly rate 9.99% to 11.99%');
     await page.getByRole('button', { name: 'Validate' }).click();
     await page.getByText('The document passed every check').waitFor();
     await screen('editor-valid');
@@ -137,7 +140,7 @@ describe.skipIf(!chromiumAvailable())('credit policy in headless Chromium', () =
     expect(JSON.parse(json)).toMatchObject({ nodes: expect.any(Array), edges: expect.any(Array) });
     await screen('editor-raw-json');
     await page.getByRole('tab', { name: 'Structured' }).click();
-    expect(await page.getByLabel('Grade A limit').inputValue()).toBe('250.00');
+    expect(await page.getByLabel('Grade A Monthly rate').inputValue()).toBe('11.99');
 
     await page.getByRole('button', { name: 'Save draft' }).click();
     await heading('bnpl-policy-sandbox-v1');
@@ -151,9 +154,12 @@ describe.skipIf(!chromiumAvailable())('credit policy in headless Chromium', () =
     await page.getByRole('button', { name: 'Test against sandbox' }).click();
     const results = page.getByRole('region', { name: 'Sandbox test' });
     await results.waitFor();
-    const enhanced = results.locator('tr[data-case="seeded-enhanced"]');
-    await enhanced.locator('del', { hasText: '1500.00' }).waitFor();
-    await enhanced.locator('ins', { hasText: '250.00' }).waitFor();
+    // Harper (seeded, hard tier) borrows 7,500.00 on the monthly plan at grade A.
+    const hard = results.locator('tr[data-case="seeded-hard"]');
+    await hard.locator('del', { hasText: '9.99%' }).waitFor();
+    await hard.locator('ins', { hasText: '11.99%' }).waitFor();
+    // Riley (seeded, soft tier) borrows 150.00 on pay in 4 at 0%: unchanged.
+    expect(await results.locator('tr[data-case="seeded-soft"]').getAttribute('class')).toBeNull();
     expect(await results.locator('tr.is-changed').count()).toBeGreaterThan(0);
     expect(await decisions()).toBe(before);
     await screen('sandbox-test');
@@ -168,11 +174,10 @@ describe.skipIf(!chromiumAvailable())('credit policy in headless Chromium', () =
     await page.getByText('now decides every sandbox application').waitFor();
     await screen('promoted');
 
-    const after = await decide('300.00');
-    expect(after.body).toMatchObject({ outcome: 'approved', approved_amount: '250.00' });
+    const after = await decide('400.00');
+    expect(after.body).toMatchObject({ outcome: 'approved', approved_amount: '400.00', apr: expect.stringMatching(/^1[12]\.\d\d$/) });
+    expect(Number(after.body.apr)).toBeGreaterThan(Number(bundledApr));
     expect(after.engineVersion).toBe('engine-1.0.0+bnpl-sc-2026.11.1+bnpl-policy-sandbox-v1');
-    const monthly = await decide('1000.00'); // pay_in_4 at 1,000.00: counteroffer 250.00
-    expect(monthly.body.approved_amount).toBe('250.00');
 
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Credit policy' }).click();
     await heading('Credit policy');

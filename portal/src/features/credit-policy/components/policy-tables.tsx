@@ -3,17 +3,21 @@
  * grade and plan, KYC tiers, plan minimums, default plan), editable or read-only. The service
  * writes the values back into the JDM decision graph (ADR 0009), so this form never edits JSON.
  */
-import type { ReactNode } from 'react';
+import { useId, type ReactNode } from 'react';
 import type { PolicyTables, Problem } from '../api/credit-policy-api';
 
 const PLANS = ['pay_in_4', 'pay_in_6', 'monthly'] as const;
 const PLAN_LABELS: Record<(typeof PLANS)[number], string> = { pay_in_4: 'Pay in 4', pay_in_6: 'Pay in 6', monthly: 'Monthly' };
 
 function Cell({ label, value, onChange, readOnly, suffix, width = 'medium' }: { label: string; value: string; onChange(v: string): void; readOnly: boolean; suffix?: string; width?: 'narrow' | 'medium' }) {
+  const id = useId();
   if (readOnly) return <span className="num">{value === '' ? '—' : `${value}${suffix ?? ''}`}</span>;
   return (
     <span className="cell-input">
-      <input className={`input-${width}`} aria-label={label} value={value} inputMode="decimal" onChange={(e) => onChange(e.target.value)} />
+      <label htmlFor={id} className="visually-hidden">
+        {label}
+      </label>
+      <input id={id} className={`input-${width}`} value={value} inputMode="decimal" onChange={(e) => onChange(e.target.value)} />
       {suffix ? <span className="muted small">{suffix}</span> : null}
     </span>
   );

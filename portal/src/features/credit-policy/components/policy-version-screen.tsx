@@ -18,15 +18,6 @@ import { creditPolicyApi, type SandboxOutcome, type SandboxTestResult, type Stor
 import { personName, StatusBadge } from './policy-screen';
 import { PolicyTablesForm } from './policy-tables';
 
-function Outcome({ o }: { o: SandboxOutcome }) {
-  return (
-    <>
-      <span className={`outcome outcome-${o.outcome}`}>{o.outcome}</span>
-      {o.risk_grade ? <span className="muted small"> · {o.risk_grade}</span> : null}
-    </>
-  );
-}
-
 function Pair({ row, field, render }: { row: SandboxTestResult['rows'][number]; field: string; render(o: SandboxOutcome): string }) {
   const before = render(row.active);
   const after = render(row.draft);
@@ -51,8 +42,8 @@ function TestResults({ result }: { result: SandboxTestResult }) {
       }
     >
       <p>
-        {result.rows.length} sandbox applications decided by <code>{result.against}</code> (in force) and <code>{result.version.name}</code>:{' '}
-        <strong>{result.changed_count === 0 ? 'no decision changes' : `${result.changed_count} change${result.changed_count === 1 ? 's' : ''}`}</strong>. Nothing was stored; enhanced and hard tier
+        Where a value changes, the version in force is struck through and this version follows. {result.rows.length} sandbox applications decided by <code>{result.against}</code> (in force) and <code>{result.version.name}</code>:{' '}
+        <strong>{result.changed_count === 0 ? 'no decision changes' : `${result.changed_count} ${result.changed_count === 1 ? 'application changes' : 'applications change'}`}</strong>. Nothing was stored; enhanced and hard tier
         applicants are decided as if their identity verification passed.
       </p>
       <div className="table-wrap">
@@ -62,8 +53,8 @@ function TestResults({ result }: { result: SandboxTestResult }) {
             <tr>
               <th scope="col">Application</th>
               <th scope="col">Requested</th>
-              <th scope="col">Outcome (in force)</th>
-              <th scope="col">Outcome (this version)</th>
+              <th scope="col">Outcome</th>
+              <th scope="col">Grade</th>
               <th scope="col">Amount</th>
               <th scope="col">APR</th>
               <th scope="col">KYC tier</th>
@@ -75,11 +66,11 @@ function TestResults({ result }: { result: SandboxTestResult }) {
               <tr key={r.id} className={r.changed.length > 0 ? 'is-changed' : undefined} data-case={r.id}>
                 <th scope="row">{r.label}</th>
                 <td className="num">{r.requested_amount}</td>
-                <td>
-                  <Outcome o={r.active} />
+                <td className={`outcome outcome-${r.draft.outcome}`}>
+                  <Pair row={r} field="outcome" render={(o) => o.outcome} />
                 </td>
                 <td>
-                  <Outcome o={r.draft} />
+                  <Pair row={r} field="risk_grade" render={(o) => o.risk_grade ?? '—'} />
                 </td>
                 <td className="num">
                   <Pair row={r} field="amount" render={(o) => o.amount ?? '—'} />
@@ -90,7 +81,7 @@ function TestResults({ result }: { result: SandboxTestResult }) {
                 <td>
                   <Pair row={r} field="kyc_tier" render={(o) => o.kyc_tier} />
                 </td>
-                <td>
+                <td className="reasons">
                   <Pair row={r} field="reasons" render={(o) => (o.reasons.length === 0 ? '—' : o.reasons.join(', '))} />
                 </td>
               </tr>
