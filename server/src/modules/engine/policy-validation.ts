@@ -48,7 +48,8 @@ export async function validateBnplPolicyDocument(document: unknown): Promise<Pol
     if (problems.length < MAX_PROBLEMS && !problems.some((p) => p.path === path && p.rule === rule)) problems.push({ path, rule, message });
   };
   const inspected = inspectPolicyDocument(document);
-  for (const p of inspected.problems) add(p.path, p.rule, p.message);
+  // Static problems are distinct already (two missing constants share a path and a rule).
+  problems.push(...inspected.problems.slice(0, MAX_PROBLEMS));
   if (!inspected.constants) return problems;
   checkGraph(document as { nodes: unknown[]; edges: unknown[] }, add);
   scanReasonCodes(document, '', add);

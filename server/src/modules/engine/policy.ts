@@ -249,7 +249,11 @@ export function inspectPolicyDocument(document: unknown): { constants: PolicyCon
   });
   const policy = values['policy'];
   if (!Value.Check(PolicyConstantsSchema, policy)) {
+    const seen = new Set<string>();
     for (const e of Value.Errors(PolicyConstantsSchema, policy)) {
+      // TypeBox reports a missing value twice (required, then its type): once per constant is enough.
+      if (seen.has(e.path)) continue;
+      seen.add(e.path);
       add(`/nodes/${index}/content/expressions`, 'policy_constants', `policy constants at ${e.path || '/'}: ${e.message}`);
     }
     return { constants: null, problems };

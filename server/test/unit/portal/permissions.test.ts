@@ -5,9 +5,9 @@ import { can, PERMISSIONS, permissionsOf, ROLES } from '../../../src/modules/por
 describe('portal permissions', () => {
   it('matches the documented roles table', () => {
     expect(permissionsOf('admin')).toEqual(Object.keys(PERMISSIONS));
-    expect(permissionsOf('developer')).toEqual(['keys:read', 'keys:write', 'webhooks:read', 'webhooks:write', 'consumers:read', 'consumers:reset']);
-    expect(permissionsOf('underwriter')).toEqual(['keys:read', 'webhooks:read', 'consumers:read']);
-    expect(permissionsOf('viewer')).toEqual(['keys:read', 'webhooks:read', 'consumers:read']);
+    expect(permissionsOf('developer')).toEqual(['keys:read', 'keys:write', 'webhooks:read', 'webhooks:write', 'consumers:read', 'consumers:reset', 'policy:read']);
+    expect(permissionsOf('underwriter')).toEqual(['keys:read', 'webhooks:read', 'consumers:read', 'policy:read']);
+    expect(permissionsOf('viewer')).toEqual(['keys:read', 'webhooks:read', 'consumers:read', 'policy:read']);
   });
 
   it('only admins manage users, and every role can read', () => {
@@ -16,5 +16,7 @@ describe('portal permissions', () => {
       expect(can(role, 'keys:read') && can(role, 'webhooks:read') && can(role, 'consumers:read')).toBe(true);
     }
     expect(can('viewer', 'keys:write')).toBe(false);
+    // Changing how the tenant lends is for admins only; everyone may read the policy.
+    for (const role of ROLES) expect([can(role, 'policy:read'), can(role, 'policy:write')]).toEqual([true, role === 'admin']);
   });
 });
