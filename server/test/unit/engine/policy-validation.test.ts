@@ -139,8 +139,9 @@ describe('policy validation', () => {
   it('flags grades that get better as the score falls, from the outputs', async () => {
     const problems = await problemsAfter((d) => {
       const grades = node(d, 'riskGrade').content.rules!;
-      grades[0]!['rg-in-score'] = '>= 720 and < 800'; // 800+ falls through to... grade E? no: to the next rows
-      grades[1]!['rg-in-score'] = '>= 660'; // so 850 gets B while 719 gets B and 720 gets A
+      // 800 and above fall through to grade B's row: 850 gets B, 720 gets A. Not a `>= N` cell, so
+      // only the evaluation battery can see it.
+      grades[0]!['rg-in-score'] = '>= 720 and < 800';
     });
     expect(rulesOf(problems)).toEqual(expect.arrayContaining(['grades_ordered']));
   });
