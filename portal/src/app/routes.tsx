@@ -6,6 +6,9 @@ import { lazy, Suspense, type ReactNode } from 'react';
 import { Loading, Notice } from '../components/feedback';
 import { PageHeader } from '../components/page';
 import { ApiKeysScreen } from '../features/api-keys/components/api-keys-screen';
+import { PolicyEditorScreen } from '../features/credit-policy/components/policy-editor-screen';
+import { PolicyScreen } from '../features/credit-policy/components/policy-screen';
+import { PolicyVersionScreen } from '../features/credit-policy/components/policy-version-screen';
 import { AcceptInvitationScreen } from '../features/auth/components/accept-invitation-screen';
 import { SignInScreen } from '../features/auth/components/sign-in-screen';
 import { SignUpScreen } from '../features/auth/components/sign-up-screen';
@@ -40,6 +43,9 @@ export const SIGNED_IN_ROUTES: SignedInRoute[] = [
   { pattern: '/:env/consumers', title: 'Sandbox consumers', permission: 'consumers:read', render: () => <ConsumersScreen /> },
   { pattern: '/:env/consumers/:id', title: 'Sandbox consumer', permission: 'consumers:read', render: (p) => <ConsumerDetailScreen key={p.id} id={p.id!} /> },
   { pattern: '/:env/dealers', title: 'Dealers', permission: 'dealers:read', render: () => <DealersScreen /> },
+  { pattern: '/:env/credit-policy', title: 'Credit policy', permission: 'policy:read', render: () => <PolicyScreen /> },
+  { pattern: '/:env/credit-policy/:product/new', title: 'New policy version', permission: 'policy:write', render: (p) => <PolicyEditorScreen key={p.product} product={p.product!} /> },
+  { pattern: '/:env/credit-policy/:product/versions/:id', title: 'Policy version', permission: 'policy:read', render: (p) => <PolicyVersionScreen key={p.id} product={p.product!} id={p.id!} /> },
   { pattern: '/:env/settings/users', title: 'Users', permission: 'users:read', render: () => <UsersScreen /> },
   { pattern: '/:env/decisions', title: 'Decisions', permission: 'decisions:read', render: () => <DecisionsScreen /> },
   { pattern: '/:env/decisions/:id', title: 'Decision', permission: 'decisions:read', render: (p) => <DecisionDetailScreen key={p.id} id={p.id!} /> },

@@ -18,8 +18,9 @@ import { createOutbox, type Outbox } from '../modules/events/outbox.js';
 import { createDecisionsService, type DecisionsService } from '../modules/decisions/decisions.service.js';
 import { createCreditDataConnectors } from '../modules/credit-data/connectors.js';
 import type { CreditDataConnector } from '../modules/credit-data/credit-data.types.js';
-import { defaultAutoLoanDocuments, defaultBnplDocuments, type ProductEngineDocuments } from '../modules/engine/index.js';
+import { defaultAutoLoanDocuments, type ProductEngineDocuments } from '../modules/engine/index.js';
 import { createDealersService, type DealersService } from '../modules/dealers/dealers.service.js';
+import { createCreditPolicyService, type CreditPolicyService } from '../modules/credit-policy/credit-policy.service.js';
 import { createLiveCodeSender, type CodeSender } from '../modules/kyc/code-senders.js';
 import { createVerificationService, type VerificationService } from '../modules/kyc/verification.service.js';
 import { createWebhookFanOut } from '../modules/webhooks/fan-out.js';
@@ -52,6 +53,8 @@ export interface AppContext {
   accounts: AccountsService;
   /** The portal's decision explorer and dashboard: read-only (modules/reporting). */
   reporting: ReportingService;
+  /** Credit policy versions per tenant, environment and product; the documents decisions run on. */
+  creditPolicy: CreditPolicyService;
   close(): Promise<void>;
 }
 
@@ -97,13 +100,17 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
     { allowPrivateNetworks: config.webhookAllowPrivateNetworks, ...overrides.webhookDelivery },
   );
   const creditData = createCreditDataConnectors(config, { clock, random });
-  // Every tenant decides with the bundled default documents until per-tenant policies exist.
-  const documents: ProductEngineDocuments = { bnpl: defaultBnplDocuments(), auto_loan: defaultAutoLoanDocuments() };
+  // BNPL: each tenant and environment decides with its active policy version, else the bundled
+  // default. Auto loans decide with the bundled auto-loan documents: their policy is not yet in the
+  // credit-policy catalogue (modules/credit-policy/policy-products.ts), so it is not yet editable.
+  const creditPolicy = createCreditPolicyService({ db: storage.db, readDb: storage.readDb, clock, random });
+  const autoLoanDocuments = defaultAutoLoanDocuments();
   const dealers = createDealersService({ db: storage.db, readDb: storage.readDb, clock, random, outbox });
   const decisions = createDecisionsService({
     config, db: storage.db, readDb: storage.readDb, clock, random, secretBox, consumers, outbox,
     creditData: { ...creditData.byEnvironment, ...overrides.creditData },
-    documentsFor: <P extends keyof ProductEngineDocuments = 'bnpl'>(_scope: unknown, product?: P) => documents[product ?? 'bnpl'] as ProductEngineDocuments[P],
+    documentsFor: async <P extends keyof ProductEngineDocuments = 'bnpl'>(scope: { tenantId: string; environment: 'sandbox' | 'live' }, product?: P) =>
+      (product === 'auto_loan' ? autoLoanDocuments : await creditPolicy.documentsFor(scope, 'bnpl')) as ProductEngineDocuments[P],
     findActiveDealer: (scope, dealerId) => dealers.findActiveDealer(scope, dealerId),
     merchantDefaultsFor: async (tenantId) => {
       const tenant = await tenants.getTenant(tenantId);
@@ -130,6 +137,7 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
     accounts,
     dealers,
     reporting,
+    creditPolicy,
     async close() {
       await webhookDelivery.stop();
       codeSender.close();

@@ -330,5 +330,44 @@ export interface Database {
   invitations: InvitationsTable;
   sessions: SessionsTable;
   dealers: DealersTable;
+  policy_versions: PolicyVersionsTable;
+  policy_heads: PolicyHeadsTable;
 }
 
+
+/** A credit policy version of one tenant, environment and product (modules/credit-policy). */
+export interface PolicyVersionsTable {
+  id: string;
+  tenant_id: string;
+  environment: 'sandbox' | 'live';
+  product: string;
+  /** 1, 2, 3... per tenant, environment and product. */
+  version: number;
+  /** What engine_version names, e.g. bnpl-policy-sandbox-v3. */
+  name: string;
+  /** The JDM decision graph, exactly as validated and stored. */
+  document_json: string;
+  scorecard_version: string;
+  status: 'draft' | 'active' | 'retired';
+  note: string | null;
+  /** The version name this one was derived from (a stored version or a bundled one); null for an upload. */
+  based_on: string | null;
+  created_by: string;
+  created_at: number;
+  promoted_at: number | null;
+  promoted_by: string | null;
+  retired_at: number | null;
+}
+
+/** One row per tenant, environment and product: the active version and the promote generation. */
+export interface PolicyHeadsTable {
+  tenant_id: string;
+  environment: 'sandbox' | 'live';
+  product: string;
+  active_version_id: string | null;
+  /** Incremented by every promote; other processes compare it to their cached value. */
+  generation: number;
+  /** The last version number handed out in this scope. */
+  last_version: number;
+  updated_at: number;
+}

@@ -17,6 +17,7 @@ export const ERROR_REGISTRY = {
   payload_too_large: { status: 413, message: 'The request body is larger than 64 KiB.' },
   unsupported_media_type: { status: 415, message: 'Request bodies must be JSON (Content-Type: application/json).' },
   unprocessable_entity: { status: 422, message: 'The request is well-formed but breaks a business rule.' },
+  invalid_policy: { status: 422, message: 'The credit policy document did not pass validation.' },
   rate_limited: { status: 429, message: 'Too many requests; retry after the time given in Retry-After.' },
   internal_error: { status: 500, message: 'Something went wrong on our side. It has been logged; retry with the same Idempotency-Key.' },
   service_unavailable: { status: 503, message: 'The service is temporarily unavailable; retry after the time given in Retry-After.' },

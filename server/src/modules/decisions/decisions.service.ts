@@ -61,8 +61,12 @@ export interface DecisionsDeps {
   outbox: Outbox;
   /** Credit data per environment: sandbox never touches live sources. */
   creditData: Record<Environment, CreditDataConnector>;
-  /** The scorecard and policy deciding a product (BNPL when omitted) for a tenant and environment. */
-  documentsFor<P extends Product = 'bnpl'>(scope: Scope, product?: P): ProductEngineDocuments[P];
+  /**
+   * The scorecard and policy deciding a product (BNPL when omitted) for a tenant and environment
+   * now: the tenant's active policy version, else the bundled default (modules/credit-policy;
+   * cached, so usually no read).
+   */
+  documentsFor<P extends Product = 'bnpl'>(scope: Scope, product?: P): Promise<ProductEngineDocuments[P]>;
   merchantDefaultsFor(tenantId: string): Promise<{ merchantName: string; merchantCategory: string }>;
   /** The active dealer an indirect auto loan names, or null (modules/dealers). */
   findActiveDealer(scope: Scope, dealerId: string): Promise<{ id: string; name: string } | null>;
@@ -106,10 +110,13 @@ export function createDecisionsService(deps: DecisionsDeps) {
     const needsDefaults = money !== undefined && (money.merchant_name === undefined || money.merchant_category === undefined);
     const merchantDefaults = needsDefaults ? await deps.merchantDefaultsFor(scope.tenantId) : { merchantName: '', merchantCategory: '' };
     const application = normalizeBnplRequest(body, merchantDefaults, now);
+    // Read once: the tier and the decision come from the same version even if a promote lands meanwhile.
+    const documents = await deps.documentsFor(scope);
     return prepareDecision(scope, now, startedMs, {
       applicant: application.applicant,
       tierAmountCents: application.amountCents,
-      tierPolicy: deps.documentsFor(scope).policy,
+      tierPolicy: documents.policy,
+      documents,
       seed: bnplSeed(application),
       request: { product: 'bnpl', amountCents: application.amountCents, requestedPlan: application.requestedPlan, requestedTermMonths: application.requestedTermMonths },
       redacted: redactedRequest(application),
@@ -123,7 +130,7 @@ export function createDecisionsService(deps: DecisionsDeps) {
   async function prepareAutoLoanDecision(scope: Scope, body: AutoLoanCreateBody): Promise<(trx: Kysely<Database>) => Promise<DecisionView>> {
     const startedMs = performance.now();
     const now = clock.now();
-    const documents = deps.documentsFor(scope, 'auto_loan');
+    const documents = await deps.documentsFor(scope, 'auto_loan');
     const application = normalizeAutoLoanRequest(body, documents.policy.constants, now);
     let merchantName: string;
     if (application.dealer) {
@@ -137,6 +144,7 @@ export function createDecisionsService(deps: DecisionsDeps) {
       applicant: application.applicant,
       tierAmountCents: application.loan.amountFinancedCents,
       tierPolicy: documents.policy,
+      documents,
       seed: autoLoanSeed(application, merchantName),
       request: autoLoanRequestOf(application),
       redacted: redactedAutoLoanRequest(application),
@@ -173,6 +181,7 @@ export function createDecisionsService(deps: DecisionsDeps) {
       returning: existing !== null,
       request: intake.request,
       now,
+      documents: intake.documents,
     });
     const kycStatus: DecisionsTable['kyc_status'] = verificationFails ? 'pending' : existing?.identityStatus === 'verified' ? 'skipped' : 'matched';
     if (verificationFails) {
@@ -224,7 +233,8 @@ export function createDecisionsService(deps: DecisionsDeps) {
     const timings = (engineMs: number) => ({ creditDataMs, engineMs });
     const { request } = args;
     if (request.product === 'auto_loan') {
-      const documents = deps.documentsFor(args.scope, 'auto_loan');
+      // documentsFor(scope, request.product) produced them (prepareDecision, prepareVerifiedCompletion).
+      const documents = args.documents as ProductEngineDocuments['auto_loan'];
       const engine = await decideAutoLoan({ loan: request.terms, history, creditData, asOf: args.now.toISOString() }, documents);
       const loan =
         engine.outcome === 'approved'
@@ -245,7 +255,7 @@ export function createDecisionsService(deps: DecisionsDeps) {
     }
     const engine = await decideBnpl(
       { requestedAmountCents: request.amountCents, planPreference: request.requestedPlan, history, creditData, asOf: args.now.toISOString() },
-      deps.documentsFor(args.scope),
+      args.documents as ProductEngineDocuments['bnpl'],
     );
     const offer = engine.outcome === 'approved' ? offerFor(engine, request.requestedTermMonths, args.now) : null;
     return {
@@ -277,6 +287,8 @@ export function createDecisionsService(deps: DecisionsDeps) {
       returning: consumer.createdAt.getTime() < row.created_at,
       request: requestOfRow(row),
       now,
+      // The version in force when the consumer finishes verification is the one that decides.
+      documents: await deps.documentsFor(scope, row.product),
     });
     evaluation.timings.preparedMs = round(performance.now() - startedMs);
     return async (trx) => {
@@ -299,7 +311,7 @@ export function createDecisionsService(deps: DecisionsDeps) {
     if (!updated) return false;
     await deps.consumers.setIdentityStatus(trx, row.consumer_id, 'failed');
     await appendAudit(trx, row.id, { kyc: { tier: row.kyc_tier, status: 'pending', identity_verification_failed: true, failure_reason: reason } });
-    await deps.outbox.append(trx, { tenantId: row.tenant_id, environment: row.environment }, [kycFailedEvent(updated), finalizedEvent(updated, unscored(['AA-24'], policyVersionFor(row)))]);
+    await deps.outbox.append(trx, { tenantId: row.tenant_id, environment: row.environment }, [kycFailedEvent(updated), finalizedEvent(updated, unscored(['AA-24'], await policyVersionFor(row)))]);
     return true;
   }
 
@@ -311,7 +323,7 @@ export function createDecisionsService(deps: DecisionsDeps) {
     const updated = await finishRow(trx, row, { outcome: 'declined', reasons_json: JSON.stringify(reasons), completed_at: clock.now().getTime(), kyc_status: 'pending' });
     if (!updated) return false;
     await appendAudit(trx, row.id, { kyc: { tier: row.kyc_tier, status: 'pending', expired: true } });
-    await deps.outbox.append(trx, { tenantId: row.tenant_id, environment: row.environment }, [finalizedEvent(updated, unscored(['AA-01'], policyVersionFor(row)))]);
+    await deps.outbox.append(trx, { tenantId: row.tenant_id, environment: row.environment }, [finalizedEvent(updated, unscored(['AA-01'], await policyVersionFor(row)))]);
     return true;
   }
 
@@ -331,9 +343,9 @@ export function createDecisionsService(deps: DecisionsDeps) {
   }
 
   /** A policy-path decision names the documents that would have scored it, as engine-path ones do. */
-  function policyVersionFor(row: DecisionsTable): string {
+  async function policyVersionFor(row: DecisionsTable): Promise<string> {
     const scope = { tenantId: row.tenant_id, environment: row.environment };
-    return row.product === 'auto_loan' ? autoLoanEngineVersionOf(deps.documentsFor(scope, 'auto_loan')) : engineVersionOf(deps.documentsFor(scope));
+    return row.product === 'auto_loan' ? autoLoanEngineVersionOf(await deps.documentsFor(scope, 'auto_loan')) : engineVersionOf(await deps.documentsFor(scope));
   }
 
   /** Conditional update: only a still-waiting decision at the version read is finished. */
@@ -508,6 +520,8 @@ interface Intake {
   /** The amount the KYC tier is chosen by (BNPL: requested; auto loans: amount financed). */
   tierAmountCents: number;
   tierPolicy: KycTierSource;
+  /** The product's documents, read once for the tier and the engine. */
+  documents: ProductEngineDocuments[Product];
   seed: RowSeed;
   request: ProductRequest;
   /** The request for the audit record, PII removed. */
@@ -641,6 +655,7 @@ interface EvaluateArgs {
   returning: boolean;
   request: ProductRequest;
   now: Date;
+  documents: ProductEngineDocuments[Product];
 }
 
 interface Evaluation {

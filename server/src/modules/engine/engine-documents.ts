@@ -57,6 +57,20 @@ export function bundledPolicy(version: string): CompiledPolicy {
   return found;
 }
 
+/** The JDM document of a bundled policy (a starting point for a tenant's own versions). */
+export function bundledPolicyDocument(version: string): unknown {
+  return bundledPolicy(version).document;
+}
+
+/** Versions of the bundled BNPL scorecards a policy version may pair with. */
+export function bundledScorecardVersions(): string[] {
+  return [...bundledScorecards().keys()];
+}
+
+export function isBundledPolicyVersion(version: string): boolean {
+  return bundledPolicies().has(version);
+}
+
 /** The documents that decided a stored decision, found by the versions it names. */
 export function bundledDocumentsFor(versions: { scorecard: string; policy: string }): EngineDocuments {
   return { scorecard: bundledScorecard(versions.scorecard), policy: bundledPolicy(versions.policy) };

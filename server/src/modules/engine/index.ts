@@ -8,3 +8,5 @@ export * from './scorecard.js';
 export * from './auto-loan-features.js';
 export * from './auto-loan-policy.js';
 export * from './auto-loan-engine.js';
+export * from './policy-tables.js';
+export * from './policy-validation.js';

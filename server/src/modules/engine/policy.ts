@@ -87,6 +87,8 @@ export interface CompiledPolicy {
   /** The JDM document as loaded (kept so an audit can show exactly what decided). */
   readonly document: unknown;
   evaluate(input: PolicyInput): Promise<PolicyOutput>;
+  /** The graph's raw result, unchecked (policy validation checks it itself, collecting every problem). */
+  evaluateUnchecked(input: PolicyInput): Promise<unknown>;
 }
 
 export class PolicyDocumentError extends Error {
@@ -121,6 +123,7 @@ export function compilePolicy(document: unknown): CompiledPolicy {
     constants,
     document: frozenDoc,
     evaluate: (input: PolicyInput) => evaluateCompiled(decision, constants, input),
+    evaluateUnchecked: async (input: PolicyInput) => (await decision.evaluate(input)).result as unknown,
   });
 }
 
@@ -135,84 +138,153 @@ async function evaluateCompiled(decision: ZenDecision, constants: PolicyConstant
 }
 
 function checkPolicyOutput(raw: unknown, constants: PolicyConstants, input: PolicyInput): PolicyOutput {
-  const fail = (message: string): never => {
-    throw new PolicyEvaluationError(`policy ${constants.version}: ${message}`);
-  };
-  if (!raw || typeof raw !== 'object') return fail('the graph returned no object');
+  const problems = policyOutputProblems(raw, constants, input);
+  if (problems.length > 0) throw new PolicyEvaluationError(`policy ${constants.version}: ${problems[0]!.message}`);
+  return { rateBps: null, ...(raw as Record<string, unknown>) } as PolicyOutput;
+}
+
+/** The fields a policy graph returns: exactly these (the engine reads nothing else from a policy). */
+export const POLICY_OUTPUT_FIELDS = Object.keys(PolicyOutputSchema.properties) as readonly string[];
+
+export interface PolicyOutputProblem {
+  /** The output field at fault, e.g. `ratesBps.monthly`; `output` for the object as a whole. */
+  field: string;
+  rule: string;
+  message: string;
+}
+
+/**
+ * Everything wrong with one evaluation's output: the schema (every error, not only the first) and
+ * the invariants. Empty when the output can be used. Policy validation (policy-validation.ts)
+ * runs this over a battery of inputs; `evaluate` runs it on every decision and fails on the first.
+ */
+export function policyOutputProblems(raw: unknown, constants: PolicyConstants, input: PolicyInput): PolicyOutputProblem[] {
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return [{ field: 'output', rule: 'output_schema', message: 'the graph returned no object' }];
   // ZEN leaves a key out when its expression is null; the contract spells such values as null.
   const out: Record<string, unknown> = { rateBps: null, ...(raw as Record<string, unknown>) };
   if (!Value.Check(PolicyOutputSchema, out)) {
-    const first = Value.Errors(PolicyOutputSchema, out).First();
-    return fail(`unexpected output at ${first?.path ?? '/'}: ${first?.message ?? ''}`);
+    return [...Value.Errors(PolicyOutputSchema, out)].map((e) => {
+      const field = e.path.replace(/^\//, '').replace(/\//g, '.') || 'output';
+      return { field, rule: 'output_schema', message: `unexpected output at ${e.path || '/'}: ${e.message}` };
+    });
   }
-  if (out.policyVersion !== constants.version) fail(`graph reports version ${out.policyVersion}`);
-  for (const code of out.knockoutCodes) {
-    if (!isAdverseActionCode(code)) fail(`knock-out code ${code} is not in the registry`);
+  const problems: PolicyOutputProblem[] = [];
+  const add = (field: string, rule: string, message: string) => problems.push({ field, rule, message });
+  const typed = out as Static<typeof PolicyOutputSchema>;
+  for (const key of Object.keys(out)) {
+    if (!POLICY_OUTPUT_FIELDS.includes(key)) add(key, 'output_contract', `unexpected output field ${key}: a policy returns only ${POLICY_OUTPUT_FIELDS.join(', ')}`);
+  }
+  if (typed.policyVersion !== constants.version) add('policyVersion', 'version_consistent', `graph reports version ${typed.policyVersion}`);
+  for (const code of typed.knockoutCodes) {
+    if (!isAdverseActionCode(code)) add('knockoutCodes', 'adverse_action_code_known', `knock-out code ${code} is not in the registry`);
   }
   for (const plan of BNPL_PLANS) {
-    const rate = out.ratesBps[plan];
-    if (rate !== null && (rate < 0 || rate > MAX_RATE_BPS)) fail(`${plan} rate ${rate} bps is outside 0-${MAX_RATE_BPS}`);
+    const rate = typed.ratesBps[plan];
+    if (rate !== null && (rate < 0 || rate > MAX_RATE_BPS)) add(`ratesBps.${plan}`, 'rate_range', `${plan} rate ${rate} bps is outside 0-${MAX_RATE_BPS}`);
   }
   // pay_in_4 is the fee-free product; a rate there would make it a different product.
-  if (out.ratesBps.pay_in_4 !== null && out.ratesBps.pay_in_4 !== 0) fail('pay_in_4 must be priced at 0 bps');
-  if (out.offerAmountCents > input.request.amountCents) fail('offer above the requested amount');
-  if (out.outcome === 'approve' && (out.rateBps === null || !out.fitsPlan || out.knockoutCodes.length > 0)) {
-    fail('an approval needs a rate, an offer within the plan and no knock-out');
+  if (typed.ratesBps.pay_in_4 !== null && typed.ratesBps.pay_in_4 !== 0) add('ratesBps.pay_in_4', 'pay_in_4_free', 'pay_in_4 must be priced at 0 bps');
+  if (typed.offerAmountCents > input.request.amountCents) add('offerAmountCents', 'offer_within_request', 'offer above the requested amount');
+  if (typed.outcome === 'approve' && (typed.rateBps === null || !typed.fitsPlan || typed.knockoutCodes.length > 0)) {
+    add('outcome', 'approval_complete', 'an approval needs a rate, an offer within the plan and no knock-out');
   }
-  return out as PolicyOutput;
+  return problems;
 }
 
 /** Read the `policyConstants` node without evaluating the graph. */
 export function readPolicyConstants(document: unknown): PolicyConstants {
-  const fail = (message: string): never => {
-    throw new PolicyDocumentError(`invalid policy document: ${message}`);
-  };
-  const policy = readPolicyConstantValues(document);
-  if (!Value.Check(PolicyConstantsSchema, policy)) {
-    const first = Value.Errors(PolicyConstantsSchema, policy).First();
-    return fail(`policy constants at ${first?.path ?? '/'}: ${first?.message ?? 'missing'}`);
-  }
-  if (policy.kycTiers.enhancedFromCents > policy.kycTiers.hardFromCents) fail('KYC enhanced threshold is above the hard one');
-  if (policy.defaultPlan.payIn4UpToCents > policy.defaultPlan.payIn6UpToCents) fail('default plan thresholds are out of order');
-  return deepFreeze(policy);
+  const inspected = inspectPolicyDocument(document);
+  const first = inspected.problems[0];
+  if (first || !inspected.constants) throw new PolicyDocumentError(`invalid policy document: ${first?.message ?? 'no constants'}`);
+  return inspected.constants;
+}
+
+/** One thing wrong with a policy document: where (a JSON pointer), which rule, in words. */
+export interface PolicyDocumentProblem {
+  path: string;
+  rule: string;
+  message: string;
 }
 
 /**
  * The `policy` object of a JDM document's `policyConstants` node, each value a literal evaluated
  * without context, after checking the graph uses only data-only node kinds. Shared by every
- * product's policy loader; each checks the values against its own schema.
+ * product's policy loader (auto loans: auto-loan-policy.ts); each checks the values against its
+ * own schema. Throws on the first problem.
  */
 export function readPolicyConstantValues(document: unknown): unknown {
-  const fail = (message: string): never => {
-    throw new PolicyDocumentError(`invalid policy document: ${message}`);
-  };
-  if (!document || typeof document !== 'object') return fail('not an object');
-  const { nodes, edges } = document as { nodes?: unknown; edges?: unknown };
-  if (!Array.isArray(nodes) || !Array.isArray(edges)) return fail('a JDM graph needs nodes and edges');
-  for (const node of nodes as Array<{ type?: unknown; id?: unknown }>) {
-    if (typeof node?.type !== 'string' || !ALLOWED_NODE_TYPES.has(node.type)) {
-      fail(`node ${String(node?.id)} has kind ${String(node?.type)}; allowed: ${[...ALLOWED_NODE_TYPES].join(', ')}`);
-    }
+  const inspected = inspectPolicyConstantValues(document);
+  const first = inspected.problems[0];
+  if (first) throw new PolicyDocumentError(`invalid policy document: ${first.message}`);
+  return inspected.values;
+}
+
+/**
+ * The product-independent static checks, every problem at once: a JDM graph of allowed node kinds
+ * and a `policyConstants` node of literals. `values` is its `policy` object (unchecked).
+ */
+function inspectPolicyConstantValues(document: unknown): { values: unknown; constantsPath: string | null; problems: PolicyDocumentProblem[] } {
+  const problems: PolicyDocumentProblem[] = [];
+  const add = (path: string, rule: string, message: string) => problems.push({ path, rule, message });
+  if (!document || typeof document !== 'object' || Array.isArray(document)) {
+    add('/', 'jdm_graph', 'not an object');
+    return { values: null, constantsPath: null, problems };
   }
-  const constantsNode = (nodes as Array<{ id?: unknown; type?: unknown; content?: { expressions?: unknown } }>).find(
-    (node) => node.id === CONSTANTS_NODE_ID,
-  );
+  const { nodes, edges } = document as { nodes?: unknown; edges?: unknown };
+  if (!Array.isArray(nodes) || !Array.isArray(edges)) {
+    add(Array.isArray(nodes) ? '/edges' : '/nodes', 'jdm_graph', 'a JDM graph needs nodes and edges');
+    return { values: null, constantsPath: null, problems };
+  }
+  (nodes as Array<{ type?: unknown; id?: unknown }>).forEach((node, i) => {
+    if (typeof node?.type !== 'string' || !ALLOWED_NODE_TYPES.has(node.type)) {
+      add(`/nodes/${i}/type`, 'node_kind_allowed', `node ${String(node?.id)} has kind ${String(node?.type)}; allowed: ${[...ALLOWED_NODE_TYPES].join(', ')}`);
+    }
+  });
+  const index = (nodes as Array<{ id?: unknown }>).findIndex((node) => node?.id === CONSTANTS_NODE_ID);
+  const constantsNode = nodes[index] as { type?: unknown; content?: { expressions?: unknown } } | undefined;
   if (!constantsNode || constantsNode.type !== 'expressionNode' || !Array.isArray(constantsNode.content?.expressions)) {
-    return fail(`an expressionNode with id "${CONSTANTS_NODE_ID}" is required`);
+    add(index < 0 ? '/nodes' : `/nodes/${index}`, 'policy_constants', `an expressionNode with id "${CONSTANTS_NODE_ID}" is required`);
+    return { values: null, constantsPath: null, problems };
   }
   const values: Record<string, unknown> = {};
-  for (const entry of constantsNode.content.expressions as Array<{ key?: unknown; value?: unknown }>) {
-    if (typeof entry.key !== 'string' || typeof entry.value !== 'string') fail('policy constants need a key and a value');
-    let value: unknown;
+  (constantsNode.content.expressions as Array<{ key?: unknown; value?: unknown }>).forEach((entry, i) => {
+    const path = `/nodes/${index}/content/expressions/${i}`;
+    if (typeof entry?.key !== 'string' || typeof entry.value !== 'string') {
+      add(path, 'policy_constants', 'policy constants need a key and a value');
+      return;
+    }
     try {
       // Evaluated with an empty context: a constant that references anything else is rejected.
-      value = evaluateExpressionSync(entry.value as string, {});
+      setPath(values, entry.key.split('.'), evaluateExpressionSync(entry.value, {}));
     } catch (error) {
-      fail(`constant ${String(entry.key)}: ${errorText(error)}`);
+      add(`${path}/value`, 'constant_literal', `constant ${entry.key}: ${errorText(error)}`);
     }
-    setPath(values, (entry.key as string).split('.'), value);
+  });
+  return { values: values['policy'], constantsPath: `/nodes/${index}/content/expressions`, problems };
+}
+
+/**
+ * The static checks of a BNPL policy document, every problem at once (the upload form lists them
+ * all): the graph and constants above, then the constants against the BNPL schema and their order.
+ */
+export function inspectPolicyDocument(document: unknown): { constants: PolicyConstants | null; problems: PolicyDocumentProblem[] } {
+  const { values: policy, constantsPath, problems } = inspectPolicyConstantValues(document);
+  // No constants node to read: nothing more to check. Otherwise go on, so every problem is listed.
+  if (constantsPath === null) return { constants: null, problems };
+  const add = (rule: string, message: string) => problems.push({ path: constantsPath, rule, message });
+  if (!Value.Check(PolicyConstantsSchema, policy)) {
+    const seen = new Set<string>();
+    for (const e of Value.Errors(PolicyConstantsSchema, policy)) {
+      // TypeBox reports a missing value twice (required, then its type): once per constant is enough.
+      if (seen.has(e.path)) continue;
+      seen.add(e.path);
+      add('policy_constants', `policy constants at ${e.path || '/'}: ${e.message}`);
+    }
+    return { constants: null, problems };
   }
-  return values['policy'];
+  if (policy.kycTiers.enhancedFromCents > policy.kycTiers.hardFromCents) add('tier_thresholds_ordered', 'KYC enhanced threshold is above the hard one');
+  if (policy.defaultPlan.payIn4UpToCents > policy.defaultPlan.payIn6UpToCents) add('default_plan_ordered', 'default plan thresholds are out of order');
+  return { constants: deepFreeze(policy), problems };
 }
 
 /** Any product's policy (compiled, or its constants): each carries the KYC tier thresholds. */

@@ -21,6 +21,9 @@ export const PERMISSIONS = {
   'dealers:write': ['admin', 'developer'],
   'decisions:read': ['admin', 'developer', 'underwriter', 'viewer'],
   'dashboard:read': ['admin', 'developer', 'underwriter', 'viewer'],
+  // Credit policy: everyone reads it; only admins change how the tenant lends.
+  'policy:read': ['admin', 'developer', 'underwriter', 'viewer'],
+  'policy:write': ['admin'],
 } as const satisfies Record<string, readonly PortalRole[]>;
 
 export type Permission = keyof typeof PERMISSIONS;

@@ -12,6 +12,7 @@ import { registerAuthRoutes } from './auth.routes.js';
 import { registerDealersRoutes } from './dealers.routes.js';
 import { cookieSettings, registerPortalGuard } from './portal-http.js';
 import { PORTAL_DIST_DIR, registerPortalStatic } from './portal-static.js';
+import { registerPolicyRoutes } from './policy.routes.js';
 import { registerSandboxConsumersRoutes } from './sandbox-consumers.routes.js';
 import { registerUsersRoutes } from './users.routes.js';
 import { registerWebhooksRoutes } from './webhooks.routes.js';
@@ -43,6 +44,7 @@ export async function registerPortal(app: FastifyInstance, ctx: AppContext, opti
         registerDealersRoutes(api, ctx);
         registerDecisionsRoutes(api, ctx);
         registerDashboardRoutes(api, ctx);
+        registerPolicyRoutes(api, ctx);
       },
       { prefix: '/portal/api' },
     );

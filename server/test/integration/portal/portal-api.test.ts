@@ -231,6 +231,7 @@ describe.each(await dialectMatrix())('portal API [%s]', (dialect) => {
         ['GET', '/portal/api/decisions/sandbox'],
         ['GET', '/portal/api/decisions/sandbox/export.csv'],
         ['GET', '/portal/api/dashboard/sandbox'],
+        ['GET', '/portal/api/policy/sandbox'],
       ];
       const developerWrites: Check[] = [
         ['POST', '/portal/api/api-keys', { environment: 'sandbox' }],
@@ -247,6 +248,7 @@ describe.each(await dialectMatrix())('portal API [%s]', (dialect) => {
         ['GET', '/portal/api/invitations'],
         ['POST', '/portal/api/invitations', { email: uniqueEmail('matrix'), role: 'viewer' }],
         ['PATCH', `/portal/api/users/${userId}`, { role: 'admin' }],
+        ['POST', '/portal/api/policy/sandbox/bnpl/validate', { document_json: '{}' }],
       ];
       const expected: Record<string, { reads: boolean; developerWrites: boolean; adminOnly: boolean }> = {
         viewer: { reads: true, developerWrites: false, adminOnly: false },
@@ -268,7 +270,7 @@ describe.each(await dialectMatrix())('portal API [%s]', (dialect) => {
       }
       expect(table).toEqual([]);
       // The session tells the web app what to hide.
-      expect((await members.viewer.get('/portal/api/session')).body.permissions).toEqual(['keys:read', 'webhooks:read', 'consumers:read', 'dealers:read', 'decisions:read', 'dashboard:read']);
+      expect((await members.viewer.get('/portal/api/session')).body.permissions).toEqual(['keys:read', 'webhooks:read', 'consumers:read', 'dealers:read', 'decisions:read', 'dashboard:read', 'policy:read']);
     });
 
     it('a viewer cannot generate a key: 403 forbidden, and nothing is created', async () => {

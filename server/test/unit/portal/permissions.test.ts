@@ -5,9 +5,9 @@ import { can, PERMISSIONS, permissionsOf, ROLES } from '../../../src/modules/por
 describe('portal permissions', () => {
   it('matches the documented roles table', () => {
     expect(permissionsOf('admin')).toEqual(Object.keys(PERMISSIONS));
-    expect(permissionsOf('developer')).toEqual(['keys:read', 'keys:write', 'webhooks:read', 'webhooks:write', 'consumers:read', 'consumers:reset', 'dealers:read', 'dealers:write', 'decisions:read', 'dashboard:read']);
-    expect(permissionsOf('underwriter')).toEqual(['keys:read', 'webhooks:read', 'consumers:read', 'dealers:read', 'decisions:read', 'dashboard:read']);
-    expect(permissionsOf('viewer')).toEqual(['keys:read', 'webhooks:read', 'consumers:read', 'dealers:read', 'decisions:read', 'dashboard:read']);
+    expect(permissionsOf('developer')).toEqual(['keys:read', 'keys:write', 'webhooks:read', 'webhooks:write', 'consumers:read', 'consumers:reset', 'dealers:read', 'dealers:write', 'decisions:read', 'dashboard:read', 'policy:read']);
+    expect(permissionsOf('underwriter')).toEqual(['keys:read', 'webhooks:read', 'consumers:read', 'dealers:read', 'decisions:read', 'dashboard:read', 'policy:read']);
+    expect(permissionsOf('viewer')).toEqual(['keys:read', 'webhooks:read', 'consumers:read', 'dealers:read', 'decisions:read', 'dashboard:read', 'policy:read']);
   });
 
   it('only admins manage users, and every role can read', () => {
@@ -17,5 +17,7 @@ describe('portal permissions', () => {
       expect(can(role, 'decisions:read') && can(role, 'dashboard:read')).toBe(true);
     }
     expect(can('viewer', 'keys:write')).toBe(false);
+    // Changing how the tenant lends is for admins only; everyone may read the policy.
+    for (const role of ROLES) expect([can(role, 'policy:read'), can(role, 'policy:write')]).toEqual([true, role === 'admin']);
   });
 });

@@ -36,6 +36,7 @@ export function AppShell({ children }: { children: ReactNode }) {
     { to: `/${environment}`, label: 'Overview', section: '', show: true },
     { to: `/${environment}/api-keys`, label: 'API keys', section: 'api-keys', show: session.can('keys:read') },
     { to: `/${environment}/webhooks`, label: 'Webhooks', section: 'webhooks', show: session.can('webhooks:read') },
+    { to: `/${environment}/credit-policy`, label: 'Credit policy', section: 'credit-policy', show: session.can('policy:read') },
     { to: `/${environment}/consumers`, label: 'Sandbox consumers', section: 'consumers', show: session.can('consumers:read') },
     { to: `/${environment}/dealers`, label: 'Dealers', section: 'dealers', show: session.can('dealers:read') },
     { to: `/${environment}/settings/users`, label: 'Users', section: 'settings', show: session.can('users:read') },

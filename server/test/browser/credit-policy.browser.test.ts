@@ -1,0 +1,194 @@
+/**
+ * Credit policy in headless Chromium against the real service on a loopback port: an admin edits
+ * the policy in the structured editor (validation errors first, then a valid change: grade A's
+ * monthly rate from 9.99% to 11.99%), looks at the raw JDM, saves a draft, tests it against the sandbox, promotes
+ * it, and the next sandbox decision made through /v1 is decided by the new version and names it.
+ * Every screen is kept as a full-page screenshot under test-artifacts/screenshots/credit-policy-*.png.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sandboxProfileFor } from '../../src/modules/credit-data/sandbox-connector.js';
+import { PORTAL_DIST_DIR } from '../../src/modules/portal/portal-static.js';
+import { chromiumAvailable, launchChromium, pageProblems, Screenshots, startListeningTestApp, type ListeningTestApp } from '../support/browser.js';
+import { createTestDatabase, type TestDatabase } from '../support/databases.js';
+
+const LAPTOP = { width: 1366, height: 900 } as const;
+const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+
+function ensurePortalBuilt(): void {
+  if (existsSync(`${PORTAL_DIST_DIR}index.html`)) return;
+  execFileSync('npm', ['run', 'build', '--workspace', 'portal'], { cwd: REPO_ROOT, stdio: 'ignore' });
+}
+
+function primeApplicant() {
+  for (let i = 0; i < 5000; i++) {
+    const who = { firstName: `Browser${i}`, lastName: 'Policy', dob: '1983-09-09' };
+    if (sandboxProfileFor(who) === 'prime') return who;
+  }
+  throw new Error('no prime identity');
+}
+
+describe.skipIf(!chromiumAvailable())('credit policy in headless Chromium', () => {
+  let db: TestDatabase;
+  let t: ListeningTestApp;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  let apiKey = '';
+  let bundledApr = '';
+  const shots = new Screenshots('credit-policy');
+  const applicant = primeApplicant();
+
+  beforeAll(async () => {
+    ensurePortalBuilt();
+    [db, browser] = await Promise.all([createTestDatabase('sqlite'), launchChromium()]);
+    t = await startListeningTestApp(db, { env: { RATE_LIMIT_SANDBOX_PER_S: '100000', RATE_LIMIT_LIVE_PER_S: '100000' } });
+    context = await browser.newContext({ viewport: LAPTOP, locale: 'en-US', timezoneId: 'UTC' });
+    context.setDefaultTimeout(15_000);
+    page = await context.newPage();
+  });
+  afterAll(async () => {
+    await context?.close().catch(() => undefined);
+    await browser?.close();
+    await t?.close();
+    await db?.drop();
+    if (shots.files.length > 0) console.info(`credit policy screenshots:\n  ${shots.files.join('\n  ')}`);
+  });
+
+  async function screen(step: string): Promise<void> {
+    await page.waitForLoadState('networkidle').catch(() => undefined);
+    expect(await pageProblems(page), step).toEqual([]);
+    await page.evaluate('window.scrollTo(0, 0)');
+    await shots.take(page, step);
+  }
+  const heading = (text: string | RegExp) => page.getByRole('heading', { level: 1, name: text }).waitFor();
+
+  /** A sandbox decision through /v1 for the same prime applicant; returns the body and the engine_version it was finalized with. */
+  async function decide(amount: string): Promise<{ body: Record<string, unknown>; engineVersion: string }> {
+    const r = await fetch(`${t.baseUrl}/v1/decisions/bnpl`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        consumer: { first_name: applicant.firstName, last_name: applicant.lastName, email: 'p@example.com', phone: '+14155550177', dob: applicant.dob, address: { line1: '9 Elm Street', city: 'Austin', state: 'TX', zip: '73301' } },
+        transaction: { amount, currency: 'USD', merchant_name: 'Acme Outdoor', merchant_category: 'sporting_goods' },
+        plan_preference: 'monthly',
+      }),
+    });
+    expect(r.status).toBe(200);
+    const body = (await r.json()) as Record<string, unknown>;
+    const event = await t.ctx.storage.db.selectFrom('events').select('data_json').where('subject_id', '=', String(body.decision_id)).where('type', '=', 'decision.finalized').executeTakeFirstOrThrow();
+    return { body, engineVersion: String((JSON.parse(event.data_json) as { engine_version: string }).engine_version) };
+  }
+
+  it('signs up and decides on the bundled default policy', async () => {
+    await page.goto(`${t.baseUrl}/portal/signup`);
+    await heading('Create your account');
+    await page.getByLabel('Company name').fill('Harbor Credit');
+    await page.getByLabel('Your name').fill('Priya Admin');
+    await page.getByLabel('Work email').fill('priya.admin@harbor-credit.example.com');
+    await page.getByLabel('Password').fill('a long sandbox passphrase');
+    await page.getByRole('button', { name: 'Create account' }).click();
+    await heading('Your sandbox is ready');
+    apiKey = await page.getByLabel('Sandbox API key').inputValue();
+    await page.getByRole('button', { name: 'Continue to the portal' }).click();
+    await heading(/Welcome/);
+
+    // 400.00 on the monthly plan (soft KYC tier, 3 months): priced at grade A's monthly rate.
+    const before = await decide('400.00');
+    expect(before.body).toMatchObject({ outcome: 'approved', approved_amount: '400.00', apr: expect.stringMatching(/^(9|10)\.\d\d$/) });
+    bundledApr = String(before.body.apr);
+    expect(before.engineVersion).toBe('engine-1.0.0+bnpl-sc-2026.11.1+bnpl-policy-2026.11.1');
+
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Credit policy' }).click();
+    await heading('Credit policy');
+    await page.getByText('Bundled default').first().waitFor();
+    await page.getByText('No versions yet').waitFor();
+    await screen('overview-bundled');
+  });
+
+  it('edits grade A pricing in the structured editor: validation errors listed, then a valid change', async () => {
+    await page.getByRole('button', { name: 'Edit policy' }).click();
+    await heading('New policy version');
+    expect(await page.getByLabel('Grade A limit').inputValue()).toBe('30000.00');
+    await screen('editor-structured');
+
+    await page.getByLabel('Grade A Monthly rate').fill('40.00');
+    await page.getByLabel('Grade B minimum score').fill('730');
+    await page.getByRole('button', { name: 'Validate' }).click();
+    const problems = page.getByRole('list', { name: 'Validation problems' });
+    await problems.waitFor();
+    await problems.getByText('rate_range').waitFor();
+    await problems.getByText('cutoffs_ordered').waitFor();
+    await screen('editor-validation-errors');
+    // Saving an invalid version is refused too, with the same list.
+    await page.getByRole('button', { name: 'Save draft' }).click();
+    await problems.getByText('rate_range').waitFor();
+    expect(await t.ctx.creditPolicy.listVersions({ tenantId: await tenantId(), environment: 'sandbox' }, 'bnpl', { limit: 5, offset: 0 })).toMatchObject({ total: 0 });
+
+    await page.getByLabel('Grade B minimum score').fill('660');
+    await page.getByLabel('Grade A Monthly rate').fill('11.99');
+    await page.getByLabel('Note (optional)').fill('Grade A monthly rate 9.99% to 11.99%');
+    await page.getByRole('button', { name: 'Validate' }).click();
+    await page.getByText('The document passed every check').waitFor();
+    await screen('editor-valid');
+
+    await page.getByRole('tab', { name: 'Raw JSON (JDM)' }).click();
+    const json = await page.getByLabel('JDM decision graph').inputValue();
+    expect(JSON.parse(json)).toMatchObject({ nodes: expect.any(Array), edges: expect.any(Array) });
+    await screen('editor-raw-json');
+    await page.getByRole('tab', { name: 'Structured' }).click();
+    expect(await page.getByLabel('Grade A Monthly rate').inputValue()).toBe('11.99');
+
+    await page.getByRole('button', { name: 'Save draft' }).click();
+    await heading('bnpl-policy-sandbox-v1');
+    await page.getByText('Draft saved').waitFor();
+    await screen('draft-saved');
+  });
+
+  it('tests the draft against the sandbox: a side-by-side table of what changes, nothing stored', async () => {
+    const decisions = async () => Number((await t.ctx.storage.db.selectFrom('decisions').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+    const before = await decisions();
+    await page.getByRole('button', { name: 'Test against sandbox' }).click();
+    const results = page.getByRole('region', { name: 'Sandbox test' });
+    await results.waitFor();
+    // Harper (seeded, hard tier) borrows 7,500.00 on the monthly plan at grade A.
+    const hard = results.locator('tr[data-case="seeded-hard"]');
+    await hard.locator('del', { hasText: '9.99%' }).waitFor();
+    await hard.locator('ins', { hasText: '11.99%' }).waitFor();
+    // Riley (seeded, soft tier) borrows 150.00 on pay in 4 at 0%: unchanged.
+    expect(await results.locator('tr[data-case="seeded-soft"]').getAttribute('class')).toBeNull();
+    expect(await results.locator('tr.is-changed').count()).toBeGreaterThan(0);
+    expect(await decisions()).toBe(before);
+    await screen('sandbox-test');
+  });
+
+  it('promotes with a confirmation, and the next decision uses the new version and names it', async () => {
+    await page.getByRole('button', { name: 'Promote' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Promote bnpl-policy-sandbox-v1?' });
+    await dialog.waitFor();
+    await screen('promote-confirm');
+    await dialog.getByRole('button', { name: 'Promote' }).click();
+    await page.getByText('now decides every sandbox application').waitFor();
+    await screen('promoted');
+
+    const after = await decide('400.00');
+    expect(after.body).toMatchObject({ outcome: 'approved', approved_amount: '400.00', apr: expect.stringMatching(/^1[12]\.\d\d$/) });
+    expect(Number(after.body.apr)).toBeGreaterThan(Number(bundledApr));
+    expect(after.engineVersion).toBe('engine-1.0.0+bnpl-sc-2026.11.1+bnpl-policy-sandbox-v1');
+
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Credit policy' }).click();
+    await heading('Credit policy');
+    const history = page.getByRole('region', { name: 'Version history' });
+    await history.getByRole('link', { name: 'bnpl-policy-sandbox-v1' }).waitFor();
+    await page.getByText('engine-1.0.0+bnpl-sc-2026.11.1+bnpl-policy-sandbox-v1').waitFor();
+    await screen('overview-promoted');
+  });
+
+  async function tenantId(): Promise<string> {
+    const row = await t.ctx.storage.db.selectFrom('users').select('tenant_id').where('email', '=', 'priya.admin@harbor-credit.example.com').executeTakeFirstOrThrow();
+    return row.tenant_id;
+  }
+});
