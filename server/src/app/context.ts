@@ -25,6 +25,8 @@ import { createWebhookFanOut } from '../modules/webhooks/fan-out.js';
 import { createWebhooksService, type WebhooksService } from '../modules/webhooks/webhooks.service.js';
 import { createDeliveryWorker, type DeliveryWorker, type DeliveryWorkerOptions } from '../modules/webhooks/delivery-worker.js';
 import { createAccountsService, type AccountsService } from '../modules/portal/accounts.service.js';
+import { createUnderwritingService, type UnderwritingService } from '../modules/decisions/underwriting.service.js';
+import { createDocumentReviewService, type DocumentReviewService } from '../modules/kyc/document-review.service.js';
 
 export interface AppContext {
   config: Readonly<Config>;
@@ -46,6 +48,10 @@ export interface AppContext {
   webhookDelivery: DeliveryWorker;
   /** Lender portal users, invitations and sessions (modules/portal). */
   accounts: AccountsService;
+  /** The referral queue's actions on decisions (modules/decisions/underwriting.service.ts). */
+  underwriting: UnderwritingService;
+  /** Verification review: failed hard-tier verifications and uploaded documents (modules/kyc). */
+  documentReview: DocumentReviewService;
   close(): Promise<void>;
 }
 
@@ -106,9 +112,12 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
     },
   });
 
+  const underwriting = createUnderwritingService({ config, db: storage.db, readDb: storage.readDb, clock, random, secretBox, consumers, outbox, decisions });
+  const documentReview = createDocumentReviewService({ db: storage.db, readDb: storage.readDb, clock, secretBox, underwriting });
+
   const codeSender = overrides.codeSender ?? createLiveCodeSender(config);
   const verification = createVerificationService({
-    db: storage.db, clock, random, secretBox, dataKey: config.dataEncryptionKey, logger, decisions, consumers, codeSender,
+    db: storage.db, clock, random, secretBox, dataKey: config.dataEncryptionKey, logger, decisions, consumers, codeSender, underwriting, reviews: documentReview,
   });
 
   const accounts = createAccountsService({
@@ -117,7 +126,7 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
 
   return {
     config, storage, clock, random, logger, secretBox, rateLimiter, apiKeys, tenants, idempotency, consumers, outbox, decisions, verification, webhooks, webhookDelivery,
-    accounts,
+    accounts, underwriting, documentReview,
     async close() {
       await webhookDelivery.stop();
       codeSender.close();

@@ -5,3 +5,4 @@ export * from './engine-documents.js';
 export * from './features.js';
 export * from './policy.js';
 export * from './scorecard.js';
+export * from './grade-pricing.js';

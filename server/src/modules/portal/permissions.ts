@@ -17,6 +17,12 @@ export const PERMISSIONS = {
   'consumers:reset': ['admin', 'developer'],
   'users:read': ['admin'],
   'users:write': ['admin'],
+  // The underwriting workplace (referral queue, verification review): everyone reads the queue
+  // masked; underwriters and admins act, see applicants in full and open uploaded documents.
+  'referrals:read': ['admin', 'underwriter', 'viewer'],
+  'referrals:act': ['admin', 'underwriter'],
+  'pii:reveal': ['admin', 'underwriter'],
+  'documents:read': ['admin', 'underwriter'],
 } as const satisfies Record<string, readonly PortalRole[]>;
 
 export type Permission = keyof typeof PERMISSIONS;

@@ -14,6 +14,8 @@ import { PORTAL_DIST_DIR, registerPortalStatic } from './portal-static.js';
 import { registerSandboxConsumersRoutes } from './sandbox-consumers.routes.js';
 import { registerUsersRoutes } from './users.routes.js';
 import { registerWebhooksRoutes } from './webhooks.routes.js';
+import { registerReferralsRoutes } from './referrals.routes.js';
+import { registerVerificationReviewRoutes } from './verification-review.routes.js';
 
 export async function registerPortal(app: FastifyInstance, ctx: AppContext, options: { distDir?: string } = {}): Promise<void> {
   const { secure } = cookieSettings(ctx);
@@ -37,6 +39,8 @@ export async function registerPortal(app: FastifyInstance, ctx: AppContext, opti
         registerApiKeysRoutes(api, ctx);
         registerWebhooksRoutes(api, ctx);
         registerSandboxConsumersRoutes(api, ctx);
+        registerReferralsRoutes(api, ctx);
+        registerVerificationReviewRoutes(api, ctx);
       },
       { prefix: '/portal/api' },
     );
