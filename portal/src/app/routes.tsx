@@ -15,6 +15,9 @@ import { ConsumerDetailScreen } from '../features/sandbox-consumers/components/c
 import { ConsumersScreen } from '../features/sandbox-consumers/components/consumers-screen';
 import { UsersScreen } from '../features/users/components/users-screen';
 import { EndpointDetailScreen } from '../features/webhooks/components/endpoint-detail-screen';
+import { ReferralDetailScreen } from '../features/referrals/components/referral-detail-screen';
+import { ReferralsScreen } from '../features/referrals/components/referrals-screen';
+import { VerificationReviewScreen } from '../features/verification-review/components/verification-review-screen';
 import { WebhooksScreen } from '../features/webhooks/components/webhooks-screen';
 import { matchPath } from '../lib/router';
 import type { Permission } from '../lib/session';
@@ -33,6 +36,9 @@ export const SIGNED_IN_ROUTES: SignedInRoute[] = [
   { pattern: '/:env/webhooks/:id', title: 'Webhook endpoint', permission: 'webhooks:read', render: (p) => <EndpointDetailScreen key={p.id} id={p.id!} /> },
   { pattern: '/:env/consumers', title: 'Sandbox consumers', permission: 'consumers:read', render: () => <ConsumersScreen /> },
   { pattern: '/:env/consumers/:id', title: 'Sandbox consumer', permission: 'consumers:read', render: (p) => <ConsumerDetailScreen key={p.id} id={p.id!} /> },
+  { pattern: '/:env/referrals', title: 'Referral queue', permission: 'referrals:read', render: () => <ReferralsScreen /> },
+  { pattern: '/:env/referrals/:id', title: 'Referred decision', permission: 'referrals:read', render: (p) => <ReferralDetailScreen key={p.id} id={p.id!} /> },
+  { pattern: '/:env/verification-review', title: 'Verification review', permission: 'referrals:read', render: () => <VerificationReviewScreen /> },
   { pattern: '/:env/settings/users', title: 'Users', permission: 'users:read', render: () => <UsersScreen /> },
 ];
 

@@ -6,8 +6,8 @@ describe('portal permissions', () => {
   it('matches the documented roles table', () => {
     expect(permissionsOf('admin')).toEqual(Object.keys(PERMISSIONS));
     expect(permissionsOf('developer')).toEqual(['keys:read', 'keys:write', 'webhooks:read', 'webhooks:write', 'consumers:read', 'consumers:reset']);
-    expect(permissionsOf('underwriter')).toEqual(['keys:read', 'webhooks:read', 'consumers:read']);
-    expect(permissionsOf('viewer')).toEqual(['keys:read', 'webhooks:read', 'consumers:read']);
+    expect(permissionsOf('underwriter')).toEqual(['keys:read', 'webhooks:read', 'consumers:read', 'referrals:read', 'referrals:act', 'pii:reveal', 'documents:read']);
+    expect(permissionsOf('viewer')).toEqual(['keys:read', 'webhooks:read', 'consumers:read', 'referrals:read']);
   });
 
   it('only admins manage users, and every role can read', () => {
@@ -16,5 +16,10 @@ describe('portal permissions', () => {
       expect(can(role, 'keys:read') && can(role, 'webhooks:read') && can(role, 'consumers:read')).toBe(true);
     }
     expect(can('viewer', 'keys:write')).toBe(false);
+    // The underwriting workplace: everyone but developers reads the queue; only underwriters and admins act or see PII and documents.
+    for (const permission of ['referrals:act', 'pii:reveal', 'documents:read'] as const) {
+      expect(ROLES.filter((role) => can(role, permission))).toEqual(['admin', 'underwriter']);
+    }
+    expect(ROLES.filter((role) => can(role, 'referrals:read'))).toEqual(['admin', 'underwriter', 'viewer']);
   });
 });

@@ -37,6 +37,8 @@ export function AppShell({ children }: { children: ReactNode }) {
     { to: `/${environment}/api-keys`, label: 'API keys', section: 'api-keys', show: session.can('keys:read') },
     { to: `/${environment}/webhooks`, label: 'Webhooks', section: 'webhooks', show: session.can('webhooks:read') },
     { to: `/${environment}/consumers`, label: 'Sandbox consumers', section: 'consumers', show: session.can('consumers:read') },
+    { to: `/${environment}/referrals`, label: 'Referral queue', section: 'referrals', show: session.can('referrals:read') },
+    { to: `/${environment}/verification-review`, label: 'Verification review', section: 'verification-review', show: session.can('referrals:read') },
     { to: `/${environment}/settings/users`, label: 'Users', section: 'settings', show: session.can('users:read') },
   ];
   const current = path.split('/')[2] ?? '';
