@@ -14,6 +14,7 @@ import { createTestDatabase, dialectMatrix, type TestDatabase } from '../../supp
 import { makePng } from '../../support/browser.js';
 import { PortalClient } from '../../support/portal-client.js';
 import { bearer, createTestApp, errorOf, type TestApp } from '../../support/test-app.js';
+import { documentedEventFields } from '../../support/webhook-docs.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../../support/webhook-receiver.js';
 
 const DAY = 24 * 3600_000;
@@ -111,7 +112,13 @@ describe.each(await dialectMatrix())('underwriting workplace [%s]', (dialect) =>
     (await t.ctx.storage.db.selectFrom('events').selectAll().where('type', '=', type).where('subject_id', '=', decisionId).execute()).map((e) => JSON.parse(e.data_json) as Record<string, unknown>);
   const received = async (hookPath: string, type: string) => {
     await t.ctx.webhookDelivery.deliverDue();
-    return receiver.requestsTo(hookPath).filter((r) => r.headers['svc-webhook-type'] === type).map((r) => JSON.parse(r.body) as { type: string; data: Record<string, unknown> });
+    const events = receiver.requestsTo(hookPath).filter((r) => r.headers['svc-webhook-type'] === type).map((r) => JSON.parse(r.body) as { type: string; data: Record<string, unknown> });
+    // What arrives is exactly what docs/webhooks.md documents for the type, and never PII.
+    for (const e of events) {
+      expect(Object.keys(e.data).sort(), type).toEqual([...documentedEventFields().get(type)!].sort());
+      expect(JSON.stringify(e.data)).not.toMatch(/Rosa|Referral|rosa\.referral|4155550123|1988-07-14|Market St/);
+    }
+    return events;
   };
   const detail = async (client: PortalClient, id: string) => {
     const r = await client.get(`/portal/api/referrals/sandbox/${id}`);
