@@ -343,7 +343,7 @@ export function createVerificationService(deps: {
     const current = await documentRequestPage(token);
     if (current.kind !== 'documents' || current.page.status !== 'open') return current;
     for (const type of request.documentTypes) {
-      const problem = documentProblem(uploads.get(type) ?? null);
+      const problem = documentProblem(uploads.get(type) ?? null, 'the document');
       if (problem) return documentRequestPage(token, { kind: 'error', text: `${DOCUMENT_LABELS[type] ?? type}: ${problem}` });
     }
     const decision = { id: request.decisionId, tenant_id: request.tenantId, environment: request.environment };
@@ -407,11 +407,12 @@ export const DOCUMENT_LABELS: Record<string, string> = {
   other: 'Other document',
 };
 
-function documentProblem(upload: DocumentUpload | null | 'too_large'): string | null {
+/** What is wrong with an upload, in the page's words; `what` names the document ("your ID", "it"). */
+function documentProblem(upload: DocumentUpload | null | 'too_large', what = 'your ID'): string | null {
   if (upload === 'too_large') return 'That file is larger than 10 MB. Upload a smaller photo or scan.';
-  if (!upload || upload.bytes.length === 0) return 'Choose a photo or scan of your ID to upload.';
+  if (!upload || upload.bytes.length === 0) return `Choose a photo or scan of ${what} to upload.`;
   if (upload.bytes.length > MAX_DOCUMENT_BYTES) return 'That file is larger than 10 MB. Upload a smaller photo or scan.';
-  if (!sniffContentType(upload.bytes)) return 'That file is not a JPEG, PNG or PDF. Upload a photo or a PDF scan of your ID.';
+  if (!sniffContentType(upload.bytes)) return `That file is not a JPEG, PNG or PDF. Upload a photo or a PDF scan of ${what}.`;
   return null;
 }
 

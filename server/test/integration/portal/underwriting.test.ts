@@ -337,6 +337,11 @@ describe.each(await dialectMatrix())('underwriting workplace [%s]', (dialect) =>
     const refused = await t.app.inject({ method: 'POST', url: `${path}/documents`, headers: { cookie, 'content-type': notAnImage.contentType }, payload: notAnImage.payload });
     expect(refused.statusCode).toBe(422);
     expect(refused.body).toContain('Proof of income: That file is not a JPEG, PNG or PDF');
+    const missing = multipart({ csrf }, [{ field: 'document_proof_of_income', name: 'payslip.png', type: 'image/png', bytes: makePng(4, 4) }]);
+    const half = await t.app.inject({ method: 'POST', url: `${path}/documents`, headers: { cookie, 'content-type': missing.contentType }, payload: missing.payload });
+    expect(half.statusCode).toBe(422);
+    expect(half.body).toContain('Proof of address: Choose a photo or scan of the document to upload.');
+    expect(await t.ctx.storage.db.selectFrom('verification_documents').select('id').where('decision_id', '=', id).execute()).toHaveLength(0);
     const good = multipart({ csrf }, [
       { field: 'document_proof_of_income', name: 'payslip.png', type: 'image/png', bytes: png },
       { field: 'document_proof_of_address', name: 'bill.pdf', type: 'application/pdf', bytes: pdf },
@@ -481,5 +486,24 @@ describe.each(await dialectMatrix())('underwriting workplace [%s]', (dialect) =>
     expect(queue.body.data).toMatchObject([{ decision_id: hardId, kyc_tier: 'hard', verification_failed: true, verification_state: 'failed', status: 'pending', documents: [] }]);
     // ...and it is also a referral (AA-24) in the queue.
     expect(((await members.viewer.get('/portal/api/referrals/sandbox')).body.data as Array<{ decision_id: string }>).map((x) => x.decision_id)).toContain(hardId);
+  });
+
+  it('an upload link expires after 14 days: the page says so and takes nothing', async () => {
+    const { apiKey, members } = await team();
+    const id = await referred(apiKey);
+    const r = await members.underwriter.post(`/portal/api/referrals/sandbox/${id}/document-requests`, { expected_version: 1, document_types: ['government_id'] });
+    const path = new URL(String((r.body.document_request as { upload_url: string }).upload_url)).pathname;
+    const open = await t.app.inject({ method: 'GET', url: path });
+    expect(open.body).toContain('Government-issued photo ID');
+    const cookie = String(open.headers['set-cookie']).split(';')[0]!;
+    const csrf = /name="csrf" value="([^"]+)"/.exec(open.body)![1]!;
+    clock.advance(14 * DAY);
+    const late = await t.app.inject({ method: 'GET', url: path });
+    expect(late.body).toContain('This link has expired');
+    const body = multipart({ csrf }, [{ field: 'document_government_id', name: 'id.png', type: 'image/png', bytes: makePng(4, 4) }]);
+    const refused = await t.app.inject({ method: 'POST', url: `${path}/documents`, headers: { cookie, 'content-type': body.contentType }, payload: body.payload });
+    expect(refused.body).toContain('This link has expired');
+    expect(await t.ctx.storage.db.selectFrom('verification_documents').select('id').where('decision_id', '=', id).execute()).toHaveLength(0);
+    expect((await t.app.inject({ method: 'GET', url: '/verify/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' })).statusCode).toBe(404);
   });
 });
