@@ -21,6 +21,9 @@ import { ConsumerDetailScreen } from '../features/sandbox-consumers/components/c
 import { ConsumersScreen } from '../features/sandbox-consumers/components/consumers-screen';
 import { UsersScreen } from '../features/users/components/users-screen';
 import { EndpointDetailScreen } from '../features/webhooks/components/endpoint-detail-screen';
+import { ReferralDetailScreen } from '../features/referrals/components/referral-detail-screen';
+import { ReferralsScreen } from '../features/referrals/components/referrals-screen';
+import { VerificationReviewScreen } from '../features/verification-review/components/verification-review-screen';
 import { WebhooksScreen } from '../features/webhooks/components/webhooks-screen';
 import { matchPath } from '../lib/router';
 import type { Permission } from '../lib/session';
@@ -46,6 +49,9 @@ export const SIGNED_IN_ROUTES: SignedInRoute[] = [
   { pattern: '/:env/credit-policy', title: 'Credit policy', permission: 'policy:read', render: () => <PolicyScreen /> },
   { pattern: '/:env/credit-policy/:product/new', title: 'New policy version', permission: 'policy:write', render: (p) => <PolicyEditorScreen key={p.product} product={p.product!} /> },
   { pattern: '/:env/credit-policy/:product/versions/:id', title: 'Policy version', permission: 'policy:read', render: (p) => <PolicyVersionScreen key={p.id} product={p.product!} id={p.id!} /> },
+  { pattern: '/:env/referrals', title: 'Referral queue', permission: 'referrals:read', render: () => <ReferralsScreen /> },
+  { pattern: '/:env/referrals/:id', title: 'Referred decision', permission: 'referrals:read', render: (p) => <ReferralDetailScreen key={p.id} id={p.id!} /> },
+  { pattern: '/:env/verification-review', title: 'Verification review', permission: 'referrals:read', render: () => <VerificationReviewScreen /> },
   { pattern: '/:env/settings/users', title: 'Users', permission: 'users:read', render: () => <UsersScreen /> },
   { pattern: '/:env/decisions', title: 'Decisions', permission: 'decisions:read', render: () => <DecisionsScreen /> },
   { pattern: '/:env/decisions/:id', title: 'Decision', permission: 'decisions:read', render: (p) => <DecisionDetailScreen key={p.id} id={p.id!} /> },

@@ -8,7 +8,11 @@ import { createContext, useCallback, useContext, useEffect, useMemo, useState, t
 import { api, setCsrfToken, setUnauthenticatedHandler } from './api-client';
 
 export type Role = 'admin' | 'developer' | 'underwriter' | 'viewer';
-export type Permission = 'keys:read' | 'keys:write' | 'webhooks:read' | 'webhooks:write' | 'consumers:read' | 'consumers:reset' | 'users:read' | 'users:write' | 'dealers:read' | 'dealers:write' | 'decisions:read' | 'dashboard:read' | 'policy:read' | 'policy:write';
+export type Permission = 'keys:read' | 'keys:write' | 'webhooks:read' | 'webhooks:write' | 'consumers:read' | 'consumers:reset' | 'users:read' | 'users:write' | 'dealers:read' | 'dealers:write' | 'decisions:read' | 'dashboard:read' | 'policy:read' | 'policy:write'
+  | 'referrals:read'
+  | 'referrals:act'
+  | 'pii:reveal'
+  | 'documents:read';
 
 export interface SessionUser {
   id: string;

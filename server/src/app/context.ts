@@ -28,6 +28,8 @@ import { createWebhooksService, type WebhooksService } from '../modules/webhooks
 import { createDeliveryWorker, type DeliveryWorker, type DeliveryWorkerOptions } from '../modules/webhooks/delivery-worker.js';
 import { createAccountsService, type AccountsService } from '../modules/portal/accounts.service.js';
 import { createReportingService, type ReportingService } from '../modules/reporting/reporting.service.js';
+import { createUnderwritingService, type UnderwritingService } from '../modules/decisions/underwriting.service.js';
+import { createDocumentReviewService, type DocumentReviewService } from '../modules/kyc/document-review.service.js';
 
 export interface AppContext {
   config: Readonly<Config>;
@@ -55,6 +57,10 @@ export interface AppContext {
   reporting: ReportingService;
   /** Credit policy versions per tenant, environment and product; the documents decisions run on. */
   creditPolicy: CreditPolicyService;
+  /** The referral queue's actions on decisions (modules/decisions/underwriting.service.ts). */
+  underwriting: UnderwritingService;
+  /** Verification review: failed hard-tier verifications and uploaded documents (modules/kyc). */
+  documentReview: DocumentReviewService;
   close(): Promise<void>;
 }
 
@@ -121,9 +127,12 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
     },
   });
 
+  const underwriting = createUnderwritingService({ config, db: storage.db, readDb: storage.readDb, clock, random, secretBox, consumers, outbox, decisions });
+  const documentReview = createDocumentReviewService({ db: storage.db, readDb: storage.readDb, clock, secretBox, underwriting });
+
   const codeSender = overrides.codeSender ?? createLiveCodeSender(config);
   const verification = createVerificationService({
-    db: storage.db, clock, random, secretBox, dataKey: config.dataEncryptionKey, logger, decisions, consumers, codeSender,
+    db: storage.db, clock, random, secretBox, dataKey: config.dataEncryptionKey, logger, decisions, consumers, codeSender, underwriting, reviews: documentReview,
   });
 
   const accounts = createAccountsService({
@@ -138,6 +147,8 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
     dealers,
     reporting,
     creditPolicy,
+    underwriting,
+    documentReview,
     async close() {
       await webhookDelivery.stop();
       codeSender.close();

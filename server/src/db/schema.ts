@@ -198,6 +198,10 @@ export interface VerificationDocumentsTable {
   /** AES-256-GCM sealed base64 of the file, bound to the document id. */
   sealed_content: string;
   created_at: number;
+  /** Migration 0007: the underwriter's document request this upload answered (null: the hard-tier ID step). */
+  document_request_id?: string | null;
+  /** Migration 0007: the requested document type it answers (null: the hard-tier ID document). */
+  document_type?: string | null;
 }
 
 export interface WebhookEndpointsTable {
@@ -313,6 +317,69 @@ export interface SessionsTable {
   revoked_at: number | null;
 }
 
+/** Migration 0007: what people did to a decision in the portal (append-only; details never hold PII). */
+export interface UnderwritingActionsTable {
+  id: string;
+  decision_id: string;
+  tenant_id: string;
+  environment: 'sandbox' | 'live';
+  kind: 'approved' | 'declined' | 'documents_requested' | 'condition_added' | 'pii_revealed' | 'document_viewed' | 'verification_reviewed';
+  user_id: string;
+  /** The user's name when they acted, so the history reads the same after they leave. */
+  user_name: string;
+  details_json: string;
+  created_at: number;
+}
+
+/** Migration 0007: an underwriter's request for documents and its hosted upload link. */
+export interface DocumentRequestsTable {
+  id: string;
+  decision_id: string;
+  tenant_id: string;
+  environment: 'sandbox' | 'live';
+  /** JSON array of document types. */
+  document_types_json: string;
+  /** The underwriter's note (portal only; never in a webhook). */
+  note: string | null;
+  /** SHA-256 of the single-use upload token. */
+  token_hash: string;
+  /** The token, sealed and bound to the request id, so the portal can show the link again. */
+  token_sealed: string;
+  requested_by: string;
+  created_at: number;
+  expires_at: number;
+  /** When the applicant uploaded (the token is then used up). */
+  fulfilled_at: number | null;
+}
+
+/** Migration 0007: an approval condition attached by an underwriter. */
+export interface DecisionConditionsTable {
+  id: string;
+  decision_id: string;
+  tenant_id: string;
+  environment: 'sandbox' | 'live';
+  code: string;
+  note: string | null;
+  added_by: string;
+  created_at: number;
+}
+
+/** Migration 0007: the verification review queue, one row per decision with something to review. */
+export interface VerificationReviewItemsTable {
+  decision_id: string;
+  tenant_id: string;
+  environment: 'sandbox' | 'live';
+  /** 1 when a hard-tier verification failed. */
+  verification_failed: number;
+  status: 'pending' | 'accepted' | 'rejected';
+  /** When it (last) became pending: the failure or the newest upload. */
+  opened_at: number;
+  reviewed_by: string | null;
+  reviewed_at: number | null;
+  review_note: string | null;
+  version: number;
+}
+
 export interface Database {
   tenants: TenantsTable;
   api_keys: ApiKeysTable;
@@ -332,6 +399,10 @@ export interface Database {
   dealers: DealersTable;
   policy_versions: PolicyVersionsTable;
   policy_heads: PolicyHeadsTable;
+  underwriting_actions: UnderwritingActionsTable;
+  document_requests: DocumentRequestsTable;
+  decision_conditions: DecisionConditionsTable;
+  verification_review_items: VerificationReviewItemsTable;
 }
 
 

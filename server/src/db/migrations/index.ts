@@ -9,8 +9,9 @@ import * as m0003 from './0003-webhooks.js';
 import * as m0004 from './0004-verification.js';
 import * as m0005 from './0005-portal.js';
 import * as m0006 from './0006-auto-loans.js';
-import * as m0009 from './0009-decision-metrics.js';
+import * as m0007 from './0007-underwriting.js';
 import * as m0008 from './0008-policy-versions.js';
+import * as m0009 from './0009-decision-metrics.js';
 
 export const migrations: Record<string, Migration> = {
   '0001-foundation': m0001,
@@ -19,6 +20,7 @@ export const migrations: Record<string, Migration> = {
   '0004-verification': m0004,
   '0005-portal': m0005,
   '0006-auto-loans': m0006,
-  '0009-decision-metrics': m0009,
+  '0007-underwriting': m0007,
   '0008-policy-versions': m0008,
+  '0009-decision-metrics': m0009,
 };

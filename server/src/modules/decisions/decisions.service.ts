@@ -492,6 +492,8 @@ export function createDecisionsService(deps: DecisionsDeps) {
     finalizeExpired,
     expireOverdue,
     findByVerificationToken,
+    /** The scorecard and policy in force for a scope (underwriting prices overrides with it). */
+    documentsFor: deps.documentsFor,
   };
 }
 

@@ -10,3 +10,4 @@ export * from './auto-loan-policy.js';
 export * from './auto-loan-engine.js';
 export * from './policy-tables.js';
 export * from './policy-validation.js';
+export * from './grade-pricing.js';

@@ -24,7 +24,9 @@ import { safeEqual } from '../../lib/crypto.js';
 import type { Logger } from 'pino';
 import type { ConsumersService } from '../consumers/consumers.service.js';
 import type { DecisionsService } from '../decisions/decisions.service.js';
+import type { UnderwritingService } from '../decisions/underwriting.service.js';
 import { CodeDeliveryError, type CodeSender } from './code-senders.js';
+import type { DocumentReviewService } from './document-review.service.js';
 import { attemptsLeft, initialState, isWaiting, transition, type KycEvent, type KycState, type Tier } from './kyc-state-machine.js';
 
 export const CODE_VALID_MS = 10 * 60_000;
@@ -53,7 +55,20 @@ export interface PageModel {
   notice: { kind: 'error' | 'info'; text: string } | null;
 }
 
-export type ActionResult = { kind: 'ok'; page: PageModel } | { kind: 'not_found' };
+/** The hosted page of an underwriter's document request (same /verify/{token} address, its own token). */
+export interface RequestPageModel {
+  status: 'open' | 'received' | 'expired';
+  sandbox: boolean;
+  merchantName: string;
+  documentTypes: string[];
+  expiresAt: Date;
+  notice: { kind: 'error' | 'info'; text: string } | null;
+}
+
+export type ActionResult = { kind: 'ok'; page: PageModel } | { kind: 'documents'; page: RequestPageModel } | { kind: 'not_found' };
+
+/** Most files one document request takes (one per requested type). */
+export const MAX_REQUESTED_FILES = 5;
 
 export interface DocumentUpload {
   contentType: string;
@@ -76,6 +91,10 @@ export function createVerificationService(deps: {
   decisions: DecisionsService;
   consumers: ConsumersService;
   codeSender: CodeSender;
+  /** Document requests made in the referral queue (their upload links land on these pages). */
+  underwriting: UnderwritingService;
+  /** The verification review queue: failures and uploads are put in it in their own transaction. */
+  reviews: DocumentReviewService;
 }) {
   const { clock } = deps;
   const codeKey = createHash('sha256').update('cds-one-time-code\u0000').update(deps.dataKey).digest();
@@ -140,7 +159,11 @@ export function createVerificationService(deps: {
         .executeTakeFirst();
       if (Number(saved.numUpdatedRows) !== 1) return false;
       if (result.effect === 'finalize_matched' && completeMatched) await completeMatched(trx);
-      if (result.effect === 'finalize_failed') await deps.decisions.finalizeFailedVerification(trx, loaded.decision.id, result.state.kind === 'failed' ? result.state.reason : 'failed');
+      if (result.effect === 'finalize_failed') {
+        const failed = await deps.decisions.finalizeFailedVerification(trx, loaded.decision.id, result.state.kind === 'failed' ? result.state.reason : 'failed');
+        // A failed hard-tier verification is for the lender to review (verification review queue).
+        if (failed && loaded.record.tier === 'hard') await deps.reviews.openItem(trx, loaded.decision, 'verification_failed');
+      }
       if (result.effect === 'finalize_expired') await deps.decisions.finalizeExpired(trx, loaded.decision.id);
       return true;
     });
@@ -148,7 +171,8 @@ export function createVerificationService(deps: {
 
   async function page(token: string, notice: PageModel['notice'] = null): Promise<ActionResult> {
     const loaded = await load(token);
-    if (!loaded) return { kind: 'not_found' };
+    // Not a verification token: it may be the upload link of a document request.
+    if (!loaded) return documentRequestPage(token);
     return { kind: 'ok', page: await pageOf(loaded, notice) };
   }
 
@@ -270,7 +294,16 @@ export function createVerificationService(deps: {
     const id = deps.random.uuid();
     const bytes = (upload as DocumentUpload).bytes;
     // Stored before the state moves on: the lender's reviewers need the document whatever happens next.
-    await deps.db
+    await deps.db.transaction().execute(async (trx) => {
+      await storeDocument(trx, decision, id, bytes, { documentRequestId: null, documentType: null });
+      await deps.reviews.openItem(trx, decision, 'document_uploaded');
+    });
+    await apply(loaded, { kind: 'document_stored' });
+    return page(token);
+  }
+
+  async function storeDocument(trx: Kysely<Database>, decision: Pick<DecisionsTable, 'id' | 'tenant_id' | 'environment'>, id: string, bytes: Buffer, answers: { documentRequestId: string | null; documentType: string | null }): Promise<void> {
+    await trx
       .insertInto('verification_documents')
       .values({
         id,
@@ -282,10 +315,48 @@ export function createVerificationService(deps: {
         sha256: createHash('sha256').update(bytes).digest('hex'),
         sealed_content: deps.secretBox.seal(bytes, id),
         created_at: clock.now().getTime(),
+        document_request_id: answers.documentRequestId,
+        document_type: answers.documentType,
       })
       .execute();
-    await apply(loaded, { kind: 'document_stored' });
-    return page(token);
+  }
+
+  /** The page of an underwriter's document request, or not_found when the token is not one. */
+  async function documentRequestPage(token: string, notice: RequestPageModel['notice'] = null): Promise<ActionResult> {
+    const request = await deps.underwriting.findDocumentRequestByToken(token);
+    if (!request) return { kind: 'not_found' };
+    const status: RequestPageModel['status'] = request.fulfilledAt ? 'received' : request.expiresAt.getTime() <= clock.now().getTime() ? 'expired' : 'open';
+    return {
+      kind: 'documents',
+      page: { status, sandbox: request.environment === 'sandbox', merchantName: request.merchantName, documentTypes: request.documentTypes, expiresAt: request.expiresAt, notice },
+    };
+  }
+
+  /**
+   * The applicant's upload for a document request: one file per requested type, all or nothing.
+   * Stored sealed like the hard tier's ID document, in one transaction with the request's token
+   * being used up and the decision entering verification review.
+   */
+  async function submitRequestedDocuments(token: string, uploads: Map<string, DocumentUpload | 'too_large'>): Promise<ActionResult> {
+    const request = await deps.underwriting.findDocumentRequestByToken(token);
+    if (!request) return { kind: 'not_found' };
+    const current = await documentRequestPage(token);
+    if (current.kind !== 'documents' || current.page.status !== 'open') return current;
+    for (const type of request.documentTypes) {
+      const problem = documentProblem(uploads.get(type) ?? null, 'the document');
+      if (problem) return documentRequestPage(token, { kind: 'error', text: `${DOCUMENT_LABELS[type] ?? type}: ${problem}` });
+    }
+    const decision = { id: request.decisionId, tenant_id: request.tenantId, environment: request.environment };
+    const stored = await deps.db.transaction().execute(async (trx) => {
+      // Single use: a second submission (another tab, a double click) finds the token used.
+      if (!(await deps.underwriting.fulfilDocumentRequest(trx, request.id))) return false;
+      for (const type of request.documentTypes) {
+        await storeDocument(trx, decision, deps.random.uuid(), (uploads.get(type) as DocumentUpload).bytes, { documentRequestId: request.id, documentType: type });
+      }
+      await deps.reviews.openItem(trx, decision, 'document_uploaded');
+      return true;
+    });
+    return documentRequestPage(token, stored ? { kind: 'info', text: 'Thank you: your documents were received.' } : null);
   }
 
   /** The sandbox test helper: pass or fail a pending verification as if the consumer had. */
@@ -308,7 +379,7 @@ export function createVerificationService(deps: {
     return row ? { contentType: row.content_type, bytes: deps.secretBox.open(row.sealed_content, row.id) } : null;
   }
 
-  return { page, sendCode, submitCode, submitIdentity, submitDocument, applySandboxResult, readDocument };
+  return { page, sendCode, submitCode, submitIdentity, submitDocument, submitRequestedDocuments, applySandboxResult, readDocument };
 }
 
 export type VerificationService = ReturnType<typeof createVerificationService>;
@@ -327,11 +398,21 @@ export function sniffContentType(bytes: Buffer): 'image/jpeg' | 'image/png' | 'a
   return null;
 }
 
-function documentProblem(upload: DocumentUpload | null | 'too_large'): string | null {
+/** How the pages name the requested document types. */
+export const DOCUMENT_LABELS: Record<string, string> = {
+  government_id: 'Government-issued photo ID',
+  proof_of_income: 'Proof of income',
+  proof_of_address: 'Proof of address',
+  bank_statement: 'Bank statement',
+  other: 'Other document',
+};
+
+/** What is wrong with an upload, in the page's words; `what` names the document ("your ID", "it"). */
+function documentProblem(upload: DocumentUpload | null | 'too_large', what = 'your ID'): string | null {
   if (upload === 'too_large') return 'That file is larger than 10 MB. Upload a smaller photo or scan.';
-  if (!upload || upload.bytes.length === 0) return 'Choose a photo or scan of your ID to upload.';
+  if (!upload || upload.bytes.length === 0) return `Choose a photo or scan of ${what} to upload.`;
   if (upload.bytes.length > MAX_DOCUMENT_BYTES) return 'That file is larger than 10 MB. Upload a smaller photo or scan.';
-  if (!sniffContentType(upload.bytes)) return 'That file is not a JPEG, PNG or PDF. Upload a photo or a PDF scan of your ID.';
+  if (!sniffContentType(upload.bytes)) return `That file is not a JPEG, PNG or PDF. Upload a photo or a PDF scan of ${what}.`;
   return null;
 }
 

@@ -4,7 +4,7 @@
  * technology, and give a strict Content-Security-Policy nothing to allow. Every value is escaped.
  * Only masked contact details ever appear; no PII goes into a URL (forms POST to the same path).
  */
-import type { PageModel } from './verification.service.js';
+import { DOCUMENT_LABELS, type PageModel, type RequestPageModel } from './verification.service.js';
 
 const escape = (value: string): string =>
   value.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
@@ -122,6 +122,37 @@ ${model.resendInSeconds > 0 ? `<p class="hint">You can ask for a new code in ${m
     default:
       return layout('Verify your identity', head, model.sandbox);
   }
+}
+
+/** The upload page of an underwriter's document request: one file per requested document. */
+export function renderDocumentRequestPage(model: RequestPageModel, form: FormContext): string {
+  const merchant = escape(model.merchantName);
+  if (model.status === 'received') {
+    const note = model.notice ? `<p class="notice info" role="status" id="notice">${escape(model.notice.text)}</p>` : '';
+    return layout('Documents received', `<h1>Documents received</h1>${note}<p>Thank you. The lender reviewing your purchase at ${merchant} now has your documents and will be in touch.</p>`, model.sandbox);
+  }
+  if (model.status === 'expired') {
+    return layout('Link expired', `<h1>This link has expired</h1><p>The time to upload documents for your purchase at ${merchant} has run out. Please contact the lender for a new link.</p>`, model.sandbox);
+  }
+  const error = model.notice ? `<p class="notice ${model.notice.kind}" role="${model.notice.kind === 'error' ? 'alert' : 'status'}" id="notice">${escape(model.notice.text)}</p>` : '';
+  const describedBy = model.notice ? ' aria-describedby="notice"' : '';
+  const fields = model.documentTypes
+    .map((type) => {
+      const id = `document_${escape(type)}`;
+      return `<label for="${id}">${escape(DOCUMENT_LABELS[type] ?? type)}</label>
+<input id="${id}" name="${id}" type="file" accept="image/jpeg,image/png,application/pdf" required${describedBy}>`;
+    })
+    .join('\n');
+  return layout(
+    'Upload documents',
+    `<h1>Upload documents</h1><p class="lead">The lender reviewing your purchase at ${merchant} asked for the documents below.</p>${error}
+<form method="post" action="${form.action}/documents" enctype="multipart/form-data">${hidden(form)}
+${fields}
+<p class="hint">JPEG, PNG or PDF, up to 10 MB each. They are stored encrypted and only the lender's reviewers can see them.</p>
+<button type="submit">Upload documents</button>
+</form>`,
+    model.sandbox,
+  );
 }
 
 export function renderNotFound(): string {

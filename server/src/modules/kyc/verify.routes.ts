@@ -13,8 +13,8 @@ import { createHmac } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../app/context.js';
 import { safeEqual } from '../../lib/crypto.js';
-import { MAX_DOCUMENT_BYTES, type ActionResult, type DocumentUpload } from './verification.service.js';
-import { renderForbidden, renderNotFound, renderPage, VERIFY_CSS } from './verify.pages.js';
+import { MAX_DOCUMENT_BYTES, MAX_REQUESTED_FILES, type ActionResult, type DocumentUpload } from './verification.service.js';
+import { renderDocumentRequestPage, renderForbidden, renderNotFound, renderPage, VERIFY_CSS } from './verify.pages.js';
 
 const CSRF_COOKIE = 'cds_verify';
 
@@ -51,7 +51,9 @@ export async function registerVerifyRoutes(app: FastifyInstance, ctx: AppContext
       const nonce = ctx.random.bytes(16).toString('base64url');
       reply.header('Set-Cookie', `${CSRF_COOKIE}=${nonce}; Path=/verify; HttpOnly; SameSite=Strict${secure ? '; Secure' : ''}`);
       const action = `/verify/${request.params.token}`;
-      return reply.code(status).type('text/html; charset=utf-8').send(renderPage(result.page, { action, csrf: csrfFor(nonce, request.params.token) }));
+      const form = { action, csrf: csrfFor(nonce, request.params.token) };
+      const html = result.kind === 'documents' ? renderDocumentRequestPage(result.page, form) : renderPage(result.page, form);
+      return reply.code(status).type('text/html; charset=utf-8').send(html);
     };
 
     const csrfValid = (request: TokenRequest, field: unknown) => {
@@ -99,6 +101,26 @@ export async function registerVerifyRoutes(app: FastifyInstance, ctx: AppContext
       if (!csrfValid(request as TokenRequest, csrf)) return forbidden(reply);
       const result = await ctx.verification.submitDocument(request.params.token, tooLarge ? 'too_large' : upload);
       return render(request as TokenRequest, reply, result, result.kind === 'ok' && result.page.notice?.kind === 'error' ? 422 : 200);
+    });
+
+    // An underwriter's document request: one file field per requested type, named document_<type>.
+    verify.post<{ Params: { token: string } }>('/verify/:token/documents', { schema: formSchema }, async (request, reply) => {
+      if (!request.isMultipart()) return reply.code(415).type('text/html; charset=utf-8').send(renderForbidden());
+      let csrf: unknown;
+      const uploads = new Map<string, DocumentUpload | 'too_large'>();
+      for await (const part of request.parts({ limits: { files: MAX_REQUESTED_FILES, fields: 4 } })) {
+        if (part.type === 'field' && part.fieldname === 'csrf') csrf = part.value;
+        if (part.type === 'file' && part.fieldname.startsWith('document_')) {
+          const bytes = await part.toBuffer().catch(() => null);
+          const type = part.fieldname.slice('document_'.length);
+          if (bytes === null || part.file.truncated) uploads.set(type, 'too_large');
+          else if (bytes.length > 0) uploads.set(type, { contentType: part.mimetype, bytes });
+        }
+      }
+      if (!csrfValid(request as TokenRequest, csrf)) return forbidden(reply);
+      const result = await ctx.verification.submitRequestedDocuments(request.params.token, uploads);
+      const failed = result.kind === 'documents' && result.page.notice?.kind === 'error';
+      return render(request as TokenRequest, reply, result, failed ? 422 : 200);
     });
   });
 }

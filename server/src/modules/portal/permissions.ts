@@ -24,6 +24,12 @@ export const PERMISSIONS = {
   // Credit policy: everyone reads it; only admins change how the tenant lends.
   'policy:read': ['admin', 'developer', 'underwriter', 'viewer'],
   'policy:write': ['admin'],
+  // The underwriting workplace (referral queue, verification review): everyone reads the queue
+  // masked; underwriters and admins act, see applicants in full and open uploaded documents.
+  'referrals:read': ['admin', 'underwriter', 'viewer'],
+  'referrals:act': ['admin', 'underwriter'],
+  'pii:reveal': ['admin', 'underwriter'],
+  'documents:read': ['admin', 'underwriter'],
 } as const satisfies Record<string, readonly PortalRole[]>;
 
 export type Permission = keyof typeof PERMISSIONS;

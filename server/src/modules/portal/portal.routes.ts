@@ -18,6 +18,8 @@ import { registerUsersRoutes } from './users.routes.js';
 import { registerWebhooksRoutes } from './webhooks.routes.js';
 import { registerDecisionsRoutes } from './decisions.routes.js';
 import { registerDashboardRoutes } from './dashboard.routes.js';
+import { registerReferralsRoutes } from './referrals.routes.js';
+import { registerVerificationReviewRoutes } from './verification-review.routes.js';
 
 export async function registerPortal(app: FastifyInstance, ctx: AppContext, options: { distDir?: string } = {}): Promise<void> {
   const { secure } = cookieSettings(ctx);
@@ -45,6 +47,8 @@ export async function registerPortal(app: FastifyInstance, ctx: AppContext, opti
         registerDecisionsRoutes(api, ctx);
         registerDashboardRoutes(api, ctx);
         registerPolicyRoutes(api, ctx);
+        registerReferralsRoutes(api, ctx);
+        registerVerificationReviewRoutes(api, ctx);
       },
       { prefix: '/portal/api' },
     );

@@ -6,8 +6,8 @@ describe('portal permissions', () => {
   it('matches the documented roles table', () => {
     expect(permissionsOf('admin')).toEqual(Object.keys(PERMISSIONS));
     expect(permissionsOf('developer')).toEqual(['keys:read', 'keys:write', 'webhooks:read', 'webhooks:write', 'consumers:read', 'consumers:reset', 'dealers:read', 'dealers:write', 'decisions:read', 'dashboard:read', 'policy:read']);
-    expect(permissionsOf('underwriter')).toEqual(['keys:read', 'webhooks:read', 'consumers:read', 'dealers:read', 'decisions:read', 'dashboard:read', 'policy:read']);
-    expect(permissionsOf('viewer')).toEqual(['keys:read', 'webhooks:read', 'consumers:read', 'dealers:read', 'decisions:read', 'dashboard:read', 'policy:read']);
+    expect(permissionsOf('underwriter')).toEqual(['keys:read', 'webhooks:read', 'consumers:read', 'dealers:read', 'decisions:read', 'dashboard:read', 'policy:read', 'referrals:read', 'referrals:act', 'pii:reveal', 'documents:read']);
+    expect(permissionsOf('viewer')).toEqual(['keys:read', 'webhooks:read', 'consumers:read', 'dealers:read', 'decisions:read', 'dashboard:read', 'policy:read', 'referrals:read']);
   });
 
   it('only admins manage users, and every role can read', () => {
@@ -19,5 +19,10 @@ describe('portal permissions', () => {
     expect(can('viewer', 'keys:write')).toBe(false);
     // Changing how the tenant lends is for admins only; everyone may read the policy.
     for (const role of ROLES) expect([can(role, 'policy:read'), can(role, 'policy:write')]).toEqual([true, role === 'admin']);
+    // The underwriting workplace: everyone but developers reads the queue; only underwriters and admins act or see PII and documents.
+    for (const permission of ['referrals:act', 'pii:reveal', 'documents:read'] as const) {
+      expect(ROLES.filter((role) => can(role, permission))).toEqual(['admin', 'underwriter']);
+    }
+    expect(ROLES.filter((role) => can(role, 'referrals:read'))).toEqual(['admin', 'underwriter', 'viewer']);
   });
 });

@@ -39,6 +39,8 @@ export function AppShell({ children }: { children: ReactNode }) {
     { to: `/${environment}/credit-policy`, label: 'Credit policy', section: 'credit-policy', show: session.can('policy:read') },
     { to: `/${environment}/consumers`, label: 'Sandbox consumers', section: 'consumers', show: session.can('consumers:read') },
     { to: `/${environment}/dealers`, label: 'Dealers', section: 'dealers', show: session.can('dealers:read') },
+    { to: `/${environment}/referrals`, label: 'Referral queue', section: 'referrals', show: session.can('referrals:read') },
+    { to: `/${environment}/verification-review`, label: 'Verification review', section: 'verification-review', show: session.can('referrals:read') },
     { to: `/${environment}/settings/users`, label: 'Users', section: 'settings', show: session.can('users:read') },
     { to: `/${environment}/decisions`, label: 'Decisions', section: 'decisions', show: session.can('decisions:read') },
     { to: `/${environment}/dashboard`, label: 'Dashboard', section: 'dashboard', show: session.can('dashboard:read') },

@@ -1,0 +1,452 @@
+/**
+ * One referred decision, as an underwriter works it: the applicant (masked; Reveal shows the full
+ * identity and is recorded), the reasons with their wording, score, grade and pricing, the actions
+ * (approve with amount and plan, decline with one to four reasons, request documents, add a
+ * condition: shown only to roles that may act), what was requested and attached, the action history
+ * and the engine's audit record. Every action sends the version shown; if someone else acted first
+ * the service answers 409 and the screen says who and when, and offers to reload.
+ */
+import { useState } from 'react';
+import { Button } from '../../../components/button';
+import { CopyableId } from '../../../components/copy';
+import { Dialog } from '../../../components/dialog';
+import { Badge, ErrorNotice, Loading, Notice } from '../../../components/feedback';
+import { Checkbox, SelectField, TextField } from '../../../components/form';
+import { Card, DetailList, PageHeader } from '../../../components/page';
+import { DataTable } from '../../../components/table';
+import type { ApiError } from '../../../lib/api-client';
+import { useEnvironment } from '../../../lib/environment';
+import { formatDateTime, titleCase } from '../../../lib/format';
+import { Link } from '../../../lib/router';
+import { useSignedIn } from '../../../lib/session';
+import { useAsync } from '../../../lib/use-async';
+import { referralsApi, type Catalogue, type ReferralAction, type ReferralDetail, type RevealedApplicant } from '../api/referrals-api';
+
+type ActionDialog = 'approve' | 'decline' | 'documents' | 'condition' | null;
+
+const ACTION_LABELS: Record<ReferralAction['kind'], string> = {
+  approved: 'Approved',
+  declined: 'Declined',
+  documents_requested: 'Documents requested',
+  condition_added: 'Condition added',
+  pii_revealed: 'Applicant details revealed',
+  document_viewed: 'Document viewed',
+  verification_reviewed: 'Verification reviewed',
+};
+
+function describeAction(a: ReferralAction): string {
+  const d = a.details;
+  switch (a.kind) {
+    case 'approved':
+      return `${String(d.amount)} USD, ${String(d.plan)}, ${String(d.term_months)} months, APR ${String(d.apr)}%`;
+    case 'declined':
+      return (d.reason_codes as string[]).join(', ');
+    case 'documents_requested':
+      return (d.document_types as string[]).map(titleCase).join(', ');
+    case 'condition_added':
+      return `${titleCase(String(d.code))}${d.note ? `: ${String(d.note)}` : ''}`;
+    case 'verification_reviewed':
+      return titleCase(String(d.result));
+    default:
+      return '';
+  }
+}
+
+function OutcomeBadge({ outcome }: { outcome: ReferralDetail['outcome'] }) {
+  const tone = outcome === 'approved' ? 'success' : outcome === 'declined' ? 'danger' : outcome === 'referred' ? 'warning' : 'neutral';
+  return <Badge tone={tone}>{titleCase(outcome ?? 'pending')}</Badge>;
+}
+
+function ApproveForm({ referral, catalogue, busy, onSubmit }: { referral: ReferralDetail; catalogue: Catalogue; busy: boolean; onSubmit(input: { amount: string; plan: string; term_months: number | null }): void }) {
+  const start = referral.recommended_amount ?? referral.requested_amount;
+  const [amount, setAmount] = useState(start);
+  const [plan, setPlan] = useState(referral.requested_plan ?? (Number(start) <= 1000 ? 'pay_in_4' : Number(start) <= 2500 ? 'pay_in_6' : 'monthly'));
+  const [term, setTerm] = useState<string>('');
+  const rate = referral.pricing.rates_bps[plan];
+  return (
+    <form
+      id="approve-form"
+      className="stack"
+      onSubmit={(e) => {
+        e.preventDefault();
+        onSubmit({ amount: amount.trim(), plan, term_months: plan === 'monthly' && term ? Number(term) : null });
+      }}
+    >
+      <TextField label="Approved amount (USD)" inputMode="decimal" value={amount} onChange={(e) => setAmount(e.target.value)} hint={`From 0.01 up to the requested ${referral.requested_amount} USD.`} required />
+      <SelectField label="Plan" value={plan} onChange={(e) => setPlan(e.target.value)}>
+        {catalogue.plans.map((p) => (
+          <option key={p.plan} value={p.plan}>
+            {titleCase(p.plan)} ({p.min_amount} to {p.max_amount} USD)
+          </option>
+        ))}
+      </SelectField>
+      {plan === 'monthly' ? (
+        <SelectField label="Term (months)" value={term} onChange={(e) => setTerm(e.target.value)}>
+          <option value="">By amount (service default)</option>
+          {catalogue.monthly_terms.map((n) => (
+            <option key={n} value={n}>
+              {n} months
+            </option>
+          ))}
+        </SelectField>
+      ) : null}
+      <p className="muted small">
+        Priced at grade {referral.pricing.risk_grade ?? '—'}
+        {referral.pricing.source === 'lowest_priced_grade' ? ' (no grade on this decision: the policy’s lowest priced grade)' : ''}: {rate === null || rate === undefined ? 'this plan is not priced' : `${(rate / 100).toFixed(2)}% nominal`}. The schedule, APR and TILA disclosure are computed as for an automatic approval, dated today; the offer is valid 30 days.
+      </p>
+      <Button type="submit" variant="primary" disabled={busy}>
+        {busy ? 'Approving…' : 'Approve'}
+      </Button>
+    </form>
+  );
+}
+
+function DeclineForm({ catalogue, busy, onSubmit }: { catalogue: Catalogue; busy: boolean; onSubmit(codes: string[]): void }) {
+  const [codes, setCodes] = useState<string[]>([]);
+  const full = codes.length >= catalogue.max_decline_reasons;
+  return (
+    <form
+      className="stack"
+      onSubmit={(e) => {
+        e.preventDefault();
+        onSubmit(codes);
+      }}
+    >
+      <fieldset className="field">
+        <legend>Reasons, most important first (1 to {catalogue.max_decline_reasons})</legend>
+        {catalogue.reasons
+          .filter((r) => r.allowed_on_decline)
+          .map((r) => (
+            <Checkbox
+              key={r.code}
+              label={`${r.code} ${r.reason}`}
+              checked={codes.includes(r.code)}
+              disabled={full && !codes.includes(r.code)}
+              onChange={(e) => setCodes(e.target.checked ? [...codes, r.code] : codes.filter((c) => c !== r.code))}
+            />
+          ))}
+      </fieldset>
+      <p className="muted small">{codes.length === 0 ? 'Choose at least one reason.' : `Chosen: ${codes.join(', ')}`}</p>
+      <Button type="submit" variant="danger" disabled={busy || codes.length === 0}>
+        {busy ? 'Declining…' : 'Decline'}
+      </Button>
+    </form>
+  );
+}
+
+function DocumentsForm({ catalogue, busy, onSubmit }: { catalogue: Catalogue; busy: boolean; onSubmit(types: string[], note: string | null): void }) {
+  const [types, setTypes] = useState<string[]>([]);
+  const [note, setNote] = useState('');
+  return (
+    <form
+      className="stack"
+      onSubmit={(e) => {
+        e.preventDefault();
+        onSubmit(types, note.trim() || null);
+      }}
+    >
+      <fieldset className="field">
+        <legend>Documents to request</legend>
+        {catalogue.document_types.map((t) => (
+          <Checkbox key={t} label={titleCase(t)} checked={types.includes(t)} onChange={(e) => setTypes(e.target.checked ? [...types, t] : types.filter((x) => x !== t))} />
+        ))}
+      </fieldset>
+      <TextField label="Note for the file (optional, never sent to the applicant or in webhooks)" value={note} maxLength={1000} onChange={(e) => setNote(e.target.value)} />
+      <Button type="submit" variant="primary" disabled={busy || types.length === 0}>
+        {busy ? 'Requesting…' : 'Request documents'}
+      </Button>
+    </form>
+  );
+}
+
+function ConditionForm({ catalogue, busy, onSubmit }: { catalogue: Catalogue; busy: boolean; onSubmit(code: string, note: string | null): void }) {
+  const [code, setCode] = useState(catalogue.condition_codes[0] ?? 'other');
+  const [note, setNote] = useState('');
+  return (
+    <form
+      className="stack"
+      onSubmit={(e) => {
+        e.preventDefault();
+        onSubmit(code, note.trim() || null);
+      }}
+    >
+      <SelectField label="Condition" value={code} onChange={(e) => setCode(e.target.value)}>
+        {catalogue.condition_codes.map((c) => (
+          <option key={c} value={c}>
+            {titleCase(c)}
+          </option>
+        ))}
+      </SelectField>
+      <TextField label="Note (optional)" value={note} maxLength={1000} onChange={(e) => setNote(e.target.value)} />
+      <Button type="submit" variant="primary" disabled={busy}>
+        {busy ? 'Adding…' : 'Add condition'}
+      </Button>
+    </form>
+  );
+}
+
+export function ReferralDetailScreen({ id }: { id: string }) {
+  const environment = useEnvironment();
+  const session = useSignedIn();
+  const detail = useAsync(() => referralsApi.get(environment, id), [environment, id]);
+  const catalogue = useAsync(() => referralsApi.catalogue(), []);
+  const [dialog, setDialog] = useState<ActionDialog>(null);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<ApiError | null>(null);
+  const [conflict, setConflict] = useState<string | null>(null);
+  const [message, setMessage] = useState<string | null>(null);
+  const [revealed, setRevealed] = useState<RevealedApplicant | null>(null);
+  const r = detail.data?.referral;
+  const canAct = session.can('referrals:act') && r?.outcome === 'referred';
+
+  const run = async (action: (version: number) => Promise<string>) => {
+    if (!r) return;
+    setBusy(true);
+    setError(null);
+    setConflict(null);
+    setMessage(null);
+    try {
+      setMessage(await action(r.version));
+      setDialog(null);
+      detail.reload();
+    } catch (err) {
+      const e = err as ApiError;
+      if (e.code === 'decision_version_conflict') {
+        setConflict(e.message);
+        setDialog(null);
+      } else setError(e);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  if (detail.loading && !r) return <Loading />;
+  if (!r) {
+    return (
+      <>
+        <PageHeader title="Decision not found" />
+        <ErrorNotice error={detail.error} title="Could not load the decision" />
+        <Link to={`/${environment}/referrals`}>Back to the referral queue</Link>
+      </>
+    );
+  }
+
+  return (
+    <>
+      <p className="breadcrumb">
+        <Link to={`/${environment}/referrals`}>Referral queue</Link> <span aria-hidden="true">/</span> Decision
+      </p>
+      <PageHeader
+        title="Referred decision"
+        description={
+          <>
+            {r.requested_amount} {r.currency} at {r.merchant_name} · <OutcomeBadge outcome={r.outcome} />
+          </>
+        }
+        actions={
+          canAct ? (
+            <>
+              <Button variant="primary" onClick={() => setDialog('approve')}>
+                Approve
+              </Button>
+              <Button variant="danger" onClick={() => setDialog('decline')}>
+                Decline
+              </Button>
+              <Button onClick={() => setDialog('documents')}>Request documents</Button>
+              <Button onClick={() => setDialog('condition')}>Add condition</Button>
+            </>
+          ) : null
+        }
+      />
+      {conflict ? (
+        <Notice tone="warning" title="Someone else acted on this decision first">
+          <p>{conflict}</p>
+          <Button
+            size="small"
+            onClick={() => {
+              setConflict(null);
+              detail.reload();
+            }}
+          >
+            Reload decision
+          </Button>
+        </Notice>
+      ) : null}
+      {message ? <Notice tone="success">{message}</Notice> : null}
+      <ErrorNotice error={error} />
+      {r.outcome !== 'referred' ? (
+        <Notice tone="info" title={`This decision is ${r.outcome ?? 'pending'}`}>
+          <p>It is no longer in the queue. Its history and audit record stay below.</p>
+        </Notice>
+      ) : null}
+
+      <div className="grid-2">
+        <Card
+          title="Applicant"
+          actions={
+            session.can('pii:reveal') && !revealed ? (
+              <Button size="small" onClick={() => void referralsApi.reveal(environment, r.decision_id).then((x) => { setRevealed(x.applicant); detail.reload(); }, (e: unknown) => setError(e as ApiError))}>
+                Reveal
+              </Button>
+            ) : null
+          }
+        >
+          {revealed ? (
+            <DetailList
+              items={[
+                ['Name', `${revealed.first_name} ${revealed.last_name}`],
+                ['Email', revealed.email],
+                ['Phone', revealed.phone ?? '—'],
+                ['Date of birth', revealed.dob],
+                ['Address', [revealed.address.line1, revealed.address.line2, `${revealed.address.city}, ${revealed.address.state} ${revealed.address.zip}`].filter(Boolean).join(', ')],
+              ]}
+            />
+          ) : (
+            <DetailList
+              items={[
+                ['Initials', r.applicant?.initials ?? '—'],
+                ['Email', r.applicant?.email ?? '—'],
+                ['Phone', r.applicant?.phone ?? '—'],
+                ['State', r.applicant?.state ?? '—'],
+              ]}
+            />
+          )}
+          <p className="muted small">{revealed ? 'Revealed for you; this was recorded in the history.' : 'Masked. Revealing the full details is recorded with your name and the time.'}</p>
+        </Card>
+        <Card title="Decision">
+          <DetailList
+            items={[
+              ['Decision ID', <CopyableId key="id" value={r.decision_id} label="Decision ID" />],
+              ['Requested', `${r.requested_amount} ${r.currency}${r.requested_plan ? `, ${r.requested_plan}` : ''}`],
+              ['Score', r.score ?? 'Not scored'],
+              ['Risk grade', r.risk_grade ?? 'None'],
+              ['Pricing', `Grade ${r.pricing.risk_grade ?? '—'} (${r.pricing.source === 'decision' ? 'this decision' : 'lowest priced grade'}), policy ${r.pricing.policy_version}`],
+              ['Identity check', `${titleCase(r.kyc_tier)} tier, ${r.kyc_status}`],
+              ['Referred', formatDateTime(r.referred_at)],
+              ['Version', r.version],
+              ...(r.outcome === 'approved'
+                ? ([
+                    ['Approved', `${r.approved_amount ?? ''} ${r.currency}, ${r.plan ?? ''}, ${r.term_months ?? ''} months, APR ${r.apr ?? ''}%`],
+                    ['Offer expires', formatDateTime(r.expires_at)],
+                  ] as Array<[string, string]>)
+                : []),
+            ]}
+          />
+        </Card>
+      </div>
+
+      <Card title={r.outcome === 'declined' ? 'Decline reasons' : 'Reasons for referral'}>
+        <ul className="plain-list">
+          {r.reasons.map((x) => (
+            <li key={x.code}>
+              <strong className="mono">{x.code}</strong> {x.reason}
+            </li>
+          ))}
+          {r.reasons.length === 0 ? <li className="muted">None</li> : null}
+        </ul>
+      </Card>
+
+      {r.document_requests.length > 0 || r.conditions.length > 0 || r.documents.length > 0 ? (
+        <Card title="Requests and conditions">
+          {r.document_requests.map((d) => (
+            <div key={d.id} className="stack">
+              <p>
+                <strong>Documents requested</strong> {formatDateTime(d.created_at)}: {d.document_types.map(titleCase).join(', ')}{' '}
+                {d.fulfilled_at ? <Badge tone="success">Uploaded {formatDateTime(d.fulfilled_at)}</Badge> : <Badge tone="info">Waiting until {formatDateTime(d.expires_at)}</Badge>}
+              </p>
+              {d.note ? <p className="muted small">Note: {d.note}</p> : null}
+              {!d.fulfilled_at ? (
+                <p className="small">
+                  Upload link for the applicant: <CopyableId value={d.upload_url} label="Upload link" />
+                </p>
+              ) : null}
+            </div>
+          ))}
+          {r.conditions.map((c) => (
+            <p key={c.id}>
+              <strong>Condition</strong> {titleCase(c.code)}
+              {c.note ? `: ${c.note}` : ''} <span className="muted small">{formatDateTime(c.created_at)}</span>
+            </p>
+          ))}
+          {r.documents.length > 0 ? (
+            <p>
+              {r.documents.length} uploaded document{r.documents.length === 1 ? '' : 's'}: review them in <Link to={`/${environment}/verification-review`}>Verification review</Link>.
+            </p>
+          ) : null}
+        </Card>
+      ) : null}
+
+      <Card title="History">
+        <DataTable
+          caption="Action history"
+          rows={r.actions}
+          rowKey={(a) => a.id}
+          empty="No one has acted on this decision yet."
+          columns={[
+            { header: 'When', cell: (a) => formatDateTime(a.created_at) },
+            { header: 'Who', cell: (a) => a.user_name },
+            { header: 'Action', cell: (a) => ACTION_LABELS[a.kind] },
+            { header: 'Details', cell: (a) => describeAction(a) },
+          ]}
+        />
+      </Card>
+
+      <Card title="Audit record">
+        <details>
+          <summary>Inputs (PII redacted), features, partial scores, reasons, versions, timings and overrides</summary>
+          <pre className="code-block">{JSON.stringify(r.audit_record, null, 2)}</pre>
+        </details>
+      </Card>
+
+      {catalogue.data ? (
+        <>
+          <Dialog open={dialog === 'approve'} title="Approve this application" onClose={() => setDialog(null)}>
+            <ErrorNotice error={error} />
+            <ApproveForm
+              referral={r}
+              catalogue={catalogue.data}
+              busy={busy}
+              onSubmit={(input) => void run(async (v) => {
+                const done = await referralsApi.approve(environment, r.decision_id, { expected_version: v, ...input });
+                return `Approved: ${String(done.decision.approved_amount)} ${r.currency} at ${String(done.decision.apr)}% APR. The next poll returns the approval and decision.adjusted was sent.`;
+              })}
+            />
+          </Dialog>
+          <Dialog open={dialog === 'decline'} title="Decline this application" onClose={() => setDialog(null)}>
+            <ErrorNotice error={error} />
+            <DeclineForm
+              catalogue={catalogue.data}
+              busy={busy}
+              onSubmit={(codes) => void run(async (v) => {
+                await referralsApi.decline(environment, r.decision_id, { expected_version: v, reason_codes: codes });
+                return `Declined with ${codes.join(', ')}. The next poll returns the decline and decision.adjusted was sent.`;
+              })}
+            />
+          </Dialog>
+          <Dialog open={dialog === 'documents'} title="Request documents" onClose={() => setDialog(null)}>
+            <ErrorNotice error={error} />
+            <DocumentsForm
+              catalogue={catalogue.data}
+              busy={busy}
+              onSubmit={(types, note) => void run(async (v) => {
+                const done = await referralsApi.requestDocuments(environment, r.decision_id, { expected_version: v, document_types: types, note });
+                return `Documents requested. Send the applicant this upload link (also in the application.documents_requested event): ${done.document_request.upload_url}`;
+              })}
+            />
+          </Dialog>
+          <Dialog open={dialog === 'condition'} title="Add an approval condition" onClose={() => setDialog(null)}>
+            <ErrorNotice error={error} />
+            <ConditionForm
+              catalogue={catalogue.data}
+              busy={busy}
+              onSubmit={(code, note) => void run(async (v) => {
+                await referralsApi.addCondition(environment, r.decision_id, { expected_version: v, code, note });
+                return `Condition added: ${titleCase(code)}. application.condition_added was sent.`;
+              })}
+            />
+          </Dialog>
+        </>
+      ) : null}
+    </>
+  );
+}

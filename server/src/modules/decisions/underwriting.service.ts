@@ -1,0 +1,603 @@
+/**
+ * The underwriting workplace: what people do to referred decisions in the lender portal.
+ *
+ * Every action is one transaction holding, together or not at all:
+ *   1. the decision row, changed only `WHERE id = ? AND version = <the version the person saw>`
+ *      and its version bumped (optimistic concurrency: of two underwriters acting on the same
+ *      decision, the second finds no row at its version and gets 409 decision_version_conflict);
+ *   2. what the action created (a document request, a condition) and its line in
+ *      `underwriting_actions` (who: the portal user id; when: the service clock; what: no PII);
+ *   3. the decision's audit record, extended with the override (decision_audits);
+ *   4. the action's event in the outbox (and so its webhook deliveries).
+ *
+ *   approve            -> outcome approved: an offer built by modules/offers exactly as an
+ *                         automatic approval (schedule, Appendix J APR, TILA), dated at the
+ *                         override, priced by the policy's rate for the decision's risk grade;
+ *                         offer valid 30 days from the override           -> decision.adjusted
+ *   decline            -> outcome declined with 1-4 adverse-action reasons -> decision.adjusted
+ *   request documents  -> a document request with a new single-use upload link (hosted page)
+ *                                                                 -> application.documents_requested
+ *   add condition      -> an approval condition                          -> application.condition_added
+ *
+ * Only `referred` decisions are acted on (anything else is 422). Reading a referral shows the
+ * applicant masked; revealing the full identity is its own recorded action (`pii_revealed`).
+ */
+import { createHash } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { Config, Environment } from '../../config/config.js';
+import type { Database, DecisionConditionsTable, DecisionsTable, DocumentRequestsTable, UnderwritingActionsTable } from '../../db/schema.js';
+import { ApiError } from '../../http/errors/error-registry.js';
+import type { Clock, Random } from '../../lib/clock.js';
+import type { SecretBox } from '../../lib/crypto.js';
+import { formatMoney, parseMoney } from '../../lib/money.js';
+import type { ConsumersService } from '../consumers/consumers.service.js';
+import {
+  adverseActionReason,
+  isAdverseActionCode,
+  lowestPricedGrade,
+  ratesForGrade,
+  REFERRAL_ONLY_CODES,
+  RISK_GRADES,
+  type AdverseActionReason,
+  type GradeRates,
+  type RiskGrade,
+} from '../engine/index.js';
+import type { NewEvent, Outbox } from '../events/outbox.js';
+import { buildOffer, presentOffer } from '../offers/offer.js';
+import { allowedRangeText, isMonthlyTerm, isPlan, MONTHLY_TERMS, planAllowsAmount, PLANS, type Plan } from '../offers/schedule.js';
+import { OFFER_TTL_MS, type DecisionsService, type Scope } from './decisions.service.js';
+
+/** Document types an underwriter may ask for (docs/webhooks.md, application.documents_requested). */
+export const DOCUMENT_TYPES = ['government_id', 'proof_of_income', 'proof_of_address', 'bank_statement', 'other'] as const;
+export type DocumentType = (typeof DOCUMENT_TYPES)[number];
+
+/** Approval condition codes (docs/webhooks.md, application.condition_added). */
+export const CONDITION_CODES = ['proof_of_income', 'proof_of_identity', 'down_payment', 'co_applicant', 'reduced_amount', 'other'] as const;
+export type ConditionCode = (typeof CONDITION_CODES)[number];
+
+/** How long an applicant has to upload requested documents. */
+export const DOCUMENT_REQUEST_TTL_MS = 14 * 24 * 3600_000;
+export const MAX_DECLINE_REASONS = 4;
+export const MAX_NOTE_LENGTH = 1000;
+
+export interface Actor {
+  userId: string;
+  name: string;
+}
+
+export type ActionKind = UnderwritingActionsTable['kind'];
+
+export interface MaskedApplicant {
+  consumerId: string;
+  initials: string;
+  email: string;
+  phone: string | null;
+  state: string;
+}
+
+export interface RevealedApplicant {
+  firstName: string;
+  lastName: string;
+  email: string;
+  phone: string | null;
+  dob: string;
+  address: { line1: string; line2?: string | null; city: string; state: string; zip: string; country?: string | null };
+}
+
+export interface ReferralSummary {
+  row: DecisionsTable;
+  applicant: MaskedApplicant | null;
+  reasons: AdverseActionReason[];
+}
+
+export interface ActionView {
+  id: string;
+  kind: ActionKind;
+  userId: string;
+  userName: string;
+  details: Record<string, unknown>;
+  createdAt: Date;
+}
+
+export interface DocumentRequestView {
+  id: string;
+  documentTypes: DocumentType[];
+  note: string | null;
+  uploadUrl: string;
+  requestedBy: string;
+  createdAt: Date;
+  expiresAt: Date;
+  fulfilledAt: Date | null;
+}
+
+export interface ConditionView {
+  id: string;
+  code: ConditionCode;
+  note: string | null;
+  addedBy: string;
+  createdAt: Date;
+}
+
+/** How an approval of this referral would be priced (shown before the underwriter approves). */
+export interface PricingView {
+  grade: RiskGrade | null;
+  /** `decision`: the decision's own grade; `lowest_priced_grade`: it has none (see ratesFor). */
+  source: 'decision' | 'lowest_priced_grade';
+  policyVersion: string;
+  ratesBps: GradeRates;
+}
+
+export interface ReferralDetail extends ReferralSummary {
+  audit: unknown;
+  actions: ActionView[];
+  documentRequests: DocumentRequestView[];
+  conditions: ConditionView[];
+  pricing: PricingView;
+  recommendedAmountCents: number | null;
+}
+
+/** A document request as the hosted upload page needs it. */
+export interface OpenDocumentRequest {
+  id: string;
+  decisionId: string;
+  tenantId: string;
+  environment: Environment;
+  documentTypes: DocumentType[];
+  merchantName: string;
+  expiresAt: Date;
+  fulfilledAt: Date | null;
+}
+
+export interface UnderwritingDeps {
+  config: Readonly<Config>;
+  db: Kysely<Database>;
+  readDb: Kysely<Database>;
+  clock: Clock;
+  random: Random;
+  secretBox: SecretBox;
+  consumers: ConsumersService;
+  outbox: Outbox;
+  decisions: DecisionsService;
+}
+
+export function createUnderwritingService(deps: UnderwritingDeps) {
+  const { clock, random } = deps;
+
+  // ---------------------------------------------------------------------------------------------
+  // Reading the queue
+  // ---------------------------------------------------------------------------------------------
+
+  /** Referred decisions, oldest referral first, one page at a time. */
+  async function listReferrals(scope: Scope, options: { limit: number; offset: number }): Promise<{ items: ReferralSummary[]; total: number }> {
+    const q = deps.readDb
+      .selectFrom('decisions')
+      .where('tenant_id', '=', scope.tenantId)
+      .where('environment', '=', scope.environment)
+      .where('outcome', '=', 'referred');
+    const [{ n }, rows] = await Promise.all([
+      q.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow(),
+      q.selectAll().orderBy('completed_at').orderBy('id').limit(options.limit).offset(options.offset).execute(),
+    ]);
+    const items = await Promise.all(rows.map(async (row) => ({ row, applicant: maskApplicant(await deps.consumers.findConsumer(scope, row.consumer_id)), reasons: reasonsOf(row) })));
+    return { items, total: Number(n) };
+  }
+
+  async function findRow(scope: Scope, decisionId: string, db: Kysely<Database> = deps.readDb): Promise<DecisionsTable | null> {
+    const row = await db.selectFrom('decisions').selectAll().where('id', '=', decisionId.toLowerCase()).executeTakeFirst();
+    // Another tenant's or environment's decision is indistinguishable from one that does not exist.
+    if (!row || row.tenant_id !== scope.tenantId || row.environment !== scope.environment) return null;
+    return row;
+  }
+
+  /** One decision as the underwriter sees it (any outcome: a worked referral keeps its history). */
+  async function getReferral(scope: Scope, decisionId: string): Promise<ReferralDetail | null> {
+    const row = await findRow(scope, decisionId);
+    if (!row) return null;
+    const [consumer, audit, actions, requests, conditions] = await Promise.all([
+      deps.consumers.findConsumer(scope, row.consumer_id),
+      deps.decisions.getAuditRecord(scope, row.id),
+      deps.readDb.selectFrom('underwriting_actions').selectAll().where('decision_id', '=', row.id).orderBy('created_at').orderBy('id').execute(),
+      deps.readDb.selectFrom('document_requests').selectAll().where('decision_id', '=', row.id).orderBy('created_at').execute(),
+      deps.readDb.selectFrom('decision_conditions').selectAll().where('decision_id', '=', row.id).orderBy('created_at').execute(),
+    ]);
+    const recommended = (audit as { engine?: { recommendedAmountCents?: unknown } } | null)?.engine?.recommendedAmountCents;
+    return {
+      row,
+      applicant: maskApplicant(consumer),
+      reasons: reasonsOf(row),
+      audit,
+      actions: actions.map(actionView),
+      documentRequests: requests.map(requestView),
+      conditions: conditions.map(conditionView),
+      pricing: await pricingFor(scope, row, null),
+      recommendedAmountCents: typeof recommended === 'number' && recommended > 0 ? recommended : null,
+    };
+  }
+
+  /** The applicant in full, for a person allowed to see it; the reveal itself is recorded first. */
+  async function revealApplicant(scope: Scope, decisionId: string, actor: Actor): Promise<RevealedApplicant> {
+    const row = await findRow(scope, decisionId, deps.db);
+    if (!row) throw new ApiError('not_found', 'No such decision in this environment.');
+    const consumer = await deps.consumers.findConsumer(scope, row.consumer_id, deps.db);
+    if (!consumer) throw new ApiError('not_found', 'This decision has no applicant on record.');
+    const fields = ['first_name', 'last_name', 'email', 'phone', 'dob', 'address'];
+    await deps.db.transaction().execute((trx) => recordAction(trx, row, actor, 'pii_revealed', { fields }));
+    return { firstName: consumer.firstName, lastName: consumer.lastName, email: consumer.email, phone: consumer.phone, dob: consumer.dob, address: consumer.address };
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Actions
+  // ---------------------------------------------------------------------------------------------
+
+  /**
+   * Approve a referral: amount 0.01 up to the requested amount, a plan that takes the amount,
+   * priced by the policy at the decision's grade (or the lowest priced grade when it has none).
+   */
+  async function approve(scope: Scope, decisionId: string, actor: Actor, input: { expectedVersion: number; amount: unknown; plan: string; termMonths?: number | null }): Promise<DecisionsTable> {
+    const row = await actionable(scope, decisionId, input.expectedVersion);
+    // Approval builds a BNPL offer (plan, schedule, TILA). An auto-loan approval needs the auto-loan
+    // offer (term, buy rate, markup, reserve), which the portal does not build yet: refuse clearly
+    // rather than write a BNPL-shaped approval onto an auto loan. Decline, documents, conditions work.
+    if (row.product !== 'bnpl') {
+      throw new ApiError('unprocessable_entity', `Approving a referred ${row.product} decision in the portal is not available yet; decline it, request documents or add a condition.`);
+    }
+    const amountCents = parseMoney(input.amount);
+    if (amountCents === null) throw new ApiError('unprocessable_entity', 'amount must be a decimal amount with at most two decimals, e.g. "250.00".');
+    if (amountCents < 1) throw new ApiError('unprocessable_entity', 'amount must be at least 0.01.');
+    if (amountCents > row.requested_amount_cents) {
+      throw new ApiError('unprocessable_entity', `amount must not exceed the requested amount of ${formatMoney(row.requested_amount_cents)} ${row.currency}.`);
+    }
+    if (!isPlan(input.plan)) throw new ApiError('unprocessable_entity', `plan must be one of ${PLANS.join(', ')}.`);
+    const plan: Plan = input.plan;
+    if (!planAllowsAmount(plan, amountCents)) {
+      throw new ApiError('unprocessable_entity', `plan ${plan} is offered for amounts from ${allowedRangeText(plan)} USD; ${formatMoney(amountCents)} is outside that range.`);
+    }
+    let termMonths: number | undefined;
+    if (plan === 'monthly') {
+      const wanted = input.termMonths ?? row.requested_term_months ?? undefined;
+      if (wanted !== undefined && !isMonthlyTerm(wanted)) throw new ApiError('unprocessable_entity', `term_months must be one of ${MONTHLY_TERMS.join(', ')} for the monthly plan.`);
+      termMonths = wanted;
+    } else if (input.termMonths !== undefined && input.termMonths !== null) {
+      throw new ApiError('unprocessable_entity', `term_months is only chosen for the monthly plan; ${plan} has a fixed term.`);
+    }
+    const pricing = await pricingFor(scope, row, plan);
+    const rateBps = pricing.ratesBps[plan];
+    if (rateBps === null) {
+      throw new ApiError('unprocessable_entity', `The credit policy (${pricing.policyVersion}) does not price plan ${plan} for risk grade ${pricing.grade ?? 'none'}; choose another plan.`);
+    }
+    const now = clock.now();
+    const offer = buildOffer({ plan, amountCents, annualRateBps: rateBps, ...(termMonths !== undefined ? { termMonths } : {}), decisionDate: now.toISOString().slice(0, 10) });
+    const wire = presentOffer(offer);
+    const changes: Partial<DecisionsTable> = {
+      outcome: 'approved',
+      approved_amount_cents: offer.approvedAmountCents,
+      plan: offer.plan,
+      term_months: offer.termMonths,
+      apr: offer.apr,
+      payment_frequency: offer.paymentFrequency,
+      schedule_json: JSON.stringify(wire.payment_schedule),
+      tila_json: JSON.stringify(wire.tila_disclosure),
+      reasons_json: '[]',
+      // The underwriter's approval stands for the identity check a failed verification left open.
+      kyc_status: row.kyc_status === 'pending' ? 'matched' : row.kyc_status,
+      // An approved offer is valid for 30 days from the approval (decisions.md section 5).
+      expires_at: now.getTime() + OFFER_TTL_MS,
+    };
+    const pricingRecord = { grade: pricing.grade, source: pricing.source, policy_version: pricing.policyVersion, annual_rate_bps: rateBps };
+    return deps.db.transaction().execute(async (trx) => {
+      const updated = await bumpVersion(trx, row, changes);
+      const offerRecord = { plan: offer.plan, approved_amount_cents: offer.approvedAmountCents, annual_rate_bps: rateBps, apr: offer.apr, apr_exact: offer.aprExact, term_months: offer.termMonths, decision_date: offer.decisionDate };
+      await recordAction(trx, updated, actor, 'approved', { previous_outcome: 'referred', amount: formatMoney(amountCents), plan, term_months: offer.termMonths, apr: offer.apr, pricing: pricingRecord });
+      await appendOverride(trx, row.id, { action: 'approved', by: actor.userId, at: now.toISOString(), previous_outcome: 'referred', outcome: 'approved', offer: offerRecord, pricing: pricingRecord });
+      await deps.outbox.append(trx, scope, [adjustedEvent(updated, actor, now)]);
+      return updated;
+    });
+  }
+
+  /** Decline a referral with one to four distinct adverse-action reasons (never a referral-only one). */
+  async function decline(scope: Scope, decisionId: string, actor: Actor, input: { expectedVersion: number; reasonCodes: string[] }): Promise<DecisionsTable> {
+    const row = await actionable(scope, decisionId, input.expectedVersion);
+    const codes = input.reasonCodes;
+    if (codes.length < 1 || codes.length > MAX_DECLINE_REASONS) throw new ApiError('unprocessable_entity', `reason_codes must hold 1 to ${MAX_DECLINE_REASONS} adverse-action codes.`);
+    if (new Set(codes).size !== codes.length) throw new ApiError('unprocessable_entity', 'reason_codes must not repeat a code.');
+    for (const code of codes) {
+      if (!isAdverseActionCode(code)) throw new ApiError('unprocessable_entity', `reason_codes: ${code} is not an adverse-action code of the catalogue (AA-01 to AA-25).`);
+      if (REFERRAL_ONLY_CODES.has(code)) throw new ApiError('unprocessable_entity', `reason_codes: ${code} (${adverseActionReason(code).reason}) explains a referral only and cannot be a reason to decline.`);
+    }
+    const reasons = codes.map((c) => adverseActionReason(c));
+    const now = clock.now();
+    return deps.db.transaction().execute(async (trx) => {
+      const updated = await bumpVersion(trx, row, { outcome: 'declined', reasons_json: JSON.stringify(reasons) });
+      await recordAction(trx, updated, actor, 'declined', { previous_outcome: 'referred', reason_codes: codes });
+      await appendOverride(trx, row.id, { action: 'declined', by: actor.userId, at: now.toISOString(), previous_outcome: 'referred', outcome: 'declined', reasons });
+      await deps.outbox.append(trx, scope, [adjustedEvent(updated, actor, now)]);
+      return updated;
+    });
+  }
+
+  /**
+   * Ask the applicant for documents: a new single-use upload link (the decision's own verification
+   * link may be used up or expired), sealed so the portal can show it again, valid 14 days.
+   */
+  async function requestDocuments(
+    scope: Scope,
+    decisionId: string,
+    actor: Actor,
+    input: { expectedVersion: number; documentTypes: string[]; note: string | null },
+  ): Promise<{ decision: DecisionsTable; request: DocumentRequestView }> {
+    const row = await actionable(scope, decisionId, input.expectedVersion);
+    const types = input.documentTypes;
+    if (types.length < 1) throw new ApiError('unprocessable_entity', 'document_types must name at least one document.');
+    if (new Set(types).size !== types.length) throw new ApiError('unprocessable_entity', 'document_types must not repeat a type.');
+    for (const t of types) if (!(DOCUMENT_TYPES as readonly string[]).includes(t)) throw new ApiError('unprocessable_entity', `document_types: ${t} is not one of ${DOCUMENT_TYPES.join(', ')}.`);
+    const note = cleanNote(input.note);
+    const now = clock.now();
+    const id = random.uuid();
+    const token = random.bytes(32).toString('base64url');
+    const request: DocumentRequestsTable = {
+      id,
+      decision_id: row.id,
+      tenant_id: row.tenant_id,
+      environment: row.environment,
+      document_types_json: JSON.stringify(types),
+      note,
+      token_hash: hashToken(token),
+      token_sealed: deps.secretBox.seal(token, id),
+      requested_by: actor.userId,
+      created_at: now.getTime(),
+      expires_at: now.getTime() + DOCUMENT_REQUEST_TTL_MS,
+      fulfilled_at: null,
+    };
+    return deps.db.transaction().execute(async (trx) => {
+      const updated = await bumpVersion(trx, row, {});
+      await trx.insertInto('document_requests').values(request).execute();
+      await recordAction(trx, updated, actor, 'documents_requested', { request_id: id, document_types: types, note });
+      await deps.outbox.append(trx, scope, [
+        {
+          type: 'application.documents_requested',
+          subjectId: row.id,
+          data: {
+            application_id: row.application_id,
+            decision_id: row.id,
+            request_id: id,
+            document_types: types,
+            upload_url: uploadUrl(token),
+            expires_at: new Date(request.expires_at).toISOString(),
+            requested_at: now.toISOString(),
+            requested_by: actor.userId,
+          },
+        },
+      ]);
+      return { decision: updated, request: requestView(request) };
+    });
+  }
+
+  /** Attach an approval condition (a code from the catalogue, and an optional note kept in the portal). */
+  async function addCondition(scope: Scope, decisionId: string, actor: Actor, input: { expectedVersion: number; code: string; note: string | null }): Promise<{ decision: DecisionsTable; condition: ConditionView }> {
+    const row = await actionable(scope, decisionId, input.expectedVersion);
+    if (!(CONDITION_CODES as readonly string[]).includes(input.code)) throw new ApiError('unprocessable_entity', `code must be one of ${CONDITION_CODES.join(', ')}.`);
+    const note = cleanNote(input.note);
+    const now = clock.now();
+    const condition: DecisionConditionsTable = { id: random.uuid(), decision_id: row.id, tenant_id: row.tenant_id, environment: row.environment, code: input.code, note, added_by: actor.userId, created_at: now.getTime() };
+    return deps.db.transaction().execute(async (trx) => {
+      const updated = await bumpVersion(trx, row, {});
+      await trx.insertInto('decision_conditions').values(condition).execute();
+      await recordAction(trx, updated, actor, 'condition_added', { condition_id: condition.id, code: input.code, note });
+      await deps.outbox.append(trx, scope, [
+        {
+          type: 'application.condition_added',
+          subjectId: row.id,
+          data: { application_id: row.application_id, decision_id: row.id, condition_id: condition.id, code: input.code, added_at: now.toISOString(), added_by: actor.userId },
+        },
+      ]);
+      return { decision: updated, condition: conditionView(condition) };
+    });
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // For the hosted upload page and verification review (modules/kyc)
+  // ---------------------------------------------------------------------------------------------
+
+  /** The document request an upload token belongs to (used or not), or null. */
+  async function findDocumentRequestByToken(token: string): Promise<OpenDocumentRequest | null> {
+    if (!/^[A-Za-z0-9_-]{43}$/.test(token)) return null;
+    const request = await deps.db.selectFrom('document_requests').selectAll().where('token_hash', '=', hashToken(token)).executeTakeFirst();
+    if (!request) return null;
+    const decision = await deps.db.selectFrom('decisions').select('merchant_name').where('id', '=', request.decision_id).executeTakeFirstOrThrow();
+    return {
+      id: request.id,
+      decisionId: request.decision_id,
+      tenantId: request.tenant_id,
+      environment: request.environment,
+      documentTypes: JSON.parse(request.document_types_json) as DocumentType[],
+      merchantName: decision.merchant_name,
+      expiresAt: new Date(request.expires_at),
+      fulfilledAt: request.fulfilled_at === null ? null : new Date(request.fulfilled_at),
+    };
+  }
+
+  /** Uses up a request's token; false when it was already used or has expired (the upload must not count). */
+  async function fulfilDocumentRequest(trx: Kysely<Database>, requestId: string): Promise<boolean> {
+    const now = clock.now().getTime();
+    const result = await trx
+      .updateTable('document_requests')
+      .set({ fulfilled_at: now })
+      .where('id', '=', requestId)
+      .where('fulfilled_at', 'is', null)
+      .where('expires_at', '>', now)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
+  /** Record an action on a decision (document viewed, verification reviewed) in the caller's transaction. */
+  async function recordAction(trx: Kysely<Database>, row: Pick<DecisionsTable, 'id' | 'tenant_id' | 'environment'>, actor: Actor, kind: ActionKind, details: Record<string, unknown>): Promise<void> {
+    await trx
+      .insertInto('underwriting_actions')
+      .values({
+        id: random.uuid(),
+        decision_id: row.id,
+        tenant_id: row.tenant_id,
+        environment: row.environment,
+        kind,
+        user_id: actor.userId,
+        user_name: actor.name,
+        details_json: JSON.stringify(details),
+        created_at: clock.now().getTime(),
+      })
+      .execute();
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Internals
+  // ---------------------------------------------------------------------------------------------
+
+  /** The decision, at the version the person saw, still referred; else the 404 / 409 / 422 that explains why not. */
+  async function actionable(scope: Scope, decisionId: string, expectedVersion: number): Promise<DecisionsTable> {
+    const row = await findRow(scope, decisionId, deps.db);
+    if (!row) throw new ApiError('not_found', 'No such decision in this environment.');
+    if (row.version !== expectedVersion) throw await conflict(row);
+    if (row.outcome !== 'referred' || row.status !== 'complete') {
+      throw new ApiError('unprocessable_entity', `Only referred decisions can be worked in the queue; this decision is ${row.outcome ?? 'waiting for the consumer'}.`);
+    }
+    return row;
+  }
+
+  /** The conditional update every action makes: only at the version read, only while referred. */
+  async function bumpVersion(trx: Kysely<Database>, row: DecisionsTable, changes: Partial<DecisionsTable>): Promise<DecisionsTable> {
+    const now = clock.now().getTime();
+    const next: DecisionsTable = { ...row, ...changes, updated_at: now, version: row.version + 1 };
+    const result = await trx
+      .updateTable('decisions')
+      .set({ ...changes, updated_at: now, version: next.version })
+      .where('id', '=', row.id)
+      .where('version', '=', row.version)
+      .where('outcome', '=', 'referred')
+      .executeTakeFirst();
+    if (Number(result.numUpdatedRows) !== 1) {
+      const current = await trx.selectFrom('decisions').selectAll().where('id', '=', row.id).executeTakeFirstOrThrow();
+      throw await conflict(current, trx);
+    }
+    return next;
+  }
+
+  async function conflict(current: DecisionsTable, db: Kysely<Database> = deps.db): Promise<ApiError> {
+    const last = await db.selectFrom('underwriting_actions').select(['user_name', 'created_at', 'kind']).where('decision_id', '=', current.id).where('kind', 'in', ['approved', 'declined', 'documents_requested', 'condition_added']).orderBy('created_at', 'desc').orderBy('id', 'desc').executeTakeFirst();
+    const when = new Date(last?.created_at ?? current.updated_at).toISOString();
+    const who = last ? `${last.user_name} (${last.kind.replace('_', ' ')})` : 'another underwriter';
+    return new ApiError('decision_version_conflict', `This decision was changed by ${who} at ${when}; reload to see the new state.`);
+  }
+
+  async function appendOverride(trx: Kysely<Database>, decisionId: string, entry: Record<string, unknown>): Promise<void> {
+    const current = await trx.selectFrom('decision_audits').select('record_json').where('decision_id', '=', decisionId).executeTakeFirst();
+    const record = current ? (JSON.parse(current.record_json) as Record<string, unknown>) : {};
+    const overrides = Array.isArray(record.overrides) ? record.overrides : [];
+    record.overrides = [...overrides, entry];
+    await trx.updateTable('decision_audits').set({ record_json: JSON.stringify(record) }).where('decision_id', '=', decisionId).execute();
+  }
+
+  /**
+   * Pricing of an override: the rates the tenant's current policy gives the decision's grade. A
+   * referral without a grade (nothing was scored) is priced at the policy's lowest grade that
+   * prices the plan (`plan` null: the lowest grade pricing any plan, for the preview).
+   */
+  async function pricingFor(scope: Scope, row: DecisionsTable, plan: Plan | null): Promise<PricingView> {
+    const policy = (await deps.decisions.documentsFor(scope)).policy;
+    const grade = (RISK_GRADES as readonly string[]).includes(row.risk_grade ?? '') ? (row.risk_grade as RiskGrade) : null;
+    if (grade) return { grade, source: 'decision', policyVersion: policy.version, ratesBps: await ratesForGrade(policy, grade) };
+    for (const p of plan ? [plan] : (['monthly', 'pay_in_6', 'pay_in_4'] as const)) {
+      const lowest = await lowestPricedGrade(policy, p);
+      if (lowest) return { grade: lowest.grade, source: 'lowest_priced_grade', policyVersion: policy.version, ratesBps: lowest.rates };
+    }
+    return { grade: null, source: 'lowest_priced_grade', policyVersion: policy.version, ratesBps: { pay_in_4: null, pay_in_6: null, monthly: null } };
+  }
+
+  function requestView(r: DocumentRequestsTable): DocumentRequestView {
+    return {
+      id: r.id,
+      documentTypes: JSON.parse(r.document_types_json) as DocumentType[],
+      note: r.note,
+      uploadUrl: uploadUrl(deps.secretBox.openText(r.token_sealed, r.id)),
+      requestedBy: r.requested_by,
+      createdAt: new Date(r.created_at),
+      expiresAt: new Date(r.expires_at),
+      fulfilledAt: r.fulfilled_at === null ? null : new Date(r.fulfilled_at),
+    };
+  }
+
+  function uploadUrl(token: string): string {
+    return `${deps.config.publicBaseUrl}/verify/${token}`;
+  }
+
+  return {
+    listReferrals,
+    getReferral,
+    revealApplicant,
+    approve,
+    decline,
+    requestDocuments,
+    addCondition,
+    findDocumentRequestByToken,
+    fulfilDocumentRequest,
+    recordAction,
+  };
+}
+
+export type UnderwritingService = ReturnType<typeof createUnderwritingService>;
+
+/** decision.adjusted (docs/webhooks.md): the new state, who (a user id, never a name) and when. */
+function adjustedEvent(row: DecisionsTable, actor: Actor, at: Date): NewEvent {
+  const approved = row.outcome === 'approved';
+  return {
+    type: 'decision.adjusted',
+    subjectId: row.id,
+    data: {
+      decision_id: row.id,
+      application_id: row.application_id,
+      previous_outcome: 'referred',
+      outcome: row.outcome,
+      approved_amount: approved ? formatMoney(row.approved_amount_cents!) : null,
+      currency: row.currency,
+      plan: approved ? row.plan : null,
+      term_months: approved ? row.term_months : null,
+      apr: approved ? row.apr : null,
+      reason_codes: approved ? [] : reasonsOf(row).map((r) => r.code),
+      adjusted_at: at.toISOString(),
+      adjusted_by: actor.userId,
+    },
+  };
+}
+
+function reasonsOf(row: DecisionsTable): AdverseActionReason[] {
+  return JSON.parse(row.reasons_json) as AdverseActionReason[];
+}
+
+function actionView(a: UnderwritingActionsTable): ActionView {
+  return { id: a.id, kind: a.kind, userId: a.user_id, userName: a.user_name, details: JSON.parse(a.details_json) as Record<string, unknown>, createdAt: new Date(a.created_at) };
+}
+
+function conditionView(c: DecisionConditionsTable): ConditionView {
+  return { id: c.id, code: c.code as ConditionCode, note: c.note, addedBy: c.added_by, createdAt: new Date(c.created_at) };
+}
+
+function cleanNote(note: string | null): string | null {
+  const trimmed = note?.trim() ?? '';
+  if (trimmed.length > MAX_NOTE_LENGTH) throw new ApiError('unprocessable_entity', `note must be at most ${MAX_NOTE_LENGTH} characters.`);
+  return trimmed === '' ? null : trimmed;
+}
+
+function hashToken(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
+}
+
+/** Masked for the queue: initials, first letter of the email's local part, last four phone digits. */
+export function maskApplicant(consumer: { id: string; firstName: string; lastName: string; email: string; phone: string | null; address: { state: string } } | null): MaskedApplicant | null {
+  if (!consumer) return null;
+  const [local = '', domain = ''] = consumer.email.split('@');
+  return {
+    consumerId: consumer.id,
+    initials: `${consumer.firstName.trim().charAt(0)}. ${consumer.lastName.trim().charAt(0)}.`.toUpperCase(),
+    email: `${local.slice(0, 1)}•••@${domain}`,
+    phone: consumer.phone ? `•••• ${consumer.phone.slice(-4)}` : null,
+    state: consumer.address.state,
+  };
+}

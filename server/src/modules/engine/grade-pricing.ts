@@ -1,0 +1,75 @@
+/**
+ * Pricing by risk grade, read from a credit policy without scoring anybody.
+ *
+ * An underwriter who approves a referral prices it as the engine would price an automatic approval
+ * of that grade. The grade's rates live in the policy graph's pricing table (the decision table
+ * whose outputs are `ratesBps.<plan>`), so this runs exactly that table: a two-node graph
+ * (input -> the policy's own pricing node -> output) evaluated by ZEN with `{ riskGrade }`. Nothing
+ * is copied out of the document, so an edited pricing table prices overrides the same way as
+ * automatic approvals. Pure: a function of (policy document, grade); compiled once per policy.
+ */
+import { ZenEngine, type ZenDecision } from '@gorules/zen-engine';
+import type { BnplPlan } from './features.js';
+import { MAX_RATE_BPS, PolicyDocumentError, RISK_GRADES, type CompiledPolicy, type RiskGrade } from './policy.js';
+
+export type GradeRates = Record<BnplPlan, number | null>;
+
+interface JdmNode {
+  id: string;
+  type: string;
+  content?: { outputs?: Array<{ field?: string }> };
+}
+
+let zen: ZenEngine | undefined;
+const compiled = new WeakMap<CompiledPolicy, ZenDecision>();
+
+function pricingDecision(policy: CompiledPolicy): ZenDecision {
+  const found = compiled.get(policy);
+  if (found) return found;
+  const nodes = (policy.document as { nodes: JdmNode[] }).nodes;
+  const pricing = nodes.find((n) => n.type === 'decisionTableNode' && (n.content?.outputs ?? []).length > 0 && n.content!.outputs!.every((o) => o.field?.startsWith('ratesBps.')));
+  if (!pricing) throw new PolicyDocumentError(`policy ${policy.version} has no pricing table (a decision table with ratesBps.* outputs)`);
+  const graph = {
+    nodes: [
+      { id: 'in', type: 'inputNode', name: 'request', position: { x: 0, y: 0 }, content: { schema: '' } },
+      structuredClone(pricing),
+      { id: 'out', type: 'outputNode', name: 'response', position: { x: 0, y: 0 }, content: { schema: '' } },
+    ],
+    edges: [
+      { id: 'e-in', sourceId: 'in', targetId: pricing.id, type: 'edge' },
+      { id: 'e-out', sourceId: pricing.id, targetId: 'out', type: 'edge' },
+    ],
+  };
+  zen ??= new ZenEngine();
+  const decision = zen.createDecision(graph);
+  compiled.set(policy, decision);
+  return decision;
+}
+
+/** The nominal annual rate (bps) per plan the policy gives a grade; null where it does not lend. */
+export async function ratesForGrade(policy: CompiledPolicy, grade: RiskGrade): Promise<GradeRates> {
+  const result = (await pricingDecision(policy).evaluate({ riskGrade: grade })).result as { ratesBps?: Partial<Record<BnplPlan, unknown>> };
+  const rate = (value: unknown): number | null => {
+    if (value === null || value === undefined) return null;
+    if (!Number.isInteger(value) || (value as number) < 0 || (value as number) > MAX_RATE_BPS) {
+      throw new PolicyDocumentError(`policy ${policy.version} prices grade ${grade} at ${String(value)} bps`);
+    }
+    return value as number;
+  };
+  const r = result.ratesBps ?? {};
+  return { pay_in_4: rate(r.pay_in_4), pay_in_6: rate(r.pay_in_6), monthly: rate(r.monthly) };
+}
+
+/**
+ * The grade an ungraded referral (nothing was scored: credit data unavailable, or identity not
+ * verified before scoring) is priced at: the policy's lowest grade that prices `plan`. The most
+ * conservative price the policy would ever lend this plan at, never a better one than scoring
+ * could have given. Null when no grade prices the plan.
+ */
+export async function lowestPricedGrade(policy: CompiledPolicy, plan: BnplPlan): Promise<{ grade: RiskGrade; rates: GradeRates } | null> {
+  for (const grade of [...RISK_GRADES].reverse()) {
+    const rates = await ratesForGrade(policy, grade);
+    if (rates[plan] !== null) return { grade, rates };
+  }
+  return null;
+}

@@ -1,0 +1,300 @@
+/**
+ * The underwriting workplace in headless Chromium against the real service on a loopback port,
+ * with a real HTTPS webhook receiver (its CA trusted by the delivery worker, which runs as in
+ * production). Referred sandbox decisions (magic SSN 1111) are worked through the referral queue by
+ * an underwriter who signs in through the portal: approve, decline, request documents (uploaded by
+ * the applicant on the hosted page in a phone-size browser, then viewed and accepted in
+ * verification review) and add a condition. After each action the /v1 poll shows the new state
+ * and the action's event arrives, signed, at the receiver. A second person acting first gives the
+ * underwriter the conflict message. Every screen: test-artifacts/screenshots/underwriting-*.png.
+ */
+import { execFileSync } from 'node:child_process';
+import { createHmac } from 'node:crypto';
+import { existsSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PORTAL_DIST_DIR } from '../../src/modules/portal/portal-static.js';
+import { chromiumAvailable, launchChromium, makePng, pageProblems, phoneContext, Screenshots, startListeningTestApp, type ListeningTestApp } from '../support/browser.js';
+import { createTestDatabase, type TestDatabase } from '../support/databases.js';
+import { makeTempDir } from '../support/server-process.js';
+import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from '../support/webhook-receiver.js';
+
+const LAPTOP = { width: 1366, height: 900 } as const;
+const PASSWORD = 'a long underwriting passphrase';
+const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const HOOK = '/underwriting-e2e';
+
+function ensurePortalBuilt(): void {
+  if (existsSync(`${PORTAL_DIST_DIR}index.html`)) return;
+  execFileSync('npm', ['run', 'build', '--workspace', 'portal'], { cwd: REPO_ROOT, stdio: 'ignore' });
+}
+
+function signedWith(req: ReceivedWebhook, secret: string): boolean {
+  const parts = req.headers['svc-signature']!.split(',');
+  const t = parts.find((p) => p.startsWith('t='))!.slice(2);
+  const expected = createHmac('sha256', secret).update(`${t}.${req.body}`).digest('hex');
+  return parts.filter((p) => p.startsWith('v1=')).some((p) => p.slice(3) === expected);
+}
+
+describe.skipIf(!chromiumAvailable())('underwriting workplace in headless Chromium', () => {
+  let db: TestDatabase;
+  let t: ListeningTestApp;
+  let receiver: WebhookReceiver;
+  let browser: Browser;
+  const contexts: BrowserContext[] = [];
+  const shots = new Screenshots('underwriting');
+  let apiKey = '';
+  let secret = '';
+  let tenantId = '';
+  let adminId = '';
+  let underwriter: Page;
+  const ids: Record<'approve' | 'decline' | 'documents' | 'conflict', string> = { approve: '', decline: '', documents: '', conflict: '' };
+
+  beforeAll(async () => {
+    ensurePortalBuilt();
+    [receiver, db, browser] = await Promise.all([startWebhookReceiver(), createTestDatabase('sqlite'), launchChromium()]);
+    t = await startListeningTestApp(db, {
+      env: { RATE_LIMIT_SANDBOX_PER_S: '100000', RATE_LIMIT_LIVE_PER_S: '100000' },
+      overrides: { webhookDelivery: { ca: receiver.ca, timeoutMs: 2_000, leaseMs: 30_000, pollIntervalMs: 100 } },
+    });
+    t.ctx.webhookDelivery.start();
+
+    // The lender: an admin (signed up as the portal does), an underwriter invited by them, and a
+    // webhook endpoint on the local HTTPS receiver for every event.
+    const signed = await t.ctx.accounts.signUp({ companyName: 'Harbor Credit', name: 'Ada Admin', email: 'ada@harbor-credit.example.com', password: PASSWORD, clientAddress: '127.0.0.1' });
+    apiKey = signed.sandboxApiKey;
+    tenantId = signed.tenant.id;
+    adminId = signed.session.user.id;
+    const invited = await t.ctx.accounts.inviteUser(signed.session.user, { email: 'uri@harbor-credit.example.com', role: 'underwriter' });
+    await t.ctx.accounts.acceptInvitation({ token: invited.token, name: 'Uri Underwriter', password: PASSWORD, clientAddress: '127.0.0.1' });
+    const endpoint = await t.ctx.webhooks.createEndpoint({ tenantId, environment: 'sandbox' }, { url: receiver.url(HOOK) });
+    secret = endpoint.secret;
+
+    ids.approve = await referred('Rosa', 'Approve', '300.00');
+    ids.decline = await referred('Dan', 'Decline', '180.00');
+    ids.documents = await referred('Doris', 'Documents', '420.00');
+    ids.conflict = await referred('Cory', 'Conflict', '90.00');
+  });
+  afterAll(async () => {
+    for (const c of contexts) await c.close().catch(() => undefined);
+    await browser?.close();
+    await t?.close();
+    await db?.drop();
+    await receiver?.stop();
+    if (shots.files.length > 0) console.info(`underwriting screenshots:\n  ${shots.files.join('\n  ')}`);
+  });
+
+  async function referred(first: string, last: string, amount: string): Promise<string> {
+    const r = await fetch(`${t.baseUrl}/v1/decisions/bnpl`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        consumer: { first_name: first, last_name: last, email: `${first.toLowerCase()}@example.com`, phone: '+14155550142', dob: '1985-05-06', ssn_last4: '1111', address: { line1: '9 Pier Rd', city: 'Seattle', state: 'WA', zip: '98101' } },
+        transaction: { amount, currency: 'USD', merchant_name: 'Harbor Outfitters', merchant_category: 'sporting_goods' },
+      }),
+    });
+    const body = (await r.json()) as { decision_id: string; outcome: string };
+    expect(body.outcome).toBe('referred');
+    return body.decision_id;
+  }
+
+  async function poll(id: string): Promise<Record<string, unknown>> {
+    const r = await fetch(`${t.baseUrl}/v1/decisions/bnpl/${id}`, { headers: { authorization: `Bearer ${apiKey}` } });
+    return (await r.json()) as Record<string, unknown>;
+  }
+
+  /** The event of `type` about decision `id`, once it has arrived (signed) at the receiver. */
+  async function arrived(type: string, id: string): Promise<{ id: string; type: string; data: Record<string, unknown> }> {
+    const match = (r: ReceivedWebhook) => r.headers['svc-webhook-type'] === type && (JSON.parse(r.body) as { data: { decision_id?: string } }).data.decision_id === id;
+    await receiver.waitFor((rs) => rs.some(match), 10_000);
+    const request = receiver.requestsTo(HOOK).find(match)!;
+    expect(signedWith(request, secret)).toBe(true);
+    return JSON.parse(request.body) as { id: string; type: string; data: Record<string, unknown> };
+  }
+
+  async function newPage(viewport: { width: number; height: number }): Promise<Page> {
+    const context = await browser.newContext({ viewport, locale: 'en-US', timezoneId: 'UTC' });
+    context.setDefaultTimeout(10_000);
+    contexts.push(context);
+    return context.newPage();
+  }
+
+  async function screen(page: Page, step: string): Promise<void> {
+    await page.waitForLoadState('networkidle').catch(() => undefined);
+    expect(await pageProblems(page), step).toEqual([]);
+    await page.evaluate('window.scrollTo(0, 0)');
+    await shots.take(page, step);
+  }
+
+  const heading = (page: Page, text: string | RegExp) => page.getByRole('heading', { level: 1, name: text }).waitFor();
+
+  async function openReferral(page: Page, id: string): Promise<void> {
+    await page.goto(`${t.baseUrl}/portal/sandbox/referrals/${id}`);
+    await heading(page, 'Referred decision');
+  }
+
+  it('the underwriter signs in and sees the queue, oldest first, with applicants masked', async () => {
+    underwriter = await newPage(LAPTOP);
+    await underwriter.goto(`${t.baseUrl}/portal/login`);
+    await heading(underwriter, 'Sign in');
+    await underwriter.getByLabel('Work email').fill('uri@harbor-credit.example.com');
+    await underwriter.getByLabel('Password').fill(PASSWORD);
+    await underwriter.getByRole('button', { name: 'Sign in' }).click();
+    await heading(underwriter, 'Welcome, Uri');
+    await underwriter.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Referral queue' }).click();
+    await heading(underwriter, 'Referral queue');
+    const table = underwriter.getByRole('table', { name: 'Referred decisions' });
+    await table.getByRole('row').nth(4).waitFor();
+    const rows = await table.getByRole('row').allInnerTexts();
+    // Oldest first is pinned on a controlled clock in the integration suite; here: all four, masked.
+    expect(rows.slice(1).map((r) => r.split('\t')[1]?.split(' ').slice(0, 2).join(' ')).sort()).toEqual(['C. C.', 'D. D.', 'D. D.', 'R. A.']);
+    const html = await underwriter.content();
+    for (const name of ['Rosa', 'Approve', 'rosa@example.com', '4155550142', '1985-05-06']) expect(html).not.toContain(name);
+    await screen(underwriter, 'queue');
+  });
+
+  it('approves with amount and plan: the poll returns the approval and decision.adjusted arrives', async () => {
+    await openReferral(underwriter, ids.approve);
+    await underwriter.getByText('r•••@example.com').waitFor();
+    await underwriter.getByRole('table', { name: 'Action history' }).getByText('No one has acted on this decision yet.').waitFor();
+    await screen(underwriter, 'referral-detail');
+
+    await underwriter.getByRole('button', { name: 'Reveal' }).click();
+    await underwriter.getByText('Rosa Approve').waitFor();
+    await underwriter.getByText('1985-05-06').waitFor();
+    await underwriter.getByRole('table', { name: 'Action history' }).getByRole('row', { name: /Uri Underwriter.*Applicant details revealed/ }).waitFor();
+    await screen(underwriter, 'referral-revealed');
+
+    await underwriter.getByRole('button', { name: 'Approve' }).click();
+    const dialog = underwriter.getByRole('dialog', { name: 'Approve this application' });
+    await dialog.getByLabel('Approved amount (USD)').fill('250.00');
+    await dialog.getByLabel('Plan').selectOption('pay_in_6');
+    await dialog.getByText(/Priced at grade D: 14\.99% nominal/).waitFor();
+    await screen(underwriter, 'approve-dialog');
+    await dialog.getByRole('button', { name: 'Approve' }).click();
+    await underwriter.getByText(/Approved: 250\.00 USD at \d+\.\d\d% APR/).waitFor();
+    await underwriter.getByText('This decision is approved').waitFor();
+    await screen(underwriter, 'approved');
+
+    const polled = await poll(ids.approve);
+    expect(polled).toMatchObject({ status: 'complete', outcome: 'approved', approved_amount: '250.00', term_months: 6, decline_reasons: [], tila_disclosure: { amount_financed: '250.00', payment_frequency: 'monthly' } });
+    expect((polled.payment_schedule as unknown[]).length).toBe(6);
+    const event = await arrived('decision.adjusted', ids.approve);
+    expect(event.data).toMatchObject({ previous_outcome: 'referred', outcome: 'approved', approved_amount: '250.00', plan: 'pay_in_6', apr: polled.apr, reason_codes: [], adjusted_by: expect.stringMatching(/^[0-9a-f-]{36}$/) });
+    expect(event.data.adjusted_by).not.toBe(adminId);
+  });
+
+  it('declines with reasons from the catalogue: the poll returns the decline and decision.adjusted arrives', async () => {
+    await openReferral(underwriter, ids.decline);
+    await underwriter.getByRole('button', { name: 'Decline' }).click();
+    const dialog = underwriter.getByRole('dialog', { name: 'Decline this application' });
+    expect(await dialog.getByLabel(/AA-25/).count()).toBe(0); // referral-only: never offered
+    await dialog.getByLabel('AA-09 Excessive obligations in relation to income').check();
+    await dialog.getByLabel('AA-22 Number of recent inquiries on credit bureau report').check();
+    await dialog.getByText('Chosen: AA-09, AA-22').waitFor();
+    await screen(underwriter, 'decline-dialog');
+    await dialog.getByRole('button', { name: 'Decline' }).click();
+    await underwriter.getByText('Declined with AA-09, AA-22.', { exact: false }).waitFor();
+    await screen(underwriter, 'declined');
+
+    expect(await poll(ids.decline)).toEqual({
+      decision_id: ids.decline,
+      application_id: ids.decline,
+      status: 'complete',
+      outcome: 'declined',
+      decline_reasons: [
+        { code: 'AA-09', reason: 'Excessive obligations in relation to income' },
+        { code: 'AA-22', reason: 'Number of recent inquiries on credit bureau report' },
+      ],
+    });
+    const event = await arrived('decision.adjusted', ids.decline);
+    expect(event.data).toMatchObject({ outcome: 'declined', reason_codes: ['AA-09', 'AA-22'], approved_amount: null });
+  });
+
+  it('requests documents; the applicant uploads them on the hosted page; the underwriter views and accepts them in verification review', async () => {
+    await openReferral(underwriter, ids.documents);
+    await underwriter.getByRole('button', { name: 'Request documents' }).click();
+    const dialog = underwriter.getByRole('dialog', { name: 'Request documents' });
+    await dialog.getByLabel('Proof of income').check();
+    await dialog.getByLabel(/Note for the file/).fill('Recent payslip');
+    await screen(underwriter, 'request-documents-dialog');
+    await dialog.getByRole('button', { name: 'Request documents' }).click();
+    await underwriter.getByText(/Documents requested\. Send the applicant this upload link/).waitFor();
+    await screen(underwriter, 'documents-requested');
+
+    const event = await arrived('application.documents_requested', ids.documents);
+    expect(event.data).toMatchObject({ document_types: ['proof_of_income'], upload_url: expect.stringMatching(new RegExp(`^${t.baseUrl}/verify/[A-Za-z0-9_-]{43}$`)) });
+    expect(JSON.stringify(event.data)).not.toContain('payslip');
+    expect(await underwriter.getByLabel('Upload link').innerText()).toBe(event.data.upload_url);
+    expect((await poll(ids.documents)).outcome).toBe('referred');
+
+    // The applicant, on a phone.
+    const phone = await phoneContext(browser);
+    contexts.push(phone);
+    const applicant = await phone.newPage();
+    await applicant.goto(String(event.data.upload_url));
+    await applicant.locator('h1', { hasText: 'Upload documents' }).waitFor();
+    await screen(applicant, 'hosted-upload');
+    const dir = makeTempDir('uw-upload');
+    const file = `${dir}/payslip.png`;
+    writeFileSync(file, makePng(240, 160, [200, 120, 40]));
+    await applicant.getByLabel('Proof of income').setInputFiles(file);
+    await applicant.getByRole('button', { name: 'Upload documents' }).click();
+    await applicant.locator('h1', { hasText: 'Documents received' }).waitFor();
+    await screen(applicant, 'hosted-upload-received');
+
+    await underwriter.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Verification review' }).click();
+    await heading(underwriter, 'Verification review');
+    const card = underwriter.getByRole('region', { name: `Decision ${ids.documents.slice(0, 8)}` });
+    await card.getByText('Awaiting review').waitFor();
+    await screen(underwriter, 'verification-review');
+    await card.getByRole('button', { name: /View Proof of income/ }).click();
+    const viewer = underwriter.getByRole('dialog', { name: `Proof of income of decision ${ids.documents.slice(0, 8)}` });
+    const img = viewer.getByRole('img', { name: 'Proof of income uploaded by the applicant' });
+    await img.waitFor();
+    await underwriter.waitForFunction(`document.querySelector('img.document-view') && document.querySelector('img.document-view').naturalWidth === 240`);
+    await screen(underwriter, 'document-viewer');
+    await viewer.getByRole('button', { name: 'Close' }).click();
+    await card.getByLabel(/Review note/).fill('Payslip matches the application');
+    await card.getByRole('button', { name: 'Accept' }).click();
+    await underwriter.getByText(`Verification of decision ${ids.documents.slice(0, 8)} marked accepted.`).waitFor();
+    await underwriter.getByText('Nothing to review').waitFor();
+    await underwriter.getByLabel('Show').selectOption('reviewed');
+    await underwriter.getByRole('region', { name: `Decision ${ids.documents.slice(0, 8)}` }).getByText('Accepted').waitFor();
+    await screen(underwriter, 'verification-reviewed');
+  });
+
+  it('adds a condition: application.condition_added arrives, and the history lists every action', async () => {
+    await openReferral(underwriter, ids.documents);
+    await underwriter.getByRole('button', { name: 'Add condition' }).click();
+    const dialog = underwriter.getByRole('dialog', { name: 'Add an approval condition' });
+    await dialog.getByLabel('Condition').selectOption('proof_of_income');
+    await dialog.getByLabel('Note (optional)').fill('Payslip must show 3 months');
+    await screen(underwriter, 'condition-dialog');
+    await dialog.getByRole('button', { name: 'Add condition' }).click();
+    await underwriter.getByText('Condition added: Proof of income.', { exact: false }).waitFor();
+    const event = await arrived('application.condition_added', ids.documents);
+    expect(event.data).toMatchObject({ code: 'proof_of_income', decision_id: ids.documents });
+    const history = underwriter.getByRole('table', { name: 'Action history' });
+    for (const action of ['Documents requested', 'Document viewed', 'Verification reviewed', 'Condition added']) await history.getByRole('cell', { name: action, exact: true }).waitFor();
+    await screen(underwriter, 'condition-added-history');
+  });
+
+  it('when someone else acts first, the underwriter gets a clear conflict message and reloads the new state', async () => {
+    await openReferral(underwriter, ids.conflict);
+    // The admin approves the same decision meanwhile (through the same service the portal uses).
+    await t.ctx.underwriting.approve({ tenantId, environment: 'sandbox' }, ids.conflict, { userId: adminId, name: 'Ada Admin' }, { expectedVersion: 1, amount: '90.00', plan: 'pay_in_4' });
+    await underwriter.getByRole('button', { name: 'Decline' }).click();
+    const dialog = underwriter.getByRole('dialog', { name: 'Decline this application' });
+    await dialog.getByLabel('AA-08 Income insufficient for amount of credit requested').check();
+    await dialog.getByRole('button', { name: 'Decline' }).click();
+    await underwriter.getByText('Someone else acted on this decision first').waitFor();
+    await underwriter.getByText(/This decision was changed by Ada Admin \(approved\) at .+; reload to see the new state\./).waitFor();
+    await screen(underwriter, 'conflict');
+    await underwriter.getByRole('button', { name: 'Reload decision' }).click();
+    await underwriter.getByText('This decision is approved').waitFor();
+    expect(await underwriter.getByRole('button', { name: 'Decline' }).count()).toBe(0);
+    expect((await poll(ids.conflict)).outcome).toBe('approved');
+  });
+});
