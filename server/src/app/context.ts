@@ -15,6 +15,7 @@ import { createLocalRateLimiter, createRedisRateLimiter, type RateLimiter } from
 import { createTenantsService, type TenantsService } from '../modules/tenants/tenants.service.js';
 import { createConsumersService, type ConsumersService } from '../modules/consumers/consumers.service.js';
 import { createOutbox, type Outbox } from '../modules/events/outbox.js';
+import { createEventsService, type EventsService } from '../modules/events/events.service.js';
 import { createDecisionsService, type DecisionsService } from '../modules/decisions/decisions.service.js';
 import { createCreditDataConnectors } from '../modules/credit-data/connectors.js';
 import type { CreditDataConnector } from '../modules/credit-data/credit-data.types.js';
@@ -46,6 +47,8 @@ export interface AppContext {
   webhookDelivery: DeliveryWorker;
   /** Lender portal users, invitations and sessions (modules/portal). */
   accounts: AccountsService;
+  /** The event history read API (GET /v1/events; modules/events). */
+  events: EventsService;
   close(): Promise<void>;
 }
 
@@ -115,9 +118,12 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
     db: storage.db, readDb: storage.readDb, clock, random, tenants, apiKeys, rateLimiter, dataEncryptionKey: config.dataEncryptionKey,
   });
 
+  const events = createEventsService({ readDb: storage.readDb, clock });
+
   return {
     config, storage, clock, random, logger, secretBox, rateLimiter, apiKeys, tenants, idempotency, consumers, outbox, decisions, verification, webhooks, webhookDelivery,
     accounts,
+    events,
     async close() {
       await webhookDelivery.stop();
       codeSender.close();

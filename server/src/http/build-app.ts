@@ -17,6 +17,7 @@ import { registerRateLimit } from './plugins/rate-limit.js';
 import { registerSystemRoutes } from './routes/system.routes.js';
 import { registerBnplRoutes } from '../modules/decisions/bnpl.routes.js';
 import { registerSandboxRoutes } from '../modules/decisions/sandbox.routes.js';
+import { registerEventRoutes } from '../modules/events/events.routes.js';
 import { registerVerifyRoutes } from '../modules/kyc/verify.routes.js';
 import { registerPortal } from '../modules/portal/portal.routes.js';
 
@@ -85,6 +86,7 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
       v1.setNotFoundHandler((request, reply) => sendError(reply, 'not_found', `No route ${request.method} ${request.url.split('?')[0]}.`));
       registerBnplRoutes(v1, ctx);
       registerSandboxRoutes(v1, ctx);
+      registerEventRoutes(v1, ctx);
       options.registerExtraV1Routes?.(v1, ctx);
     },
     { prefix: '/v1' },

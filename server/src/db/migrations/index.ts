@@ -8,6 +8,7 @@ import * as m0002 from './0002-decisions.js';
 import * as m0003 from './0003-webhooks.js';
 import * as m0004 from './0004-verification.js';
 import * as m0005 from './0005-portal.js';
+import * as m0010 from './0010-event-history.js';
 
 export const migrations: Record<string, Migration> = {
   '0001-foundation': m0001,
@@ -15,4 +16,5 @@ export const migrations: Record<string, Migration> = {
   '0003-webhooks': m0003,
   '0004-verification': m0004,
   '0005-portal': m0005,
+  '0010-event-history': m0010,
 };
