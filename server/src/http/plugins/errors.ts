@@ -32,7 +32,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
       case 'FST_ERR_CTP_EMPTY_JSON_BODY':
         return sendError(reply, 'invalid_request', 'The request body is empty; send a JSON object.');
       case 'FST_ERR_CTP_INVALID_JSON_BODY':
-        return sendError(reply, 'invalid_request', 'The request body is not valid JSON.');
+        return sendError(reply, 'invalid_request', describeFramework4xx(error, fastifyError.code));
       default:
         break;
     }
@@ -58,6 +58,8 @@ export function registerErrorHandling(app: FastifyInstance): void {
 export function describeFramework4xx(error: Error, code: string | undefined): string {
   if (/prototype|constructor/i.test(error.message)) return 'The request body contains a "__proto__" or "constructor" key; such keys are refused in JSON bodies.';
   if (error instanceof SyntaxError) return 'The request body is not valid JSON.';
+  // The framework's parser drops its cause, so both refusals it makes are named.
+  if (code === 'FST_ERR_CTP_INVALID_JSON_BODY') return 'The request body is not valid JSON, or it has a "__proto__" or "constructor.prototype" key, which is refused.';
   if (code === 'FST_ERR_BAD_URL') return 'The request URL is malformed (an invalid percent-encoding); encode it as RFC 3986 describes.';
   if (code === 'FST_ERR_CTP_INVALID_CONTENT_LENGTH') return 'The Content-Length header does not match the body sent.';
   return `The request could not be read (${code ?? 'malformed HTTP'}): check the URL, the headers and that the body is JSON.`;
