@@ -28,5 +28,7 @@ export { webhooks, verify as verifyWebhook, generateTestHeader, SIGNATURE_HEADER
 export type { Webhooks, VerifyOptions, TestHeaderOptions, RawBody } from './lib/webhooks.js';
 export type { BnplDecisions, Decisions, RetrieveOptions } from './resources/decisions.js';
 export type { Sandbox, SandboxVerification } from './resources/sandbox.js';
+export { EventPage, EventPagePromise } from './resources/events.js';
+export type { Events, EventRequestOptions } from './resources/events.js';
 export * from './types.js';
 export { VERSION } from './version.js';
