@@ -30,6 +30,7 @@ from .errors import (
     WebhookVerificationError,
 )
 from .models import Decision, DeclineReason, Payment, TilaDisclosure
+from .resources.events import EventPage
 from .webhooks import generate_test_header, verify_signature
 
 __all__ = [
@@ -39,6 +40,7 @@ __all__ = [
     "DeclineReason",
     "Payment",
     "TilaDisclosure",
+    "EventPage",
     "ResponseMeta",
     "webhooks",
     "verify_signature",
