@@ -61,13 +61,18 @@ export class EventPage {
   }
 
   /** Every event of this page and the pages after it. */
-  async *[Symbol.asyncIterator](): AsyncIterator<Event> {
-    let page: EventPage = this;
-    for (;;) {
-      yield* page.data;
-      if (!page.hasNextPage()) return;
-      page = await page.getNextPage();
-    }
+  [Symbol.asyncIterator](): AsyncIterator<Event> {
+    return eventsFrom(this);
+  }
+}
+
+/** The events of `first` and of every page after it; the next page is fetched only when one is used up. */
+async function* eventsFrom(first: EventPage): AsyncGenerator<Event> {
+  let page = first;
+  for (;;) {
+    yield* page.data;
+    if (!page.hasNextPage()) return;
+    page = await page.getNextPage();
   }
 }
 
