@@ -5,6 +5,7 @@
 import { HttpCore, type ClientOptions } from './core/http.js';
 import { webhooks, type Webhooks } from './lib/webhooks.js';
 import { Decisions } from './resources/decisions.js';
+import { Events } from './resources/events.js';
 import { Sandbox } from './resources/sandbox.js';
 
 export class CreditDecisions {
@@ -12,6 +13,8 @@ export class CreditDecisions {
   readonly decisions: Decisions;
   /** Sandbox test helpers: `verification.complete(decisionId, 'pass' | 'fail')`. */
   readonly sandbox: Sandbox;
+  /** The event history: `list` (a page, or `for await` over every page) and `retrieve`. */
+  readonly events: Events;
   /** Webhook signature helpers: `verify`, `generateTestHeader` (no API call; also exported as `webhooks`). */
   readonly webhooks: Webhooks = webhooks;
   /** The service address used. */
@@ -22,5 +25,6 @@ export class CreditDecisions {
     this.baseUrl = core.baseUrl;
     this.decisions = new Decisions(core);
     this.sandbox = new Sandbox(core);
+    this.events = new Events(core);
   }
 }

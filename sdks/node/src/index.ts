@@ -30,5 +30,7 @@ export type { Webhooks, VerifyOptions, TestHeaderOptions, RawBody } from './lib/
 export type { BnplDecisions, Decisions, RetrieveOptions } from './resources/decisions.js';
 export type { AutoLoanDecisions } from './resources/auto-loans.js';
 export type { Sandbox, SandboxVerification } from './resources/sandbox.js';
+export { EventPage, EventPagePromise } from './resources/events.js';
+export type { Events, EventRequestOptions } from './resources/events.js';
 export * from './types.js';
 export { VERSION } from './version.js';

@@ -251,3 +251,47 @@ export interface AutoLoanDecisionData extends DecisionData {
   /** Loan-to-value: amount financed / vehicle value x 100, percent with two decimals. */
   ltv?: string;
 }
+
+/** Every event type the service emits (new ones are added over time). */
+export type EventType =
+  | 'decision.finalized'
+  | 'decision.adjusted'
+  | 'decision.created'
+  | 'application.created'
+  | 'application.kyc_completed'
+  | 'application.kyc_failed'
+  | 'application.documents_requested'
+  | 'application.condition_added'
+  | 'score.completed'
+  | 'score.errored'
+  | 'dealer.added'
+  | 'dealer.removed'
+  | 'webhook.test';
+
+/**
+ * An event read from the event history (`GET /v1/events`): the webhook envelope without
+ * `attempt`, which belongs to a delivery. `id` is the webhook's `Svc-Webhook-Id`.
+ */
+export type Event<TData = Record<string, unknown>> = Omit<WebhookEvent<TData>, 'attempt'>;
+
+/** Parameters of `client.events.list()`. */
+export interface EventListParams {
+  /** Page size, 1 to 100 (default 20). */
+  limit?: number;
+  /** Only these types. */
+  type?: EventType | readonly EventType[];
+  /** Only events created at or after this time (a Date, or unix seconds). */
+  created_gte?: Date | number;
+  /** Only events created before this time (a Date, or unix seconds). */
+  created_lt?: Date | number;
+  /** Start below this event id (the previous page's `next_cursor`). */
+  starting_after?: string;
+}
+
+/** One page of `GET /v1/events`, as the API sends it. */
+export interface EventListData {
+  object: 'list';
+  data: Event[];
+  has_more: boolean;
+  next_cursor: string | null;
+}

@@ -321,3 +321,72 @@ describe('the built packages', () => {
     expect(Object.keys(cjs).sort()).toEqual(Object.keys(esm).sort());
   });
 });
+
+describe('the event history (events.list, events.retrieve)', () => {
+  /** Every page a plain HTTP client gets, for comparison. */
+  async function rawAll(query: string): Promise<Array<{ id: string }>> {
+    const out: Array<{ id: string }> = [];
+    let cursor: string | null = null;
+    for (;;) {
+      const r = await fetch(`${service.baseUrl}/v1/events?${query}${cursor ? `&starting_after=${cursor}` : ''}`, { headers: { Authorization: `Bearer ${service.sandboxKey}` } });
+      const page = (await r.json()) as { data: Array<{ id: string }>; has_more: boolean; next_cursor: string | null };
+      out.push(...page.data);
+      if (!page.has_more) return out;
+      cursor = page.next_cursor;
+    }
+  }
+
+  it('awaits one page, iterates every page with for await, filters by type, and retrieves one event', async () => {
+    const since = Math.floor(Date.now() / 1000) - 1;
+    const ids: string[] = [];
+    for (const amount of ['31.00', '32.00', '33.00']) ids.push((await client.decisions.bnpl.create({ consumer: { consumer_id: service.consumers.soft }, transaction: furniture(amount) })).decision_id);
+
+    const page = await client.events.list({ created_gte: since, limit: 2 });
+    expect(page.data).toHaveLength(2);
+    expect(page.has_more).toBe(true);
+    expect(page.next_cursor).toBe(page.data[1]!.id);
+    expect(page.lastResponse.status).toBe(200);
+    const second = await page.getNextPage();
+    expect(second.data[0]!.id).not.toBe(page.data[1]!.id);
+
+    const all = [];
+    for await (const event of client.events.list({ created_gte: new Date(since * 1000), limit: 2 })) all.push(event);
+    expect(all.map((e) => e.id)).toEqual((await rawAll(`created_gte=${since}&limit=2`)).map((e) => e.id));
+    for (const id of ids) expect(all.filter((e) => e.data.decision_id === id).map((e) => e.type).sort()).toEqual(['application.created', 'decision.created', 'decision.finalized', 'score.completed']);
+    expect(Object.keys(all[0]!)).toEqual(['id', 'type', 'created', 'data']);
+
+    const finalized = await client.events.list({ created_gte: since, type: ['decision.finalized'] }).toArray();
+    expect(finalized.map((e) => e.data.decision_id).filter((id) => ids.includes(id as string)).sort()).toEqual([...ids].sort());
+    expect(finalized.every((e) => e.type === 'decision.finalized')).toBe(true);
+
+    const one = await client.events.retrieve(finalized[0]!.id);
+    expect(one).toEqual(finalized[0]);
+    await expect(client.events.retrieve('6f1c2a8e-3b7d-4c1e-9a55-1f7b3c2d9e10')).rejects.toBeInstanceOf(NotFoundError);
+    await expect(client.events.list({ type: 'decision.approved' as never })).rejects.toMatchObject({ code: 'invalid_request', message: expect.stringMatching(/^type "decision\.approved" is not an event type; allowed:/) });
+  });
+
+  it('recovers what the receiver missed during an outage with auto-pagination', async () => {
+    const { receiver } = service.webhook!;
+    const outageStart = Math.floor(Date.now() / 1000);
+    receiver.setStatus(503);
+    try {
+      const missed: string[] = [];
+      for (const amount of ['41.00', '42.00', '43.00']) missed.push((await client.decisions.bnpl.create({ consumer: { consumer_id: service.consumers.soft }, transaction: furniture(amount) })).decision_id);
+      // The service tried and the receiver refused: the first attempts of these events failed.
+      for (const id of missed) await receiver.waitFor((r) => r.headers['svc-webhook-type'] === 'decision.finalized' && r.body.includes(id));
+      receiver.setStatus(204);
+      const recovered = new Map<string, string>();
+      for await (const event of client.events.list({ created_gte: outageStart, type: 'decision.finalized', limit: 1 })) {
+        recovered.set(event.data.decision_id as string, event.id);
+      }
+      for (const id of missed) {
+        expect(recovered.has(id), id).toBe(true);
+        // The recovered event is the one the failed delivery carried.
+        const delivery = receiver.requests.find((r) => r.headers['svc-webhook-type'] === 'decision.finalized' && r.body.includes(id))!;
+        expect(delivery.headers['svc-webhook-id']).toBe(recovered.get(id));
+      }
+    } finally {
+      receiver.setStatus(204);
+    }
+  });
+});

@@ -51,7 +51,7 @@ afterAll(async () => {
 
 describe('README', () => {
   it('has the runnable examples', () => {
-    expect([...examples().keys()]).toEqual(['quickstart.mjs', 'auto-loan.mjs', 'webhook-receiver.mjs', 'send-test-webhook.mjs']);
+    expect([...examples().keys()]).toEqual(['quickstart.mjs', 'auto-loan.mjs', 'webhook-receiver.mjs', 'send-test-webhook.mjs', 'recover-missed-events.mjs']);
   });
 
   it('quickstart runs as written: approved, declined, pending -> completed, an error, a verified webhook', async () => {
@@ -105,6 +105,26 @@ describe('README', () => {
     expect(out).toMatch(/^3\. pending: true send the consumer to https?:\/\/\S+\/verify\/\S+$/m);
     expect(out).toMatch(/^ {3}completed: approved 20000\.00 48 months at \d+\.\d{2}%$/m);
     expect(out).toMatch(/^4\. refused: 422 unprocessable_entity dealer\.markup_rate_pct 1\.50 is above the cap of 1\.25/m);
+  });
+
+  it('recover-missed-events runs as written: every decision.finalized of the last hour, all pages', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 23; i++) {
+      const r = await fetch(`${service.baseUrl}/v1/decisions/bnpl`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${service.sandboxKey}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ consumer: { consumer_id: service.consumers.soft }, transaction: { amount: `${30 + i}.00`, currency: 'USD', merchant_name: 'Acme', merchant_category: 'furniture' } }),
+      });
+      expect(r.status).toBe(200);
+      ids.push(((await r.json()) as { decision_id: string }).decision_id);
+    }
+    const result = await runNode('recover-missed-events.mjs', { CDS_BASE_URL: service.baseUrl, CDS_API_KEY: service.sandboxKey }, project);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    // More than one page (20 by default): auto-pagination found them all.
+    for (const id of ids) expect(result.stdout).toMatch(new RegExp(`^decision\\.finalized [0-9a-f-]{36} ${id}$`, 'm'));
+    const count = Number(/^recovered (\d+) events$/m.exec(result.stdout)?.[1]);
+    expect(count).toBeGreaterThanOrEqual(ids.length);
   });
 
   it('the webhook receiver accepts a signed request, refuses a forged one and deduplicates', async () => {

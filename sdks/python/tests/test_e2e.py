@@ -1,6 +1,7 @@
 """The Python library against the real service: approvals, declines, the pending journey through
 the sandbox helper and wait_for_completion, the ``order`` form, idempotent replays and every
 exception class from a real answer."""
+import datetime
 import json
 import socket
 import struct
@@ -22,6 +23,7 @@ from cds_client import (
     CreditDecisionsError,
     Decision,
     DeclineReason,
+    EventPage,
     IdempotencyConflictError,
     InvalidRequestError,
     NotFoundError,
@@ -264,6 +266,68 @@ class EndToEndTest(unittest.TestCase):
             self.client.decisions.bnpl.create(consumer=self.soft, transaction=eur, idempotency_key=key)
         self.assertEqual(second.exception.headers.get("idempotent-replayed"), "true")
         self.assertEqual(second.exception.request_id, first.exception.request_id)
+
+
+class EventHistoryTest(unittest.TestCase):
+    """client.events.list / retrieve against the real service, with auto-pagination."""
+
+    service: support.Service
+    client: CreditDecisions
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.service = support.service()
+        cls.client = CreditDecisions(api_key=cls.service.sandbox_key, base_url=cls.service.base_url)
+
+    def raw_all(self, query: str) -> List[Dict[str, Any]]:
+        """Every page a plain urllib client gets, for comparison."""
+        out: List[Dict[str, Any]] = []
+        cursor = None
+        while True:
+            url = f"{self.service.base_url}/v1/events?{query}" + (f"&starting_after={cursor}" if cursor else "")
+            request = urllib.request.Request(url, headers={"Authorization": f"Bearer {self.service.sandbox_key}"})
+            with urllib.request.urlopen(request, timeout=10) as r:
+                page = json.loads(r.read())
+            out.extend(page["data"])
+            if not page["has_more"]:
+                return out
+            cursor = page["next_cursor"]
+
+    def test_pages_auto_pagination_filters_and_retrieve(self) -> None:
+        since = int(time.time()) - 1
+        soft = ReturningConsumer(consumer_id=self.service.consumers["soft"])
+        ids = [self.client.decisions.bnpl.create(consumer=soft, transaction=furniture(a)).decision_id for a in ("51.00", "52.00", "53.00")]
+
+        page = self.client.events.list(created_gte=since, limit=2)
+        self.assertIsInstance(page, EventPage)
+        self.assertEqual(len(page.data), 2)
+        self.assertTrue(page.has_more)
+        self.assertEqual(page.next_cursor, page.data[1]["id"])
+        self.assertEqual(page.last_response.status, 200)
+        self.assertEqual([e["id"] for e in page], [e["id"] for e in page.data])
+
+        every = list(self.client.events.list(created_gte=datetime.datetime.fromtimestamp(since, datetime.timezone.utc), limit=2).auto_paging_iter())
+        # Other suites may add events meanwhile: compare the events of this test's decisions, in order.
+        mine = lambda events: [e["id"] for e in events if e["data"].get("decision_id") in ids]  # noqa: E731
+        self.assertEqual(mine(every), mine(self.raw_all(f"created_gte={since}&limit=2")))
+        self.assertEqual(len(mine(every)), 12)
+        for decision_id in ids:
+            types = sorted(e["type"] for e in every if e["data"].get("decision_id") == decision_id)
+            self.assertEqual(types, ["application.created", "decision.created", "decision.finalized", "score.completed"])
+        self.assertEqual(list(every[0].keys()), ["id", "type", "created", "data"])
+
+        finalized = list(self.client.events.list(created_gte=since, type=["decision.finalized"], limit=1).auto_paging_iter())
+        self.assertTrue(all(e["type"] == "decision.finalized" for e in finalized))
+        self.assertTrue(set(ids) <= {e["data"]["decision_id"] for e in finalized})
+        self.assertEqual(self.client.events.retrieve(finalized[0]["id"]), finalized[0])
+
+        with self.assertRaises(NotFoundError):
+            self.client.events.retrieve(UNKNOWN_ID)
+        with self.assertRaises(InvalidRequestError) as caught:
+            self.client.events.list(type="decision.approved")
+        self.assertRegex(str(caught.exception.message), r'^type "decision\.approved" is not an event type; allowed:')
+        with self.assertRaises(TypeError):
+            self.client.events.list(created_gte=datetime.datetime(2026, 1, 1))  # naive: refused, not guessed
 
 
 if __name__ == "__main__":

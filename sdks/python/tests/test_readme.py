@@ -65,7 +65,26 @@ class ReadmeTest(unittest.TestCase):
         )
 
     def test_has_the_runnable_examples(self) -> None:
-        self.assertEqual(list(examples()), ["quickstart.py", "auto_loan.py", "webhook_receiver.py", "send_test_webhook.py"])
+        self.assertEqual(list(examples()), ["quickstart.py", "auto_loan.py", "webhook_receiver.py", "send_test_webhook.py", "recover_missed_events.py"])
+
+    def test_recover_missed_events_runs_as_written(self) -> None:
+        from cds_client import CreditDecisions
+
+        client = CreditDecisions(api_key=self.service.sandbox_key, base_url=self.service.base_url)
+        ids = [
+            client.decisions.bnpl.create(
+                consumer={"consumer_id": self.service.consumers["soft"]}, transaction=support.furniture(f"{60 + i}.00")
+            ).decision_id
+            for i in range(22)
+        ]
+        result = self.run_example("recover_missed_events.py", CDS_BASE_URL=self.service.base_url, CDS_API_KEY=self.service.sandbox_key)
+        self.assertEqual(result.stderr, "")
+        self.assertEqual(result.returncode, 0)
+        # More than one page (20 by default): auto-pagination found every one.
+        for decision_id in ids:
+            self.assertRegex(result.stdout, rf"(?m)^decision\.finalized [0-9a-f-]{{36}} {decision_id}$")
+        count = int(re.search(r"(?m)^recovered (\d+) events$", result.stdout).group(1))  # type: ignore[union-attr]
+        self.assertGreaterEqual(count, len(ids))
 
     def test_quickstart_runs_as_written(self) -> None:
         result = self.run_example(

@@ -15,6 +15,7 @@ import { createLocalRateLimiter, createRedisRateLimiter, type RateLimiter } from
 import { createTenantsService, type TenantsService } from '../modules/tenants/tenants.service.js';
 import { createConsumersService, type ConsumersService } from '../modules/consumers/consumers.service.js';
 import { createOutbox, type Outbox } from '../modules/events/outbox.js';
+import { createEventsService, type EventsService } from '../modules/events/events.service.js';
 import { createDecisionsService, type DecisionsService } from '../modules/decisions/decisions.service.js';
 import { createCreditDataConnectors } from '../modules/credit-data/connectors.js';
 import type { CreditDataConnector } from '../modules/credit-data/credit-data.types.js';
@@ -61,6 +62,8 @@ export interface AppContext {
   underwriting: UnderwritingService;
   /** Verification review: failed hard-tier verifications and uploaded documents (modules/kyc). */
   documentReview: DocumentReviewService;
+  /** The event history read API (GET /v1/events; modules/events). */
+  events: EventsService;
   close(): Promise<void>;
 }
 
@@ -140,6 +143,7 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
   });
 
   const reporting = createReportingService({ readDb: storage.readDb, decisions, webhooks });
+  const events = createEventsService({ readDb: storage.readDb, clock });
 
   return {
     config, storage, clock, random, logger, secretBox, rateLimiter, apiKeys, tenants, idempotency, consumers, outbox, decisions, verification, webhooks, webhookDelivery,
@@ -149,6 +153,7 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
     creditPolicy,
     underwriting,
     documentReview,
+    events,
     async close() {
       await webhookDelivery.stop();
       codeSender.close();

@@ -5,11 +5,12 @@
  * one JSON object on standard output (logs go to standard error, so stdout stays parseable).
  */
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig } from '../config/config.js';
+import { ConfigError, loadConfig, loadListenEnvironment } from '../config/config.js';
 import { serveCommand } from './serve.command.js';
 import { migrateCommand } from './migrate.command.js';
 import { tenantsCreateCommand } from './tenants.command.js';
 import { WebhooksCommandError, webhooksCreateCommand } from './webhooks.command.js';
+import { ListenCommandError, listenCommand } from './listen.command.js';
 
 const USAGE = `Usage: cds <command> [options]
 
@@ -23,6 +24,12 @@ Commands:
                   [--description TEXT] [--json]
                                     Register a webhook endpoint (all events by default); prints
                                     its id and signing secret (shown once)
+  listen --api-key svc_test_... --forward-to http://localhost:PORT/PATH
+         [--api-base URL] [--events TYPE,TYPE] [--secret whsec_...]
+         [--since UNIX_SECONDS|ISO_TIME] [--interval-ms MS] [--json]
+                                    Forward new sandbox events to a local receiver, signed
+                                    with a secret printed at start (env: CDS_API_KEY,
+                                    CDS_API_BASE; default API http://127.0.0.1:3000)
 
 Configuration comes from environment variables only; see docs/configuration.md.
 `;
@@ -70,6 +77,43 @@ async function main(argv: string[]): Promise<number> {
         tenant: values.tenant, env: values.env, url: values.url, events: values.events, description: values.description, json: values.json ?? false,
       });
     }
+    case 'listen': {
+      const { values } = parseArgs({
+        args: rest,
+        options: {
+          'api-key': { type: 'string' }, 'forward-to': { type: 'string' }, 'api-base': { type: 'string' }, events: { type: 'string' },
+          secret: { type: 'string' }, since: { type: 'string' }, 'interval-ms': { type: 'string', default: '2000' }, json: { type: 'boolean', default: false },
+        },
+        strict: true,
+      });
+      const fromEnv = loadListenEnvironment();
+      const apiKey = values['api-key'] ?? fromEnv.apiKey;
+      if (!apiKey) throw new UsageError('listen needs --api-key svc_test_... (or CDS_API_KEY)');
+      if (!values['forward-to']) throw new UsageError('listen needs --forward-to http://localhost:PORT/PATH');
+      if (!/^\d+$/.test(values['interval-ms']!)) throw new UsageError('--interval-ms must be a whole number of milliseconds');
+      let since: number | undefined;
+      if (values.since !== undefined) {
+        since = /^\d+$/.test(values.since) ? Number(values.since) : Math.floor(Date.parse(values.since) / 1000);
+        if (!Number.isFinite(since)) throw new UsageError('--since must be unix seconds or an ISO 8601 time such as 2026-01-28T10:00:00Z');
+      }
+      // Ctrl-C / SIGTERM end the loop; the command then returns 0.
+      const stop = new AbortController();
+      process.once('SIGINT', () => stop.abort());
+      process.once('SIGTERM', () => stop.abort());
+      return listenCommand(
+        {
+          apiKey,
+          forwardTo: values['forward-to'],
+          apiBase: values['api-base'] ?? fromEnv.apiBase ?? 'http://127.0.0.1:3000',
+          events: values.events ? values.events.split(',').map((t) => t.trim()).filter(Boolean) : [],
+          json: values.json ?? false,
+          ...(values.secret !== undefined ? { secret: values.secret } : {}),
+          ...(since !== undefined ? { since } : {}),
+          intervalMs: Number(values['interval-ms']),
+        },
+        { out: (line) => process.stdout.write(`${line}\n`), err: (line) => process.stderr.write(`${line}\n`), signal: stop.signal },
+      );
+    }
     default:
       throw new UsageError(`unknown command "${command}"`);
   }
@@ -87,7 +131,7 @@ main(process.argv.slice(2)).then(
     } else if (err instanceof UsageError || (err instanceof TypeError && 'code' in err && String(err.code).startsWith('ERR_PARSE_ARGS'))) {
       process.stderr.write(`cds: ${err.message}\n\n${USAGE}`);
       process.exitCode = 64; // EX_USAGE
-    } else if (err instanceof WebhooksCommandError) {
+    } else if (err instanceof WebhooksCommandError || err instanceof ListenCommandError) {
       process.stderr.write(`cds: ${err.message}\n`);
       process.exitCode = 65; // EX_DATAERR: the values given were refused
     } else {

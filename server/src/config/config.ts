@@ -173,3 +173,13 @@ function loadOrCreateKeyFile(file: string): Buffer {
     return loadOrCreateKeyFile(file);
   }
 }
+
+/**
+ * What `cds listen` takes from the environment (it runs on a lender's laptop, far from the
+ * service's own configuration): `CDS_API_KEY` when `--api-key` is not given, and the service's
+ * address (`CDS_API_BASE`, else `PUBLIC_BASE_URL`) when `--api-base` is not given.
+ */
+export function loadListenEnvironment(env: Env = process.env): { apiKey: string | undefined; apiBase: string | undefined } {
+  const get = (name: string) => (env[name] === undefined || env[name]!.trim() === '' ? undefined : env[name]!.trim());
+  return { apiKey: get('CDS_API_KEY'), apiBase: get('CDS_API_BASE') ?? get('PUBLIC_BASE_URL') };
+}

@@ -19,6 +19,7 @@ import { registerBnplRoutes } from '../modules/decisions/bnpl.routes.js';
 import { registerAutoLoanRoutes } from '../modules/decisions/auto-loan.routes.js';
 import { registerComingSoonRoutes } from '../modules/decisions/coming-soon.routes.js';
 import { registerSandboxRoutes } from '../modules/decisions/sandbox.routes.js';
+import { registerEventRoutes } from '../modules/events/events.routes.js';
 import { registerVerifyRoutes } from '../modules/kyc/verify.routes.js';
 import { registerPortal } from '../modules/portal/portal.routes.js';
 import { registerDocsSite } from '../modules/docs-site/docs-site.routes.js';
@@ -92,6 +93,7 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
       registerSandboxRoutes(v1, ctx);
       registerAutoLoanRoutes(v1, ctx);
       registerComingSoonRoutes(v1);
+      registerEventRoutes(v1, ctx);
       options.registerExtraV1Routes?.(v1, ctx);
     },
     { prefix: '/v1' },

@@ -58,10 +58,12 @@ export interface WebhookReceiver {
   caFile: string;
   requests: ReceivedWebhook[];
   waitFor(predicate: (r: ReceivedWebhook) => boolean, timeoutMs?: number): Promise<ReceivedWebhook>;
+  /** The status every request is answered with from now on (204 at start); a 5xx simulates an outage. */
+  setStatus(status: number): void;
   stop(): Promise<void>;
 }
 
-/** An HTTPS receiver on 127.0.0.1 that answers 204 and records every request raw. */
+/** An HTTPS receiver on 127.0.0.1 that answers 204 (or the status set) and records every request raw. */
 export async function startWebhookReceiver(dir: string): Promise<WebhookReceiver> {
   const days = new Date(Date.now() + 2 * 24 * 3600_000);
   const ca = await generate([{ name: 'commonName', value: 'cds sdk test CA' }], {
@@ -88,6 +90,7 @@ export async function startWebhookReceiver(dir: string): Promise<WebhookReceiver
   const caFile = path.join(dir, 'webhook-ca.pem');
   writeFileSync(caFile, ca.cert);
   const requests: ReceivedWebhook[] = [];
+  let status = 204;
   const server: Server = createHttpsServer({ cert: leaf.cert, key: leaf.private }, (req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -95,7 +98,7 @@ export async function startWebhookReceiver(dir: string): Promise<WebhookReceiver
       const headers: Record<string, string> = {};
       for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers[k] = v;
       requests.push({ path: req.url ?? '/', headers, body: Buffer.concat(chunks) });
-      res.writeHead(204).end();
+      res.writeHead(status).end();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
@@ -112,6 +115,9 @@ export async function startWebhookReceiver(dir: string): Promise<WebhookReceiver
         if (Date.now() > deadline) throw new Error(`no matching webhook within ${timeoutMs} ms (got ${requests.length} requests)`);
         await sleep(50);
       }
+    },
+    setStatus: (s: number) => {
+      status = s;
     },
     stop: () =>
       new Promise<void>((resolve) => {

@@ -31,6 +31,7 @@ from .errors import (
     WebhookVerificationError,
 )
 from .models import AutoLoanDecision, Decision, DeclineReason, Payment, TilaDisclosure
+from .resources.events import EventPage
 from .webhooks import generate_test_header, verify_signature
 
 __all__ = [
@@ -41,6 +42,7 @@ __all__ = [
     "DeclineReason",
     "Payment",
     "TilaDisclosure",
+    "EventPage",
     "ResponseMeta",
     "webhooks",
     "verify_signature",

@@ -4,6 +4,7 @@ from typing import Mapping, Optional
 
 from ._core.http import DEFAULT_TIMEOUT, HttpCore
 from .resources.decisions import Decisions
+from .resources.events import Events
 from .resources.sandbox import Sandbox
 from .webhooks import Webhooks
 
@@ -52,5 +53,7 @@ class CreditDecisions:
         self.decisions = Decisions(core)
         #: Sandbox test helpers: ``sandbox.verification.complete(decision_id, "pass" | "fail")``.
         self.sandbox = Sandbox(core)
+        #: The event history: ``events.list(...)`` (a page; ``.auto_paging_iter()`` for all) and ``events.retrieve(id)``.
+        self.events = Events(core)
         #: Webhook signature helpers (no API call): ``verify``, ``generate_test_header``.
         self.webhooks = Webhooks()

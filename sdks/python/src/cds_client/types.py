@@ -157,6 +157,32 @@ class WebhookEvent(TypedDict):
     data: Dict[str, Any]
 
 
+EventType = Literal[
+    "decision.finalized",
+    "decision.adjusted",
+    "decision.created",
+    "application.created",
+    "application.kyc_completed",
+    "application.kyc_failed",
+    "application.documents_requested",
+    "application.condition_added",
+    "score.completed",
+    "score.errored",
+    "dealer.added",
+    "dealer.removed",
+    "webhook.test",
+]
+
+
+class Event(TypedDict):
+    """An event of the event history (GET /v1/events): the webhook envelope without ``attempt``."""
+
+    id: str  # the webhook's Svc-Webhook-Id
+    type: str
+    created: int  # unix seconds
+    data: Dict[str, Any]
+
+
 class DecisionFinalizedData(TypedDict):
     decision_id: str
     application_id: str

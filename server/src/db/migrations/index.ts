@@ -12,6 +12,7 @@ import * as m0006 from './0006-auto-loans.js';
 import * as m0007 from './0007-underwriting.js';
 import * as m0008 from './0008-policy-versions.js';
 import * as m0009 from './0009-decision-metrics.js';
+import * as m0010 from './0010-event-history.js';
 
 export const migrations: Record<string, Migration> = {
   '0001-foundation': m0001,
@@ -23,4 +24,5 @@ export const migrations: Record<string, Migration> = {
   '0007-underwriting': m0007,
   '0008-policy-versions': m0008,
   '0009-decision-metrics': m0009,
+  '0010-event-history': m0010,
 };

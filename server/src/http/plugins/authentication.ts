@@ -38,7 +38,7 @@ export function registerAuthentication(app: FastifyInstance, ctx: AppContext): v
       'invalid_api_key',
       key === null
         ? 'No API key provided. Send it as "Authorization: Bearer <API_KEY>".'
-        : 'The API key is invalid or has been revoked.',
+        : 'The API key in the Authorization header is unknown, malformed or revoked; keys start with svc_test_ (sandbox) or svc_live_ (live) and are generated in the lender portal.',
     );
   });
 }

@@ -32,7 +32,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
       case 'FST_ERR_CTP_EMPTY_JSON_BODY':
         return sendError(reply, 'invalid_request', 'The request body is empty; send a JSON object.');
       case 'FST_ERR_CTP_INVALID_JSON_BODY':
-        return sendError(reply, 'invalid_request', 'The request body is not valid JSON.');
+        return sendError(reply, 'invalid_request', describeFramework4xx(error, fastifyError.code));
       default:
         break;
     }
@@ -45,13 +45,24 @@ export function registerErrorHandling(app: FastifyInstance): void {
       // Remaining client errors from the framework: malformed JSON, prototype poisoning, bad headers.
       if (status === 413) return sendError(reply, 'payload_too_large', ERROR_REGISTRY.payload_too_large.message);
       if (status === 415) return sendError(reply, 'unsupported_media_type', ERROR_REGISTRY.unsupported_media_type.message);
-      return sendError(reply, 'invalid_request', error instanceof SyntaxError ? 'The request body is not valid JSON.' : ERROR_REGISTRY.invalid_request.message);
+      return sendError(reply, 'invalid_request', describeFramework4xx(error, fastifyError.code));
     }
     request.log.error({ err: error }, 'unhandled error');
     return sendError(reply, 'internal_error', ERROR_REGISTRY.internal_error.message);
   });
 
   app.setNotFoundHandler((request, reply) => sendError(reply, 'not_found', `No route ${request.method} ${request.url.split('?')[0]}.`));
+}
+
+/** The remaining framework 4xx: a prototype-poisoning key, malformed JSON, a bad header or URL. */
+export function describeFramework4xx(error: Error, code: string | undefined): string {
+  if (/prototype|constructor/i.test(error.message)) return 'The request body contains a "__proto__" or "constructor" key; such keys are refused in JSON bodies.';
+  if (error instanceof SyntaxError) return 'The request body is not valid JSON.';
+  // The framework's parser drops its cause, so both refusals it makes are named.
+  if (code === 'FST_ERR_CTP_INVALID_JSON_BODY') return 'The request body is not valid JSON, or it has a "__proto__" or "constructor.prototype" key, which is refused.';
+  if (code === 'FST_ERR_BAD_URL') return 'The request URL is malformed (an invalid percent-encoding); encode it as RFC 3986 describes.';
+  if (code === 'FST_ERR_CTP_INVALID_CONTENT_LENGTH') return 'The Content-Length header does not match the body sent.';
+  return `The request could not be read (${code ?? 'malformed HTTP'}): check the URL, the headers and that the body is JSON.`;
 }
 
 /**
@@ -88,36 +99,107 @@ interface AjvErrorLike {
   params: Record<string, unknown>;
   message?: string;
   parentSchema?: Record<string, unknown>;
+  schema?: unknown;
+  data?: unknown;
 }
 
-/** One clear sentence naming the field, e.g. "consumer.email must be a valid email address." */
+/** How each part of a request is named in a message. */
+const PART_NAMES: Record<string, { whole: string; member: string }> = {
+  body: { whole: 'The request body', member: 'field' },
+  querystring: { whole: 'The query string', member: 'query parameter' },
+  params: { whole: 'The path', member: 'path parameter' },
+  headers: { whole: 'The headers', member: 'header' },
+};
+
+/** Plain words for the formats our schemas use, each with an example (never the caller's value). */
+const FORMAT_RULES: Record<string, string> = {
+  uuid: 'must be a UUID such as 3b0f5c3e-6a0e-4a31-9a53-2f1c3f0e9a11',
+  date: 'must be a real calendar date in the form YYYY-MM-DD',
+  'date-time': 'must be an ISO 8601 date-time with a time zone, such as 2026-01-28T10:00:00Z',
+  email: 'must be a valid email address',
+  uri: 'must be an absolute URL',
+};
+
+/** "a JSON object", "a string", ... for the `type` keyword (and what was sent instead). */
+function typeWords(type: unknown): string {
+  const one = (t: string) => ({ object: 'a JSON object', array: 'an array', string: 'a string', integer: 'a whole number', number: 'a number', boolean: 'true or false', null: 'null' })[t] ?? t;
+  return Array.isArray(type) ? type.map((t) => one(String(t))).join(' or ') : one(String(type));
+}
+function sentType(data: unknown): string {
+  if (data === null) return 'null';
+  if (Array.isArray(data)) return 'an array';
+  if (typeof data === 'object') return 'an object';
+  if (typeof data === 'number') return Number.isInteger(data) ? 'a whole number' : 'a number';
+  if (typeof data === 'boolean') return 'a boolean';
+  return `a ${typeof data}`;
+}
+
+/**
+ * One clear sentence naming the field (its JSON path) and the rule, e.g.
+ * "consumer.email must be a valid email address." or "coupon is not a recognised field; allowed
+ * fields: consumer, transaction, order, plan_preference." A schema's `x-error` gives a field its
+ * own wording of the rule. The caller's value is never echoed (it may be personal data); its JSON
+ * type may be.
+ */
 export function describeValidationError(error: FastifyError): string {
   const first = (error.validation as unknown as AjvErrorLike[] | undefined)?.[0];
   const context = (error as FastifyError & { validationContext?: string }).validationContext ?? 'body';
-  if (!first) return ERROR_REGISTRY.invalid_request.message;
+  const part = PART_NAMES[context] ?? { whole: `The ${context}`, member: 'field' };
+  if (!first) return `${part.whole} does not match the documented schema of this endpoint; see docs/openapi.json.`;
   const path = first.instancePath
     .split('/')
     .filter(Boolean)
-    .map((part, i) => (/^\d+$/.test(part) ? `[${part}]` : i === 0 ? part : `.${part}`))
+    .map((segment, i) => (/^\d+$/.test(segment) ? `[${segment}]` : i === 0 ? segment : `.${segment}`))
     .join('');
-  const field = path === '' ? (context === 'body' ? 'The request body' : context) : path;
+  const field = path === '' ? part.whole : path;
   const custom = first.parentSchema?.['x-error'];
   if (typeof custom === 'string' && first.keyword !== 'required' && first.keyword !== 'additionalProperties') return `${field} ${custom}.`;
   const where = (name: unknown) => (path === '' ? String(name) : `${path}.${String(name)}`);
+  const p = first.params;
   switch (first.keyword) {
     case 'required':
-      return `${where(first.params.missingProperty)} is required.`;
-    case 'additionalProperties':
-      return `${where(first.params.additionalProperty)} is not a recognised field.`;
+      return path === '' && context !== 'body' ? `${String(p.missingProperty)} is a required ${part.member}.` : `${where(p.missingProperty)} is required.`;
+    case 'additionalProperties': {
+      const known = Object.keys((first.parentSchema?.properties as Record<string, unknown> | undefined) ?? {});
+      const noun = path === '' ? part.member : 'field';
+      const allowed = known.length > 0 ? `; allowed ${noun}s: ${known.join(', ')}` : `; this object takes no ${noun}s`;
+      return `${where(p.additionalProperty)} is not a recognised ${noun}${allowed}.`;
+    }
     case 'type':
-      return `${field} must be of type ${String(first.params.type)}.`;
+      return `${field} must be ${typeWords(p.type)}, not ${sentType(first.data)}.`;
     case 'enum':
-      return `${field} must be one of: ${(first.params.allowedValues as unknown[]).join(', ')}.`;
+      return `${field} must be one of: ${(p.allowedValues as unknown[]).map(String).join(', ')}.`;
+    case 'const':
+      return `${field} must be ${JSON.stringify(p.allowedValue)}.`;
     case 'format':
-      return `${field} must be a valid ${String(first.params.format)}.`;
+      return `${field} ${FORMAT_RULES[String(p.format)] ?? `must be a valid ${String(p.format)}`}.`;
     case 'pattern':
-      return `${field} has an invalid format.`;
+      return `${field} must match the pattern ${String(p.pattern)}.`;
+    case 'minLength':
+      return Number(p.limit) === 1 ? `${field} must not be empty.` : `${field} must be at least ${String(p.limit)} characters long.`;
+    case 'maxLength':
+      return `${field} must be at most ${String(p.limit)} characters long.`;
+    case 'minimum':
+    case 'maximum':
+    case 'exclusiveMinimum':
+    case 'exclusiveMaximum': {
+      const schema = first.parentSchema ?? {};
+      const min = schema.minimum ?? schema.exclusiveMinimum;
+      const max = schema.maximum ?? schema.exclusiveMaximum;
+      if (min !== undefined && max !== undefined) return `${field} must be from ${String(min)} to ${String(max)}.`;
+      return `${field} must be ${String(p.comparison)} ${String(p.limit)}.`;
+    }
+    case 'minItems':
+      return `${field} must have at least ${String(p.limit)} item${Number(p.limit) === 1 ? '' : 's'}.`;
+    case 'maxItems':
+      return `${field} must have at most ${String(p.limit)} items.`;
+    case 'uniqueItems':
+      return `${field} must not repeat an item (items ${String(p.j)} and ${String(p.i)} are the same).`;
+    case 'minProperties':
+      return `${field} must have at least ${String(p.limit)} field${Number(p.limit) === 1 ? '' : 's'}.`;
+    case 'multipleOf':
+      return `${field} must be a multiple of ${String(p.multipleOf)}.`;
     default:
-      return `${field} ${first.message ?? 'is invalid'}.`;
+      return `${field} ${first.message ?? `breaks the schema rule "${first.keyword}"`}.`;
   }
 }

@@ -23,7 +23,7 @@ export function registerRateLimit(app: FastifyInstance, ctx: AppContext): void {
     };
     reply.headers(headers);
     if (!result.allowed) {
-      throw new ApiError('rate_limited', `Rate limit of ${rate} requests per second (burst ${limits.burst}) exceeded for this API key.`, {
+      throw new ApiError('rate_limited', `Rate limit of ${rate} requests per second (burst ${limits.burst}) exceeded for this API key; retry after the seconds given in Retry-After.`, {
         ...headers,
         'Retry-After': String(result.retryAfterSeconds),
       });

@@ -7,9 +7,10 @@
  * by the tier) are checked by the service.
  */
 import { ApiError } from '../../http/errors/error-registry.js';
+import { allowedValuesMessage, formatCentsGrouped, formatCentsPlain, moneyOutOfRangeMessage, moneyRangeText } from '../../http/errors/messages.js';
 import { parseMoney, type Cents } from '../../lib/money.js';
 import type { ConsumerAddress, NewConsumerIdentity } from '../consumers/consumers.service.js';
-import { allowedRangeText, planAllowsAmount, PLAN_RULES, type Plan } from '../offers/schedule.js';
+import { planAllowsAmount, PLAN_RULES, type Plan } from '../offers/schedule.js';
 
 interface MoneyFields {
   amount: string | number;
@@ -58,7 +59,7 @@ const MINIMUM_AGE_YEARS = 18;
 const MAXIMUM_AGE_YEARS = 120;
 
 export function normalizeBnplRequest(body: BnplCreateBody, merchantDefaults: MerchantDefaults, asOf: Date): BnplApplication {
-  if (body.transaction && body.order) throw new ApiError('invalid_request', 'Send either transaction or order, not both.');
+  if (body.transaction && body.order) throw new ApiError('invalid_request', 'transaction and order cannot both be sent; send either transaction or order (the client-library form), not both.');
   const money = body.transaction ?? body.order;
   if (!money) throw new ApiError('invalid_request', 'transaction is required (or order, the client-library form).');
 
@@ -70,16 +71,22 @@ export function normalizeBnplRequest(body: BnplCreateBody, merchantDefaults: Mer
   const applicant = normalizeApplicant(body.consumer, asOf);
 
   // Business rules from here on: 422.
-  if (money.currency !== 'USD') throw new ApiError('unprocessable_entity', `${field}.currency ${money.currency} is not supported; only USD is.`);
+  if (money.currency !== 'USD') throw new ApiError('unprocessable_entity', allowedValuesMessage(`${field}.currency ${money.currency}`, 'is not supported', ['USD']));
   const minimum = Math.min(...Object.values(PLAN_RULES).map((r) => r.minCents));
   const maximum = Math.max(...Object.values(PLAN_RULES).map((r) => r.maxCents));
   if (amountCents < minimum || amountCents > maximum) {
-    throw new ApiError('unprocessable_entity', `${field}.amount must be from 25.00 to 30000.00 USD for BNPL plans.`);
+    throw new ApiError('unprocessable_entity', moneyOutOfRangeMessage(`${field}.amount`, amountCents, minimum, maximum, ` for BNPL plans (${planRangesText()})`));
   }
 
   const { plan, termMonths } = requestedPlanOf(body, amountCents);
   if (plan !== null && !planAllowsAmount(plan, amountCents)) {
-    throw new ApiError('unprocessable_entity', `Plan ${plan} is not offered for this amount; it allows ${allowedRangeText(plan)} USD.`);
+    const subject = body.order ? `order.installment_count ${body.order.installment_count} (plan ${plan})` : `plan_preference ${plan}`;
+    const fitting = (Object.keys(PLAN_RULES) as Plan[]).filter((p) => planAllowsAmount(p, amountCents));
+    throw new ApiError(
+      'unprocessable_entity',
+      `${subject} is not offered for ${formatCentsPlain(amountCents)} USD; ${plan} allows ${moneyRangeText(PLAN_RULES[plan].minCents, PLAN_RULES[plan].maxCents)}. ` +
+        `Plans offered for this amount: ${fitting.join(', ')} (or omit plan_preference to let the service choose).`,
+    );
   }
   return {
     applicant,
@@ -92,17 +99,22 @@ export function normalizeBnplRequest(body: BnplCreateBody, merchantDefaults: Mer
   };
 }
 
+/** "pay_in_4 25.00-2,000.00 USD, pay_in_6 ..., monthly ..." for range messages. */
+function planRangesText(): string {
+  return (Object.keys(PLAN_RULES) as Plan[]).map((p) => `${p} ${moneyRangeText(PLAN_RULES[p].minCents, PLAN_RULES[p].maxCents)}`).join(', ');
+}
+
 /** decisions.md section 1: installment_count 4 -> pay_in_4, 6 -> pay_in_6 (monthly above its range), N -> monthly. */
 function requestedPlanOf(body: BnplCreateBody, amountCents: Cents): { plan: Plan | null; termMonths: number | null } {
   if (body.order) {
-    if (body.plan_preference) throw new ApiError('invalid_request', 'Send plan_preference with transaction; with order, installment_count chooses the plan.');
+    if (body.plan_preference) throw new ApiError('invalid_request', 'plan_preference cannot be sent with order; with order, order.installment_count chooses the plan (send plan_preference with transaction instead).');
     const n = body.order.installment_count;
     if (n === 4) return { plan: 'pay_in_4', termMonths: null };
     if (n === 6 && amountCents <= PLAN_RULES.pay_in_6.maxCents) return { plan: 'pay_in_6', termMonths: null };
     if (amountCents > PLAN_RULES.pay_in_6.maxCents) return { plan: 'monthly', termMonths: n };
     throw new ApiError(
       'unprocessable_entity',
-      `installment_count ${n} is offered only for amounts above ${(PLAN_RULES.pay_in_6.maxCents / 100).toFixed(2)} USD (monthly plan); use 4 or 6 for this amount.`,
+      `order.installment_count ${n} is offered only above ${formatCentsGrouped(PLAN_RULES.pay_in_6.maxCents)} USD (monthly plan, up to ${formatCentsGrouped(PLAN_RULES.monthly.maxCents)} USD); for ${formatCentsPlain(amountCents)} USD use 4 or 6.`,
     );
   }
   return { plan: body.plan_preference ?? null, termMonths: null };
@@ -119,7 +131,7 @@ export function normalizeApplicant(consumer: BnplCreateBody['consumer'], asOf: D
     if (address[name] === undefined) throw new ApiError('invalid_request', `consumer.address.${name} is required for a new consumer.`);
   }
   const age = ageInYears(consumer.dob!, asOf);
-  if (age < MINIMUM_AGE_YEARS) throw new ApiError('unprocessable_entity', 'The applicant must be at least 18 years old.');
+  if (age < MINIMUM_AGE_YEARS) throw new ApiError('unprocessable_entity', 'consumer.dob gives an age under 18; the applicant must be at least 18 years old.');
   if (age > MAXIMUM_AGE_YEARS) throw new ApiError('unprocessable_entity', 'consumer.dob gives an age above 120 years; check the date of birth.');
   return {
     kind: 'new',

@@ -15,7 +15,7 @@ export const USPS_STATE_CODES = [
   'SC', 'SD', 'TN', 'TX', 'UT', 'VT', 'VA', 'WA', 'WV', 'WI', 'WY', 'AS', 'GU', 'MP', 'PR', 'VI', 'AA', 'AE', 'AP',
 ] as const;
 
-const name = { type: 'string', minLength: 1, maxLength: 100, pattern: '\\S' } as const;
+const name = { type: 'string', minLength: 1, maxLength: 100, pattern: '\\S', 'x-error': 'must be a string of 1 to 100 characters, not only spaces' } as const;
 const money = {
   type: ['string', 'number'],
   description: 'Decimal amount: a string with at most two decimals (preferred) or a JSON number.',
@@ -46,9 +46,9 @@ export const bnplCreateBodySchema = {
             line1: { type: 'string', minLength: 1, maxLength: 200 },
             line2: { type: 'string', maxLength: 200 },
             city: { type: 'string', minLength: 1, maxLength: 100 },
-            state: { type: 'string', enum: [...USPS_STATE_CODES], 'x-error': 'must be a USPS two-letter state code' },
-            zip: { type: 'string', pattern: '^[0-9]{5}(-[0-9]{4})?$', 'x-error': 'must be a 5-digit ZIP or ZIP+4' },
-            country: { type: 'string', enum: ['US'] },
+            state: { type: 'string', enum: [...USPS_STATE_CODES], 'x-error': 'must be a USPS two-letter state code in capitals, such as CA or NY' },
+            zip: { type: 'string', pattern: '^[0-9]{5}(-[0-9]{4})?$', 'x-error': 'must be a 5-digit ZIP code or ZIP+4, such as 73301 or 73301-0001' },
+            country: { type: 'string', enum: ['US'], 'x-error': 'must be US (the only country served)' },
           },
         },
       },

@@ -21,6 +21,7 @@ import type { Kysely } from 'kysely';
 import type { Config, Environment } from '../../config/config.js';
 import type { Database, DecisionsTable } from '../../db/schema.js';
 import { ApiError } from '../../http/errors/error-registry.js';
+import { formatCentsGrouped } from '../../http/errors/messages.js';
 import type { Clock, Random } from '../../lib/clock.js';
 import type { SecretBox } from '../../lib/crypto.js';
 import { centsToNumber, formatMoney } from '../../lib/money.js';
@@ -162,7 +163,12 @@ export function createDecisionsService(deps: DecisionsDeps) {
     const ssnLast4 =
       intake.applicant.kind === 'new' ? intake.applicant.identity.ssnLast4 : existing!.hasSsnLast4 ? await deps.consumers.revealSsnLast4(existing!.id) : null;
     if (tier !== 'soft' && ssnLast4 === null) {
-      throw new ApiError('unprocessable_entity', `consumer.ssn_last4 is required for this amount (${tier} identity verification).`);
+      const { enhancedFromCents, hardFromCents } = ('constants' in intake.tierPolicy ? intake.tierPolicy.constants : intake.tierPolicy).kycTiers;
+      const band = tier === 'hard' ? `from ${formatCentsGrouped(hardFromCents)} USD` : `from ${formatCentsGrouped(enhancedFromCents)} to below ${formatCentsGrouped(hardFromCents)} USD`;
+      throw new ApiError(
+        'unprocessable_entity',
+        `consumer.ssn_last4 is required for amounts ${band} (${tier} identity verification); below ${formatCentsGrouped(enhancedFromCents)} USD it is optional.`,
+      );
     }
 
     const decisionId = random.uuid();

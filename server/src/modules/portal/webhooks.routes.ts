@@ -9,6 +9,7 @@ import type { AppContext } from '../../app/context.js';
 import type { Environment } from '../../config/config.js';
 import type { WebhookDeliveriesTable } from '../../db/schema.js';
 import { ApiError } from '../../http/errors/error-registry.js';
+import { allowedValuesMessage } from '../../http/errors/messages.js';
 import { EVENT_TYPES } from '../events/outbox.js';
 import { MAX_ROTATION_OVERLAP_MS, type WebhookScope } from '../webhooks/webhooks.service.js';
 import { PAGE_QUERY, paging, sessionOf } from './portal-http.js';
@@ -179,7 +180,7 @@ export function registerWebhooksRoutes(api: FastifyInstance, ctx: AppContext): v
     async (request) => {
       const { page, pageSize, offset } = paging(request.query, 20);
       const q = request.query;
-      if (q.event_type !== undefined && !(EVENT_TYPES as readonly string[]).includes(q.event_type)) throw new ApiError('invalid_request', 'event_type is not a known event type.');
+      if (q.event_type !== undefined && !(EVENT_TYPES as readonly string[]).includes(q.event_type)) throw new ApiError('invalid_request', allowedValuesMessage('event_type', 'is not a known event type', EVENT_TYPES));
       // One extra row tells whether there is a next page without counting the whole history.
       const rows = await ctx.webhooks.listDeliveries(scopeOf(request), request.params.id, {
         limit: pageSize + 1,

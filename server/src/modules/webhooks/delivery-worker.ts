@@ -30,6 +30,7 @@ import type { DialectName } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
 import type { Clock, Random } from '../../lib/clock.js';
 import type { SecretBox } from '../../lib/crypto.js';
+import { eventEnvelopeJson } from '../events/envelope.js';
 import { planClaims, type ClaimCandidate, type ClaimPlanEntry } from './fairness.js';
 import { AUTO_DISABLE_THRESHOLD, DEFAULT_RETRY_SCHEDULE, endpointHealthAfter, scheduleNextAttempt, type NextStep, type RetrySchedule } from './retry-schedule.js';
 import { createWebhookSender, DEFAULT_SEND_TIMEOUT_MS, type Resolver, type SendResult, type WebhookSender } from './sender.js';
@@ -329,8 +330,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
 
   /** The envelope, built around the stored `data` text so `data` is byte-identical on every attempt. */
   function envelopeJson(delivery: ClaimedDelivery, attempt: number): string {
-    const created = Math.floor(delivery.eventCreatedAt / 1000);
-    return `{"id":${JSON.stringify(delivery.eventId)},"type":${JSON.stringify(delivery.eventType)},"created":${created},"attempt":${attempt},"data":${delivery.dataJson}}`;
+    return eventEnvelopeJson({ id: delivery.eventId, type: delivery.eventType, createdAtMs: delivery.eventCreatedAt, dataJson: delivery.dataJson }, attempt);
   }
 
   function requestHeaders(delivery: ClaimedDelivery, body: string, at: Date): Record<string, string> {

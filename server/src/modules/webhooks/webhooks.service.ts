@@ -247,7 +247,7 @@ export function createWebhooksService(deps: WebhooksDeps) {
   async function rotateSecret(scope: WebhookScope, id: string, options: { overlapMs?: number } = {}): Promise<{ secret: string; previousSecretExpiresAt: Date | null }> {
     const overlapMs = options.overlapMs ?? DEFAULT_ROTATION_OVERLAP_MS;
     if (!Number.isInteger(overlapMs) || overlapMs < 0 || overlapMs > MAX_ROTATION_OVERLAP_MS) {
-      throw new ApiError('invalid_request', 'The rotation overlap must be from 0 to 7 days.');
+      throw new ApiError('invalid_request', `overlap_hours must be a whole number from 0 to ${MAX_ROTATION_OVERLAP_MS / 3_600_000} (7 days).`);
     }
     return db.transaction().execute(async (trx) => {
       const row = await findEndpoint(trx, scope, id, true);

@@ -102,7 +102,7 @@ describe.each(await dialectMatrix())('errors and authentication [%s]', (dialect)
 
   it('names the field in validation messages', async () => {
     const r = await probe({ ...bearer(t.tenant.sandbox.apiKey), ...json }, '{"name":"x","nam":"x"}');
-    expect(errorOf(r).message).toBe('nam is not a recognised field.');
+    expect(errorOf(r).message).toBe('nam is not a recognised field; allowed fields: name, reject, fail, delay_ms.');
     const missing = await probe({ ...bearer(t.tenant.sandbox.apiKey), ...json }, '{}');
     expect(errorOf(missing).message).toBe('name is required.');
   });

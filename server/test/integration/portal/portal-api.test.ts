@@ -117,7 +117,7 @@ describe.each(await dialectMatrix())('portal API [%s]', (dialect) => {
       expect(short.status).toBe(400);
       expect(errorOf(short.raw).message).toMatch(/password must be 12/);
       const extra = await other.post('/portal/api/signup', { company_name: 'X', name: 'Y', email: uniqueEmail('x'), password: 'correct horse battery', plan: 'gold' });
-      expect(errorOf(extra.raw)).toMatchObject({ error: 'invalid_request', message: 'plan is not a recognised field.' });
+      expect(errorOf(extra.raw)).toMatchObject({ error: 'invalid_request', message: 'plan is not a recognised field; allowed fields: company_name, name, email, password.' });
     });
 
     it('signs out, signs in (wrong password: the same answer as an unknown email), and ends the session on sign-out', async () => {
