@@ -3,6 +3,7 @@
  * (idempotency, transactions, errors) independently of any product route. It goes through exactly
  * the helper real routes use. It writes a consumer row so tests can count what was committed.
  */
+import { EventEmitter } from 'node:events';
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../src/app/context.js';
 import { ApiError } from '../../src/http/errors/error-registry.js';
@@ -14,6 +15,9 @@ export interface ProbeBody {
   fail?: boolean;
   delay_ms?: number;
 }
+
+/** Emits 'entered' (with the probe's name) once a probe is inside its transaction: a sync point for tests instead of a sleep. */
+export const probeSignals = new EventEmitter();
 
 export function registerProbeRoutes(v1: FastifyInstance, ctx: AppContext): void {
   v1.post<{ Body: ProbeBody }>(
@@ -46,6 +50,7 @@ export function registerProbeRoutes(v1: FastifyInstance, ctx: AppContext): void 
             identity_status: 'unverified', sandbox_profile: null, linked_accounts_json: '[]', created_at: now, updated_at: now,
           })
           .execute();
+        probeSignals.emit('entered', request.body.name);
         if (request.body.delay_ms) await new Promise((r) => setTimeout(r, request.body.delay_ms));
         if (request.body.fail) throw new Error('probe failure with internal detail: secret-table-name');
         if (request.body.reject) throw new ApiError('unprocessable_entity', 'The probe was asked to refuse.');

@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../support/databases.js';
-import { countProbes, registerProbeRoutes } from '../../support/probe-routes.js';
+import { countProbes, probeSignals, registerProbeRoutes } from '../../support/probe-routes.js';
 import { createTestApp, type TestApp } from '../../support/test-app.js';
 
 describe('graceful shutdown', () => {
@@ -21,14 +21,22 @@ describe('graceful shutdown', () => {
 
   it('completes an in-flight request before closing', async () => {
     const address = await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const entered = new Promise<void>((resolve) => {
+      const onEntered = (name: string) => {
+        if (name !== 'in-flight') return;
+        probeSignals.off('entered', onEntered);
+        resolve();
+      };
+      probeSignals.on('entered', onEntered);
+    });
     const inFlight = fetch(`${address}/v1/test-probes`, {
       method: 'POST',
       headers: { authorization: `Bearer ${t.tenant.sandbox.apiKey}`, 'content-type': 'application/json', 'idempotency-key': 'shutdown-1' },
-      body: JSON.stringify({ name: 'in-flight', delay_ms: 400 }),
+      body: JSON.stringify({ name: 'in-flight', delay_ms: 2_000 }),
     });
-    // The handler holds its transaction open for 400 ms; close while it is inside it. (Its row is
-    // uncommitted until then, so there is nothing to poll for: a short wait is the sync point.)
-    await new Promise((r) => setTimeout(r, 150));
+    // The handler holds its transaction open for 2 s; close once it is inside it (the probe route
+    // signals that), so a loaded machine cannot make the request arrive after the close.
+    await entered;
     const order: string[] = [];
     const closed = t.app.close().then(() => order.push('closed'));
     await new Promise((r) => setTimeout(r, 100));

@@ -185,10 +185,10 @@ describe.each(await dialectMatrix())('decision explorer and dashboard [%s]', (di
 
     for (const [query, message] of [
       ['outcome=maybe', /outcome must be one of: approved, declined, referred, pending/],
-      ['decision_id=123', /decision_id must be a valid uuid/],
-      ['from=yesterday', /from must be a valid date-time/],
+      ['decision_id=123', /decision_id must be a UUID such as/],
+      ['from=yesterday', /from must be an ISO 8601 date-time/],
       ['limit=500', /limit must be a whole number from 1 to 100/],
-      ['colour=red', /colour is not a recognised field/],
+      ['colour=red', /colour is not a recognised query parameter; allowed query parameters: decision_id/],
       ['cursor=bm90LWEtY3Vyc29y', /cursor is not a cursor this list returned/],
       [`from=${new Date(start + HOUR).toISOString()}&to=${new Date(start).toISOString()}`, /from must be earlier than to/],
     ] as const) {
@@ -369,7 +369,7 @@ describe.each(await dialectMatrix())('decision explorer and dashboard [%s]', (di
     for (const [query, message] of [
       [`from=${to}&to=${from}`, /from must be earlier than to/],
       [`from=2026-01-01T00:00:00Z&to=2026-03-01T00:00:00Z`, /at most 31 days/],
-      ['to=soon', /to must be a valid date-time/],
+      ['to=soon', /to must be an ISO 8601 date-time/],
     ] as const) {
       const bad = await client.get(`/portal/api/dashboard/sandbox?${query}`);
       expect(bad.status, query).toBe(400);

@@ -149,7 +149,7 @@ describe.each(await dialectMatrix())('webhooks across processes [%s]', (dialect)
     } finally {
       await server.stop();
     }
-  });
+  }, 120_000); // two CLI processes and a server start: slow on a loaded machine, never timed
 
   it('kill -9 of a worker mid-batch: after a new worker starts, every event arrives (at least once)', async () => {
     const ctx = await openContext(db);
