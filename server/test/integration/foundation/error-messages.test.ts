@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_REGISTRY, type ErrorCode } from '../../../src/http/errors/error-registry.js';
 import { isGenericMessage } from '../../../src/http/errors/messages.js';
+import { autoLoanCreateBodySchema } from '../../../src/modules/decisions/auto-loan.schemas.js';
 import { bnplCreateBodySchema } from '../../../src/modules/decisions/bnpl.schemas.js';
 import { createTestDatabase, type TestDatabase } from '../../support/databases.js';
 import { PortalClient } from '../../support/portal-client.js';
@@ -69,6 +70,7 @@ describe('the /v1 request schemas', () => {
 
   it('say every pattern\'s rule in words (x-error), never "must match the pattern"', () => {
     expect(patterned(bnplCreateBodySchema, '')).toEqual([]);
+    expect(patterned(autoLoanCreateBodySchema, '')).toEqual([]);
   });
 });
 
@@ -118,6 +120,18 @@ describe('a corpus of real bad requests', () => {
   });
   const txn = (amount: unknown, extra: Record<string, unknown> = {}) => ({ amount, currency: 'USD', merchant_name: 'Acme', merchant_category: 'furniture', ...extra });
   const bnpl = (body: unknown) => ({ method: 'POST' as const, url: '/v1/decisions/bnpl', body });
+  /** A valid direct auto loan for the soft consumer, with parts replaced. */
+  const autoLoan = (change: { vin?: string; loan?: Record<string, unknown>; dealer?: unknown }) => ({
+    method: 'POST' as const,
+    url: '/v1/decisions/auto-loan',
+    body: {
+      consumer: { consumer_id: soft },
+      vehicle: { vin: change.vin ?? '1HGCM82633A004352', year: 2024, make: 'Honda', model: 'Accord', mileage: 18000, condition: 'used', value: '15000.00' },
+      loan: { amount: '16000.00', down_payment: '2000.00', term_months: 60, currency: 'USD', ...change.loan },
+      channel: 'direct',
+      ...(change.dealer ? { dealer: change.dealer } : {}),
+    },
+  });
 
   async function send(c: Case) {
     const headers: Record<string, string> = { ...(c.apiKey === null ? {} : bearer(c.apiKey ?? t.tenant.sandbox.apiKey)), ...c.headers };
@@ -172,6 +186,11 @@ describe('a corpus of real bad requests', () => {
       { name: 'events created_gte', url: '/v1/events?created_gte=2026-01-01', status: 400, code: 'invalid_request', names: 'created_gte', rule: /unix seconds/ },
       { name: 'events cursor', url: '/v1/events?starting_after=nope', status: 400, code: 'invalid_request', names: 'starting_after', rule: /event id \(a UUID\)/ },
       { name: 'events unknown parameter', url: '/v1/events?page=2', status: 400, code: 'invalid_request', names: 'page', rule: /not a recognised query parameter; allowed query parameters: limit, type, created_gte, created_lt, starting_after/ },
+      { name: 'auto-loan VIN check digit', ...autoLoan({ vin: '1HGCM82633A004353' }), status: 400, code: 'invalid_request', names: 'vehicle.vin', rule: /check digit/ },
+      { name: 'auto-loan term', ...autoLoan({ loan: { term_months: 61 } }), status: 400, code: 'invalid_request', names: 'loan.term_months', rule: /one of: 24, 36, 48, 60, 72, 84/ },
+      { name: 'auto-loan nothing to finance', ...autoLoan({ loan: { down_payment: '16000.00' } }), status: 422, code: 'unprocessable_entity', names: 'loan.down_payment', rule: /amount/ },
+      { name: 'auto-loan dealer on a direct loan', ...autoLoan({ dealer: { dealer_id: soft, markup_rate_pct: '1.00' } }), status: 400, code: 'invalid_request', names: 'dealer', rule: /direct/ },
+      { name: 'announced product', method: 'POST', url: '/v1/decisions/mortgage', body: {}, status: 404, code: 'product_not_available', names: 'Mortgage', rule: /coming soon/ },
       { name: 'sandbox helper result', method: 'POST', url: `/v1/sandbox/decisions/${soft}/verification`, body: { result: 'maybe' }, status: 400, code: 'invalid_request', names: 'result', rule: /must be one of: pass, fail/ },
     ];
     for (const c of cases) check(c, await send(c));
