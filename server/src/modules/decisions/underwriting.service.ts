@@ -39,6 +39,7 @@ import type { ConsumersService } from '../consumers/consumers.service.js';
 import {
   adverseActionReason,
   autoLoanBuyRateBps,
+  autoLoanCollateralRules,
   isAdverseActionCode,
   lowestPricedAutoLoanGrade,
   lowestPricedGrade,
@@ -144,7 +145,8 @@ export interface AutoLoanPricingView {
   source: 'decision' | 'lowest_priced_grade';
   policyVersion: string;
   reserveSharePct: number;
-  terms: Array<{ termMonths: AutoLoanTerm; buyRateBps: number | null; markupCapBps: number; markupAllowed: boolean }>;
+  /** `collateralRules`: the policy's collateral rules this term breaks for the vehicle (the approval would be 422). */
+  terms: Array<{ termMonths: AutoLoanTerm; buyRateBps: number | null; markupCapBps: number; markupAllowed: boolean; collateralRules: string[] }>;
 }
 
 /** An auto loan's application as the underwriter reads it (vehicle, loan, LTV, channel, dealer markup). */
@@ -346,6 +348,16 @@ export function createUnderwritingService(deps: UnderwritingDeps) {
         `term_months ${termMonths}: the dealer markup of ${formatRateBps(markupBps)} percentage points is above the policy's cap of ${formatRateBps(cap)} for ${band}; keep a term the markup fits or decline.`,
       );
     }
+    // A longer term can break a collateral rule the requested one did not (a term too long for the
+    // vehicle's age): the policy would have declined that loan, so the override may not make it.
+    const ltv = ltvHundredths(amountCents, stored.vehicle.value_cents);
+    const broken = await autoLoanCollateralRules(policy, { termMonths, ltvPct: ltv / 100, mileage: stored.vehicle.mileage, vehicleAgeYears: stored.vehicle.age_years });
+    if (broken.length > 0) {
+      throw new ApiError(
+        'unprocessable_entity',
+        `term_months ${termMonths}: the auto-loan policy's collateral rules refuse it for this ${stored.vehicle.age_years}-year-old vehicle with ${stored.vehicle.mileage} miles (${broken.join(', ')}); choose a shorter term or decline.`,
+      );
+    }
     const pricing = await autoLoanGradeFor(policy, row, termMonths, stored.vehicle.condition);
     if (pricing.buyRateBps === null) {
       throw new ApiError('unprocessable_entity', `The auto-loan policy (${policy.version}) has no buy rate for risk grade ${pricing.grade ?? 'none'} at ${termMonths} months; choose another term.`);
@@ -356,7 +368,7 @@ export function createUnderwritingService(deps: UnderwritingDeps) {
     const changes: Partial<DecisionsTable> = {
       outcome: 'approved',
       ...autoLoanOfferColumns(loan),
-      ltv: formatLtv(ltvHundredths(amountCents, stored.vehicle.value_cents)),
+      ltv: formatLtv(ltv),
       reasons_json: '[]',
       // The underwriter's approval stands for the identity check a failed verification left open.
       kyc_status: row.kyc_status === 'pending' ? 'matched' : row.kyc_status,
@@ -607,7 +619,8 @@ export function createUnderwritingService(deps: UnderwritingDeps) {
       if (priced.grade !== null && (grade === null || termMonths === stored.loan.term_months)) grade = priced.grade;
       source = priced.source;
       const cap = markupCapBps(termMonths, policy);
-      terms.push({ termMonths, buyRateBps: priced.buyRateBps, markupCapBps: cap, markupAllowed: markupBps <= cap });
+      const collateralRules = await autoLoanCollateralRules(policy, { termMonths, ltvPct: stored.ltv_hundredths / 100, mileage: stored.vehicle.mileage, vehicleAgeYears: stored.vehicle.age_years });
+      terms.push({ termMonths, buyRateBps: priced.buyRateBps, markupCapBps: cap, markupAllowed: markupBps <= cap, collateralRules });
     }
     return {
       stored,

@@ -136,3 +136,44 @@ export async function lowestPricedAutoLoanGrade(policy: CompiledAutoLoanPolicy, 
   }
   return null;
 }
+
+/**
+ * The collateral rules a term change could break (the term-for-vehicle-age rules; mileage and age
+ * rules too, should the policy have been edited since), read by running the policy's own collateral
+ * table (a `collect` table with `code`/`rule` outputs whose inputs read `request.termMonths`) on the
+ * stored vehicle. The LTV rule is left out (`maxLtvPct` null): it needs the scored grade's maximum,
+ * and an override never raises the LTV. Returns the names of the rules that hit, [] when none.
+ */
+const compiledCollateral = new WeakMap<CompiledAutoLoanPolicy, ZenDecision | null>();
+
+export async function autoLoanCollateralRules(
+  policy: CompiledAutoLoanPolicy,
+  loan: { termMonths: number; ltvPct: number; mileage: number; vehicleAgeYears: number },
+): Promise<string[]> {
+  let decision = compiledCollateral.get(policy);
+  if (decision === undefined) {
+    const nodes = (policy.document as { nodes: Array<JdmNode & { content?: { inputs?: Array<{ field?: string | null; name?: string }>; rules?: Array<Record<string, string>> } }> }).nodes;
+    const table = nodes.find(
+      (n) => n.type === 'decisionTableNode' && (n.content?.outputs ?? []).some((o) => o.field === 'rule') && JSON.stringify(n.content?.rules ?? []).includes('request.termMonths'),
+    );
+    decision = table
+      ? (zen ??= new ZenEngine()).createDecision({
+          nodes: [
+            { id: 'in', type: 'inputNode', name: 'request', position: { x: 0, y: 0 }, content: { schema: '' } },
+            structuredClone(table),
+            { id: 'out', type: 'outputNode', name: 'response', position: { x: 0, y: 0 }, content: { schema: '' } },
+          ],
+          edges: [
+            { id: 'e-in', sourceId: 'in', targetId: table.id, type: 'edge' },
+            { id: 'e-out', sourceId: table.id, targetId: 'out', type: 'edge' },
+          ],
+        })
+      : null;
+    compiledCollateral.set(policy, decision);
+  }
+  if (!decision) return [];
+  const input = { policy: policy.constants, maxLtvPct: null, request: { termMonths: loan.termMonths }, features: { ltvPct: loan.ltvPct, mileage: loan.mileage, vehicleAgeYears: loan.vehicleAgeYears } };
+  const result = (await decision.evaluate(input)).result as Record<string, unknown>;
+  const hits = Object.values(result).find((v): v is Array<{ rule?: unknown }> => Array.isArray(v)) ?? [];
+  return [...new Set(hits.map((h) => String(h.rule)))];
+}

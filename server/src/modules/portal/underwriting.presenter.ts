@@ -103,6 +103,7 @@ function presentAutoLoan(a: AutoLoanReferralView) {
         buy_rate: t.buyRateBps === null ? null : formatRateBps(t.buyRateBps),
         markup_cap_pct: formatRateBps(t.markupCapBps),
         markup_allowed: t.markupAllowed,
+        collateral_rules: t.collateralRules,
       })),
     },
   };

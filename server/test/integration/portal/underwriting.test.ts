@@ -400,11 +400,17 @@ describe.each(await dialectMatrix())('underwriting workplace [%s]', (dialect) =>
 
   it('an auto loan referred without a grade (credit data unavailable) is priced at the lowest grade with a buy rate; direct loans carry no markup or reserve', async () => {
     const { apiKey, members } = await team();
-    const created = await autoLoan(apiKey, '3333', { channel: 'direct' });
+    // A 2017 vehicle (9 years old in 2026): terms above 60 months break the policy's term-for-age rule.
+    const created = await autoLoan(apiKey, '3333', { channel: 'direct', vehicle: { vin: '1HGCM82633A004352', year: 2017, make: 'Honda', model: 'Accord', mileage: 18_000, condition: 'used', value: '15000.00' } });
     expect(created.outcome).toBe('referred');
     const d = await detail(members.underwriter, created.decision_id);
     expect(d.risk_grade).toBeNull();
-    expect(d.auto_loan).toMatchObject({ channel: 'direct', dealer: null, pricing: { risk_grade: 'D', source: 'lowest_priced_grade' } });
+    expect(d.auto_loan).toMatchObject({ channel: 'direct', dealer: null, vehicle: { age_years: 9 }, pricing: { risk_grade: 'D', source: 'lowest_priced_grade' } });
+    const terms = (d.auto_loan as { pricing: { terms: Array<{ term_months: number; collateral_rules: string[] }> } }).pricing.terms;
+    expect(terms.map((x) => [x.term_months, x.collateral_rules])).toEqual([[24, []], [36, []], [48, []], [60, []], [72, ['term_too_long_for_vehicle_age']], [84, ['term_too_long_for_vehicle_age']]]);
+    const tooLong = await members.underwriter.post(`/portal/api/referrals/sandbox/${created.decision_id}/approve`, { expected_version: d.version, amount: '13000.00', term_months: 72 });
+    expect(tooLong.status).toBe(422);
+    expect(errorOf(tooLong.raw).message).toMatch(/term_months 72: the auto-loan policy's collateral rules refuse it for this 9-year-old vehicle .*term_too_long_for_vehicle_age/);
     const r = await members.underwriter.post(`/portal/api/referrals/sandbox/${created.decision_id}/approve`, { expected_version: d.version, amount: '13000.00' });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     const polled = await pollAutoLoan(apiKey, created.decision_id);

@@ -1,7 +1,7 @@
 /** Pricing by grade read from the policy graph's own pricing table (override pricing, ADR 0012). */
 import { describe, expect, it } from 'vitest';
 import {
-  autoLoanBuyRateBps, compileAutoLoanPolicy, compilePolicy, defaultAutoLoanDocuments, defaultBnplDocuments, lowestPricedAutoLoanGrade, lowestPricedGrade, PolicyDocumentError, ratesForGrade,
+  autoLoanBuyRateBps, autoLoanCollateralRules, compileAutoLoanPolicy, compilePolicy, defaultAutoLoanDocuments, defaultBnplDocuments, lowestPricedAutoLoanGrade, lowestPricedGrade, PolicyDocumentError, ratesForGrade,
 } from '../../../src/modules/engine/index.js';
 import autoLoanPolicyV1 from '../../../src/modules/engine/policies/auto-loan-policy-v1.json' with { type: 'json' };
 import bnplPolicyV1 from '../../../src/modules/engine/policies/bnpl-policy-v1.json' with { type: 'json' };
@@ -77,5 +77,20 @@ describe('auto-loan grade pricing', () => {
     expect(await autoLoanBuyRateBps(edited, 'A', 60, 'used')).toBe(749);
     expect(await autoLoanBuyRateBps(edited, 'D', 60, 'used')).toBeNull();
     expect(await lowestPricedAutoLoanGrade(edited, 60, 'new')).toEqual({ grade: 'C', buyRateBps: 1249 });
+  });
+});
+
+describe('auto-loan collateral rules for a term', () => {
+  const policy = defaultAutoLoanDocuments().policy;
+  it('refuses terms too long for the vehicle age, as the policy graph does', async () => {
+    const vehicle = { ltvPct: 86.67, mileage: 60_000 };
+    expect(await autoLoanCollateralRules(policy, { ...vehicle, termMonths: 60, vehicleAgeYears: 9 })).toEqual([]);
+    expect(await autoLoanCollateralRules(policy, { ...vehicle, termMonths: 72, vehicleAgeYears: 9 })).toEqual(['term_too_long_for_vehicle_age']);
+    expect(await autoLoanCollateralRules(policy, { ...vehicle, termMonths: 72, vehicleAgeYears: 6 })).toEqual([]);
+    expect(await autoLoanCollateralRules(policy, { ...vehicle, termMonths: 84, vehicleAgeYears: 6 })).toEqual(['term_too_long_for_vehicle_age']);
+    expect(await autoLoanCollateralRules(policy, { ...vehicle, termMonths: 84, vehicleAgeYears: 2 })).toEqual([]);
+    // The LTV rule needs the scored grade's maximum: never applied here (an override only lowers the LTV).
+    expect(await autoLoanCollateralRules(policy, { ltvPct: 400, mileage: 10, termMonths: 48, vehicleAgeYears: 1 })).toEqual([]);
+    expect(await autoLoanCollateralRules(policy, { ltvPct: 80, mileage: 200_000, termMonths: 48, vehicleAgeYears: 1 })).toEqual(['mileage_above_maximum']);
   });
 });

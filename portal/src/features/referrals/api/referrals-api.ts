@@ -93,7 +93,7 @@ export interface AutoLoanReferral {
     source: 'decision' | 'lowest_priced_grade';
     policy_version: string;
     dealer_reserve_share_pct: number;
-    terms: Array<{ term_months: number; buy_rate: string | null; markup_cap_pct: string; markup_allowed: boolean }>;
+    terms: Array<{ term_months: number; buy_rate: string | null; markup_cap_pct: string; markup_allowed: boolean; collateral_rules: string[] }>;
   };
 }
 

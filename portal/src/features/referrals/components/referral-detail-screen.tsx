@@ -91,6 +91,7 @@ function AutoLoanApproveForm({ referral, auto, busy, onSubmit }: { referral: Ref
           <option key={t.term_months} value={t.term_months}>
             {t.term_months} months{t.term_months === auto.loan.term_months ? ' (requested)' : ''}
             {t.markup_allowed ? '' : ` (markup above the ${t.markup_cap_pct} cap)`}
+            {t.collateral_rules.length > 0 ? ' (too long for this vehicle)' : ''}
           </option>
         ))}
       </SelectField>
@@ -107,7 +108,10 @@ function AutoLoanApproveForm({ referral, auto, busy, onSubmit }: { referral: Ref
       {chosen && !chosen.markup_allowed ? (
         <Notice tone="warning">The dealer markup of {markup} is above the policy’s cap of {chosen.markup_cap_pct} for {chosen.term_months} months; choose a term it fits.</Notice>
       ) : null}
-      <Button type="submit" variant="primary" disabled={busy || (chosen !== undefined && !chosen.markup_allowed)}>
+      {chosen && chosen.collateral_rules.length > 0 ? (
+        <Notice tone="warning">The auto-loan policy’s collateral rules refuse {chosen.term_months} months for this vehicle ({chosen.collateral_rules.map(titleCase).join(', ')}); choose a shorter term.</Notice>
+      ) : null}
+      <Button type="submit" variant="primary" disabled={busy || (chosen !== undefined && (!chosen.markup_allowed || chosen.collateral_rules.length > 0))}>
         {busy ? 'Approving…' : 'Approve'}
       </Button>
     </form>
@@ -142,6 +146,7 @@ function AutoLoanCard({ auto }: { auto: AutoLoanReferral }) {
           { header: 'Buy rate', cell: (t) => (t.buy_rate ? `${t.buy_rate}%` : 'Not priced') },
           { header: 'Markup cap', cell: (t) => `${t.markup_cap_pct}` },
           { header: 'Markup fits', cell: (t) => (auto.channel === 'direct' ? '—' : t.markup_allowed ? 'Yes' : 'No') },
+          { header: 'Collateral', cell: (t) => (t.collateral_rules.length > 0 ? t.collateral_rules.map(titleCase).join(', ') : 'OK') },
         ]}
       />
     </Card>
