@@ -297,4 +297,52 @@ describe.skipIf(!chromiumAvailable())('underwriting workplace in headless Chromi
     expect(await underwriter.getByRole('button', { name: 'Decline' }).count()).toBe(0);
     expect((await poll(ids.conflict)).outcome).toBe('approved');
   });
+
+  it('approves a referred indirect auto loan with amount financed and term: the preview, the poll and decision.adjusted agree', async () => {
+    const dealer = await t.ctx.dealers.addDealer({ tenantId, environment: 'sandbox' }, { name: 'Harbor Honda', state: 'WA' });
+    const created = await fetch(`${t.baseUrl}/v1/decisions/auto-loan`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        consumer: { first_name: 'Alma', last_name: 'Autoloan', email: 'alma@example.com', phone: '+14155550143', dob: '1984-07-09', ssn_last4: '1111', address: { line1: '9 Pier Rd', city: 'Seattle', state: 'WA', zip: '98101' } },
+        vehicle: { vin: '1HGCM82633A004352', year: 2024, make: 'Honda', model: 'Accord', mileage: 18_000, condition: 'used', value: '15000.00' },
+        loan: { amount: '16000.00', down_payment: '2000.00', trade_in_value: '1000.00', term_months: 60, currency: 'USD' },
+        channel: 'indirect',
+        dealer: { dealer_id: dealer.id, markup_rate_pct: '1.25' },
+      }),
+    });
+    const { decision_id: id, outcome } = (await created.json()) as { decision_id: string; outcome: string };
+    expect(outcome).toBe('referred');
+
+    await openReferral(underwriter, id);
+    const card = underwriter.getByRole('table', { name: 'Buy rate and markup cap by term' });
+    await card.waitFor();
+    await underwriter.getByText('2024 Honda Accord (used), 18,000 miles').waitFor();
+    await underwriter.getByText('Indirect, dealer Harbor Honda').waitFor();
+    await underwriter.getByText('86.67%').waitFor();
+    await screen(underwriter, 'auto-loan-detail');
+
+    await underwriter.getByRole('button', { name: 'Approve' }).click();
+    const dialog = underwriter.getByRole('dialog', { name: 'Approve this application' });
+    expect(await dialog.getByLabel('Plan').count()).toBe(0);
+    await dialog.getByLabel('Amount financed (USD)').fill('12000.00');
+    // 72 months: the 1.25 markup is above that term's 1.00 cap; the form says so and will not submit.
+    await dialog.getByLabel('Term (months)').selectOption('72');
+    await dialog.getByText(/above the policy’s cap of 1\.00 for 72 months/).waitFor();
+    expect(await dialog.getByRole('button', { name: 'Approve' }).isDisabled()).toBe(true);
+    await dialog.getByLabel('Term (months)').selectOption('48');
+    const preview = await dialog.getByTestId('auto-loan-preview').innerText();
+    const [, buy, contract] = /buy rate (\d+\.\d\d)% \+ dealer markup 1\.25 = contract rate (\d+\.\d\d)%/.exec(preview) ?? [];
+    expect(Math.round(Number(contract) * 100) - Math.round(Number(buy) * 100)).toBe(125);
+    await screen(underwriter, 'auto-loan-approve-dialog');
+    await dialog.getByRole('button', { name: 'Approve' }).click();
+    await underwriter.getByText(/Approved: 12000\.00 USD financed over 48 months at \d+\.\d\d% \(APR \d+\.\d\d%\)/).waitFor();
+    await underwriter.getByText('This decision is approved').waitFor();
+    await screen(underwriter, 'auto-loan-approved');
+
+    const polled = (await (await fetch(`${t.baseUrl}/v1/decisions/auto-loan/${id}`, { headers: { authorization: `Bearer ${apiKey}` } })).json()) as Record<string, unknown>;
+    expect(polled).toMatchObject({ outcome: 'approved', approved_amount: '12000.00', term_months: 48, buy_rate: buy, contract_rate: contract, ltv: '80.00' });
+    const event = await arrived('decision.adjusted', id);
+    expect(event.data).toMatchObject({ outcome: 'approved', plan: null, term_months: 48, approved_amount: '12000.00', apr: polled.apr });
+  });
 });

@@ -256,7 +256,7 @@ export function createDecisionsService(deps: DecisionsDeps) {
       return {
         engine, creditData, outcome: engine.outcome, reasons: engine.reasons, timings: timings(engine.timings.totalMs),
         offerColumns: loan ? autoLoanOfferColumns(loan) : null,
-        offerAudit: loan ? { ...offerAuditOf(loan.offer), buy_rate_bps: loan.buyRateBps, markup_bps: loan.markupBps, contract_rate_bps: loan.contractRateBps, buy_rate_finance_charge_cents: loan.buyRateFinanceChargeCents, dealer_reserve_cents: loan.dealerReserveCents, reserve_share_pct: documents.policy.constants.dealerReserveSharePct } : null,
+        offerAudit: loan ? autoLoanOfferAudit(loan, documents.policy.constants.dealerReserveSharePct) : null,
       };
     }
     const engine = await decideBnpl(
@@ -554,7 +554,7 @@ function bnplSeed(application: BnplApplication): RowSeed {
 }
 
 /** Stored form of an auto-loan application (auto_loan_json): enough to decide it again after verification. */
-interface StoredAutoLoan {
+export interface StoredAutoLoan {
   vehicle: { vin: string; year: number; make: string; model: string; mileage: number; condition: 'new' | 'used'; value_cents: number; age_years: number };
   loan: { amount_cents: number; down_payment_cents: number; trade_in_value_cents: number; amount_financed_cents: number; term_months: number };
   ltv_hundredths: number;
@@ -599,6 +599,11 @@ function autoLoanRequestOf(application: AutoLoanApplication): ProductRequest {
     },
     markupBps: application.dealer?.markupBps ?? 0,
   };
+}
+
+/** The stored application of an auto-loan decision row (vehicle, loan, LTV, dealer markup); null for BNPL. */
+export function storedAutoLoanOf(row: Pick<DecisionsTable, 'product' | 'auto_loan_json'>): StoredAutoLoan | null {
+  return row.product === 'auto_loan' && row.auto_loan_json ? (JSON.parse(row.auto_loan_json) as StoredAutoLoan) : null;
 }
 
 function requestOfRow(row: DecisionsTable): ProductRequest {
@@ -705,8 +710,12 @@ function bnplOfferColumns(offer: Offer): Partial<DecisionsTable> {
   };
 }
 
-/** The offer columns of an auto-loan approval: the schedule at the contract rate, and its rates and reserve. */
-function autoLoanOfferColumns(loan: AutoLoanOffer): Partial<DecisionsTable> {
+/**
+ * The offer columns of an auto-loan approval: the schedule at the contract rate, and its rates and
+ * reserve. Exported for the underwriter's override (underwriting.service.ts), which must write
+ * exactly what an automatic approval writes.
+ */
+export function autoLoanOfferColumns(loan: AutoLoanOffer): Partial<DecisionsTable> {
   return {
     ...bnplOfferColumns(loan.offer),
     // `plan` is the BNPL plan vocabulary; an auto loan has none.
@@ -715,6 +724,11 @@ function autoLoanOfferColumns(loan: AutoLoanOffer): Partial<DecisionsTable> {
     contract_rate: formatRateBps(loan.contractRateBps),
     dealer_reserve_cents: loan.dealerReserveCents,
   };
+}
+
+/** The audit record of an auto-loan offer (automatic approval and underwriter override alike). */
+export function autoLoanOfferAudit(loan: AutoLoanOffer, reserveSharePct: number): Record<string, unknown> {
+  return { ...offerAuditOf(loan.offer), buy_rate_bps: loan.buyRateBps, markup_bps: loan.markupBps, contract_rate_bps: loan.contractRateBps, buy_rate_finance_charge_cents: loan.buyRateFinanceChargeCents, dealer_reserve_cents: loan.dealerReserveCents, reserve_share_pct: reserveSharePct };
 }
 
 function offerAuditOf(offer: Offer): Record<string, unknown> {

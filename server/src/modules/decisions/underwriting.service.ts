@@ -14,6 +14,11 @@
  *                         automatic approval (schedule, Appendix J APR, TILA), dated at the
  *                         override, priced by the policy's rate for the decision's risk grade;
  *                         offer valid 30 days from the override           -> decision.adjusted
+ *                         BNPL: amount and plan. Auto loans: amount financed and term; the buy
+ *                         rate of grade x term (+ used-vehicle adder) from the auto-loan policy,
+ *                         the request's dealer markup re-checked against the term's cap, and the
+ *                         offer, rates and reserve of buildAutoLoanOffer written with the very
+ *                         columns an automatic auto-loan approval writes (autoLoanOfferColumns).
  *   decline            -> outcome declined with 1-4 adverse-action reasons -> decision.adjusted
  *   request documents  -> a document request with a new single-use upload link (hosted page)
  *                                                                 -> application.documents_requested
@@ -33,19 +38,26 @@ import { formatMoney, parseMoney } from '../../lib/money.js';
 import type { ConsumersService } from '../consumers/consumers.service.js';
 import {
   adverseActionReason,
+  autoLoanBuyRateBps,
+  autoLoanCollateralRules,
   isAdverseActionCode,
+  lowestPricedAutoLoanGrade,
   lowestPricedGrade,
+  markupCapBps,
   ratesForGrade,
   REFERRAL_ONLY_CODES,
   RISK_GRADES,
   type AdverseActionReason,
+  type CompiledAutoLoanPolicy,
   type GradeRates,
   type RiskGrade,
 } from '../engine/index.js';
 import type { NewEvent, Outbox } from '../events/outbox.js';
+import { AUTO_LOAN_TERMS, buildAutoLoanOffer, formatRateBps, isAutoLoanTerm, type AutoLoanTerm } from '../offers/auto-loan-offer.js';
 import { buildOffer, presentOffer } from '../offers/offer.js';
 import { allowedRangeText, isMonthlyTerm, isPlan, MONTHLY_TERMS, planAllowsAmount, PLANS, type Plan } from '../offers/schedule.js';
-import { OFFER_TTL_MS, type DecisionsService, type Scope } from './decisions.service.js';
+import { formatLtv, ltvHundredths } from './auto-loan-request.js';
+import { autoLoanOfferAudit, autoLoanOfferColumns, OFFER_TTL_MS, storedAutoLoanOf, type DecisionsService, type Scope, type StoredAutoLoan } from './decisions.service.js';
 
 /** Document types an underwriter may ask for (docs/webhooks.md, application.documents_requested). */
 export const DOCUMENT_TYPES = ['government_id', 'proof_of_income', 'proof_of_address', 'bank_statement', 'other'] as const;
@@ -127,12 +139,33 @@ export interface PricingView {
   ratesBps: GradeRates;
 }
 
+/** How an auto-loan approval would be priced, for each term the policy allows (the approval form's preview). */
+export interface AutoLoanPricingView {
+  grade: RiskGrade | null;
+  source: 'decision' | 'lowest_priced_grade';
+  policyVersion: string;
+  reserveSharePct: number;
+  /** `collateralRules`: the policy's collateral rules this term breaks for the vehicle (the approval would be 422). */
+  terms: Array<{ termMonths: AutoLoanTerm; buyRateBps: number | null; markupCapBps: number; markupAllowed: boolean; collateralRules: string[] }>;
+}
+
+/** An auto loan's application as the underwriter reads it (vehicle, loan, LTV, channel, dealer markup). */
+export interface AutoLoanReferralView {
+  stored: StoredAutoLoan;
+  channel: 'direct' | 'indirect';
+  dealerId: string | null;
+  dealerName: string | null;
+  pricing: AutoLoanPricingView;
+}
+
 export interface ReferralDetail extends ReferralSummary {
   audit: unknown;
   actions: ActionView[];
   documentRequests: DocumentRequestView[];
   conditions: ConditionView[];
-  pricing: PricingView;
+  /** BNPL pricing by plan; null for an auto loan (its pricing is `autoLoan.pricing`). */
+  pricing: PricingView | null;
+  autoLoan: AutoLoanReferralView | null;
   recommendedAmountCents: number | null;
 }
 
@@ -209,7 +242,8 @@ export function createUnderwritingService(deps: UnderwritingDeps) {
       actions: actions.map(actionView),
       documentRequests: requests.map(requestView),
       conditions: conditions.map(conditionView),
-      pricing: await pricingFor(scope, row, null),
+      pricing: row.product === 'bnpl' ? await pricingFor(scope, row, null) : null,
+      autoLoan: row.product === 'auto_loan' ? await autoLoanViewOf(scope, row) : null,
       recommendedAmountCents: typeof recommended === 'number' && recommended > 0 ? recommended : null,
     };
   }
@@ -233,20 +267,11 @@ export function createUnderwritingService(deps: UnderwritingDeps) {
    * Approve a referral: amount 0.01 up to the requested amount, a plan that takes the amount,
    * priced by the policy at the decision's grade (or the lowest priced grade when it has none).
    */
-  async function approve(scope: Scope, decisionId: string, actor: Actor, input: { expectedVersion: number; amount: unknown; plan: string; termMonths?: number | null }): Promise<DecisionsTable> {
+  async function approve(scope: Scope, decisionId: string, actor: Actor, input: { expectedVersion: number; amount: unknown; plan?: string | null; termMonths?: number | null }): Promise<DecisionsTable> {
     const row = await actionable(scope, decisionId, input.expectedVersion);
-    // Approval builds a BNPL offer (plan, schedule, TILA). An auto-loan approval needs the auto-loan
-    // offer (term, buy rate, markup, reserve), which the portal does not build yet: refuse clearly
-    // rather than write a BNPL-shaped approval onto an auto loan. Decline, documents, conditions work.
-    if (row.product !== 'bnpl') {
-      throw new ApiError('unprocessable_entity', `Approving a referred ${row.product} decision in the portal is not available yet; decline it, request documents or add a condition.`);
-    }
-    const amountCents = parseMoney(input.amount);
-    if (amountCents === null) throw new ApiError('unprocessable_entity', 'amount must be a decimal amount with at most two decimals, e.g. "250.00".');
-    if (amountCents < 1) throw new ApiError('unprocessable_entity', 'amount must be at least 0.01.');
-    if (amountCents > row.requested_amount_cents) {
-      throw new ApiError('unprocessable_entity', `amount must not exceed the requested amount of ${formatMoney(row.requested_amount_cents)} ${row.currency}.`);
-    }
+    if (row.product === 'auto_loan') return approveAutoLoan(scope, row, actor, input);
+    const amountCents = approvedAmount(row, input.amount, 'the requested amount');
+    if (input.plan === undefined || input.plan === null) throw new ApiError('unprocessable_entity', `plan is required to approve a BNPL decision (one of ${PLANS.join(', ')}).`);
     if (!isPlan(input.plan)) throw new ApiError('unprocessable_entity', `plan must be one of ${PLANS.join(', ')}.`);
     const plan: Plan = input.plan;
     if (!planAllowsAmount(plan, amountCents)) {
@@ -288,6 +313,83 @@ export function createUnderwritingService(deps: UnderwritingDeps) {
       const updated = await bumpVersion(trx, row, changes);
       const offerRecord = { plan: offer.plan, approved_amount_cents: offer.approvedAmountCents, annual_rate_bps: rateBps, apr: offer.apr, apr_exact: offer.aprExact, term_months: offer.termMonths, decision_date: offer.decisionDate };
       await recordAction(trx, updated, actor, 'approved', { previous_outcome: 'referred', amount: formatMoney(amountCents), plan, term_months: offer.termMonths, apr: offer.apr, pricing: pricingRecord });
+      await appendOverride(trx, row.id, { action: 'approved', by: actor.userId, at: now.toISOString(), previous_outcome: 'referred', outcome: 'approved', offer: offerRecord, pricing: pricingRecord });
+      await deps.outbox.append(trx, scope, [adjustedEvent(updated, actor, now)]);
+      return updated;
+    });
+  }
+
+  /**
+   * Approve an auto-loan referral: the amount financed (0.01 up to the requested amount financed)
+   * and a term (the requested one unless changed), priced as an automatic approval of the
+   * decision's grade would be (autoLoanBuyRateBps: the policy's own pricing nodes, used-vehicle
+   * adder included), with the request's dealer markup on an indirect loan, re-checked against the
+   * cap of the chosen term. The row gets exactly the columns an automatic approval writes; its LTV
+   * becomes the approved amount financed over the vehicle's value (the stored request keeps the
+   * requested one).
+   */
+  async function approveAutoLoan(scope: Scope, row: DecisionsTable, actor: Actor, input: { expectedVersion: number; amount: unknown; plan?: string | null; termMonths?: number | null }): Promise<DecisionsTable> {
+    if (input.plan !== undefined && input.plan !== null) {
+      throw new ApiError('unprocessable_entity', 'plan is not chosen for an auto loan; send amount (the amount financed) and, to change it, term_months.');
+    }
+    const stored = storedAutoLoanOf(row);
+    if (!stored) throw new Error(`auto-loan decision ${row.id} has no stored application`);
+    const amountCents = approvedAmount(row, input.amount, 'the requested amount financed');
+    const wanted = input.termMonths ?? row.requested_term_months ?? stored.loan.term_months;
+    if (!isAutoLoanTerm(wanted)) throw new ApiError('unprocessable_entity', `term_months must be one of ${AUTO_LOAN_TERMS.join(', ')} for an auto loan; ${String(wanted)} is not.`);
+    const termMonths: AutoLoanTerm = wanted;
+    const policy = (await deps.decisions.documentsFor(scope, 'auto_loan')).policy;
+    const markupBps = row.channel === 'indirect' ? stored.markup_bps : 0;
+    const cap = markupCapBps(termMonths, policy);
+    if (markupBps > cap) {
+      const band = termMonths <= 60 ? 'terms up to 60 months' : 'terms above 60 months';
+      throw new ApiError(
+        'unprocessable_entity',
+        `term_months ${termMonths}: the dealer markup of ${formatRateBps(markupBps)} percentage points is above the policy's cap of ${formatRateBps(cap)} for ${band}; keep a term the markup fits or decline.`,
+      );
+    }
+    // A longer term can break a collateral rule the requested one did not (a term too long for the
+    // vehicle's age): the policy would have declined that loan, so the override may not make it.
+    const ltv = ltvHundredths(amountCents, stored.vehicle.value_cents);
+    const broken = await autoLoanCollateralRules(policy, { termMonths, ltvPct: ltv / 100, mileage: stored.vehicle.mileage, vehicleAgeYears: stored.vehicle.age_years });
+    if (broken.length > 0) {
+      throw new ApiError(
+        'unprocessable_entity',
+        `term_months ${termMonths}: the auto-loan policy's collateral rules refuse it for this ${stored.vehicle.age_years}-year-old vehicle with ${stored.vehicle.mileage} miles (${broken.join(', ')}); choose a shorter term or decline.`,
+      );
+    }
+    const pricing = await autoLoanGradeFor(policy, row, termMonths, stored.vehicle.condition);
+    if (pricing.buyRateBps === null) {
+      throw new ApiError('unprocessable_entity', `The auto-loan policy (${policy.version}) has no buy rate for risk grade ${pricing.grade ?? 'none'} at ${termMonths} months; choose another term.`);
+    }
+    const reserveSharePct = policy.constants.dealerReserveSharePct;
+    const now = clock.now();
+    const loan = buildAutoLoanOffer({ amountFinancedCents: amountCents, termMonths, buyRateBps: pricing.buyRateBps, markupBps, reserveSharePct, decisionDate: now.toISOString().slice(0, 10) });
+    const changes: Partial<DecisionsTable> = {
+      outcome: 'approved',
+      ...autoLoanOfferColumns(loan),
+      ltv: formatLtv(ltv),
+      reasons_json: '[]',
+      // The underwriter's approval stands for the identity check a failed verification left open.
+      kyc_status: row.kyc_status === 'pending' ? 'matched' : row.kyc_status,
+      // An approved offer is valid for 30 days from the approval (decisions.md section 5).
+      expires_at: now.getTime() + OFFER_TTL_MS,
+    };
+    const pricingRecord = { grade: pricing.grade, source: pricing.source, policy_version: policy.version, buy_rate_bps: pricing.buyRateBps, markup_bps: markupBps, markup_cap_bps: cap };
+    return deps.db.transaction().execute(async (trx) => {
+      const updated = await bumpVersion(trx, row, changes);
+      const offerRecord = { ...autoLoanOfferAudit(loan, reserveSharePct), decision_date: loan.offer.decisionDate };
+      await recordAction(trx, updated, actor, 'approved', {
+        previous_outcome: 'referred',
+        amount: formatMoney(amountCents),
+        plan: null,
+        term_months: termMonths,
+        apr: loan.offer.apr,
+        buy_rate: formatRateBps(loan.buyRateBps),
+        contract_rate: formatRateBps(loan.contractRateBps),
+        dealer_reserve: formatMoney(loan.dealerReserveCents),
+        pricing: pricingRecord,
+      });
       await appendOverride(trx, row.id, { action: 'approved', by: actor.userId, at: now.toISOString(), previous_outcome: 'referred', outcome: 'approved', offer: offerRecord, pricing: pricingRecord });
       await deps.outbox.append(trx, scope, [adjustedEvent(updated, actor, now)]);
       return updated;
@@ -478,6 +580,55 @@ export function createUnderwritingService(deps: UnderwritingDeps) {
       throw await conflict(current, trx);
     }
     return next;
+  }
+
+  /** The approved amount of either product: 0.01 up to what was requested (`what` names it in the message). */
+  function approvedAmount(row: DecisionsTable, amount: unknown, what: string): number {
+    const amountCents = parseMoney(amount);
+    if (amountCents === null) throw new ApiError('unprocessable_entity', 'amount must be a decimal amount with at most two decimals, e.g. "250.00".');
+    if (amountCents < 1) throw new ApiError('unprocessable_entity', 'amount must be at least 0.01.');
+    if (amountCents > row.requested_amount_cents) {
+      throw new ApiError('unprocessable_entity', `amount must not exceed ${what} of ${formatMoney(row.requested_amount_cents)} ${row.currency}.`);
+    }
+    return amountCents;
+  }
+
+  /**
+   * The grade and buy rate of an auto-loan override: the decision's grade, or for a referral
+   * without one (nothing was scored) the policy's lowest grade with a buy rate for the term and
+   * condition, as BNPL overrides do: never a better price than scoring could have given.
+   */
+  async function autoLoanGradeFor(policy: CompiledAutoLoanPolicy, row: DecisionsTable, termMonths: number, condition: 'new' | 'used') {
+    const grade = (RISK_GRADES as readonly string[]).includes(row.risk_grade ?? '') ? (row.risk_grade as RiskGrade) : null;
+    if (grade) return { grade, source: 'decision' as const, buyRateBps: await autoLoanBuyRateBps(policy, grade, termMonths, condition) };
+    const lowest = await lowestPricedAutoLoanGrade(policy, termMonths, condition);
+    return { grade: lowest?.grade ?? null, source: 'lowest_priced_grade' as const, buyRateBps: lowest?.buyRateBps ?? null };
+  }
+
+  /** The auto-loan facts and the pricing of every allowed term, for the referral detail. */
+  async function autoLoanViewOf(scope: Scope, row: DecisionsTable): Promise<AutoLoanReferralView | null> {
+    const stored = storedAutoLoanOf(row);
+    if (!stored) return null;
+    const policy = (await deps.decisions.documentsFor(scope, 'auto_loan')).policy;
+    const markupBps = row.channel === 'indirect' ? stored.markup_bps : 0;
+    let grade: RiskGrade | null = null;
+    let source: AutoLoanPricingView['source'] = 'decision';
+    const terms: AutoLoanPricingView['terms'] = [];
+    for (const termMonths of AUTO_LOAN_TERMS) {
+      const priced = await autoLoanGradeFor(policy, row, termMonths, stored.vehicle.condition);
+      if (priced.grade !== null && (grade === null || termMonths === stored.loan.term_months)) grade = priced.grade;
+      source = priced.source;
+      const cap = markupCapBps(termMonths, policy);
+      const collateralRules = await autoLoanCollateralRules(policy, { termMonths, ltvPct: stored.ltv_hundredths / 100, mileage: stored.vehicle.mileage, vehicleAgeYears: stored.vehicle.age_years });
+      terms.push({ termMonths, buyRateBps: priced.buyRateBps, markupCapBps: cap, markupAllowed: markupBps <= cap, collateralRules });
+    }
+    return {
+      stored,
+      channel: row.channel === 'indirect' ? 'indirect' : 'direct',
+      dealerId: row.dealer_id ?? null,
+      dealerName: row.channel === 'indirect' ? row.merchant_name : null,
+      pricing: { grade, source, policyVersion: policy.version, reserveSharePct: policy.constants.dealerReserveSharePct, terms },
+    };
   }
 
   async function conflict(current: DecisionsTable, db: Kysely<Database> = deps.db): Promise<ApiError> {

@@ -64,7 +64,10 @@ export function registerReferralsRoutes(api: FastifyInstance, ctx: AppContext): 
     applicant: presentRevealed(await ctx.underwriting.revealApplicant(scopeOf(request), request.params.id, actorOf(request))),
   }));
 
-  api.post<{ Params: DecisionParams; Body: { expected_version: number; amount: string; plan: string; term_months?: number | null } }>(
+  // BNPL: {expected_version, amount, plan, term_months?}; auto loans: {expected_version, amount (the
+  // amount financed), term_months?} and no plan. The service answers a plan on an auto loan, or none
+  // on BNPL, with a 422 that says so.
+  api.post<{ Params: DecisionParams; Body: { expected_version: number; amount: string; plan?: string | null; term_months?: number | null } }>(
     '/referrals/:environment/:id/approve',
     {
       schema: {
@@ -73,17 +76,17 @@ export function registerReferralsRoutes(api: FastifyInstance, ctx: AppContext): 
         body: {
           type: 'object',
           additionalProperties: false,
-          required: ['expected_version', 'amount', 'plan'],
-          properties: { expected_version: expectedVersion, amount: { type: 'string', maxLength: 20 }, plan: { type: 'string', maxLength: 20 }, term_months: { type: ['integer', 'null'] } },
+          required: ['expected_version', 'amount'],
+          properties: { expected_version: expectedVersion, amount: { type: 'string', maxLength: 20 }, plan: { type: ['string', 'null'], maxLength: 20 }, term_months: { type: ['integer', 'null'] } },
         },
       },
       config: act,
     },
     async (request) => {
       const b = request.body;
-      const row = await ctx.underwriting.approve(scopeOf(request), request.params.id, actorOf(request), { expectedVersion: b.expected_version, amount: b.amount, plan: b.plan, termMonths: b.term_months ?? null });
+      const row = await ctx.underwriting.approve(scopeOf(request), request.params.id, actorOf(request), { expectedVersion: b.expected_version, amount: b.amount, plan: b.plan ?? null, termMonths: b.term_months ?? null });
       request.log.info({ decisionId: row.id, userId: actorOf(request).userId, version: row.version }, 'portal: referral approved');
-      return { decision: (await ctx.decisions.getDecision(scopeOf(request), 'bnpl', row.id))!.body, version: row.version };
+      return { decision: (await ctx.decisions.getDecision(scopeOf(request), row.product, row.id))!.body, version: row.version };
     },
   );
 
@@ -105,7 +108,7 @@ export function registerReferralsRoutes(api: FastifyInstance, ctx: AppContext): 
     async (request) => {
       const row = await ctx.underwriting.decline(scopeOf(request), request.params.id, actorOf(request), { expectedVersion: request.body.expected_version, reasonCodes: request.body.reason_codes });
       request.log.info({ decisionId: row.id, userId: actorOf(request).userId, version: row.version }, 'portal: referral declined');
-      return { decision: (await ctx.decisions.getDecision(scopeOf(request), 'bnpl', row.id))!.body, version: row.version };
+      return { decision: (await ctx.decisions.getDecision(scopeOf(request), row.product, row.id))!.body, version: row.version };
     },
   );
 

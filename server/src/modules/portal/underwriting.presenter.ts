@@ -5,7 +5,9 @@
  */
 import type { DecisionsTable } from '../../db/schema.js';
 import { formatMoney } from '../../lib/money.js';
-import type { ActionView, ConditionView, DocumentRequestView, MaskedApplicant, PricingView, ReferralDetail, ReferralSummary, RevealedApplicant } from '../decisions/underwriting.service.js';
+import { formatLtv } from '../decisions/auto-loan-request.js';
+import { formatRateBps } from '../offers/auto-loan-offer.js';
+import type { ActionView, AutoLoanReferralView, ConditionView, DocumentRequestView, MaskedApplicant, PricingView, ReferralDetail, ReferralSummary, RevealedApplicant } from '../decisions/underwriting.service.js';
 import type { ReviewDocument, ReviewItem } from '../kyc/document-review.service.js';
 
 const iso = (d: Date | null) => (d === null ? null : d.toISOString());
@@ -76,6 +78,37 @@ function presentPricing(p: PricingView) {
   return { risk_grade: p.grade, source: p.source, policy_version: p.policyVersion, rates_bps: p.ratesBps };
 }
 
+/** An auto loan's application and its pricing by term (rates as percent strings, money as decimals). */
+function presentAutoLoan(a: AutoLoanReferralView) {
+  const { vehicle, loan } = a.stored;
+  return {
+    vehicle: { vin: vehicle.vin, year: vehicle.year, make: vehicle.make, model: vehicle.model, mileage: vehicle.mileage, condition: vehicle.condition, value: formatMoney(vehicle.value_cents), age_years: vehicle.age_years },
+    loan: {
+      amount: formatMoney(loan.amount_cents),
+      down_payment: formatMoney(loan.down_payment_cents),
+      trade_in_value: formatMoney(loan.trade_in_value_cents),
+      amount_financed: formatMoney(loan.amount_financed_cents),
+      term_months: loan.term_months,
+    },
+    ltv: formatLtv(a.stored.ltv_hundredths),
+    channel: a.channel,
+    dealer: a.channel === 'indirect' ? { dealer_id: a.dealerId, name: a.dealerName, markup_rate_pct: formatRateBps(a.stored.markup_bps) } : null,
+    pricing: {
+      risk_grade: a.pricing.grade,
+      source: a.pricing.source,
+      policy_version: a.pricing.policyVersion,
+      dealer_reserve_share_pct: a.pricing.reserveSharePct,
+      terms: a.pricing.terms.map((t) => ({
+        term_months: t.termMonths,
+        buy_rate: t.buyRateBps === null ? null : formatRateBps(t.buyRateBps),
+        markup_cap_pct: formatRateBps(t.markupCapBps),
+        markup_allowed: t.markupAllowed,
+        collateral_rules: t.collateralRules,
+      })),
+    },
+  };
+}
+
 export function presentReviewDocument(d: ReviewDocument) {
   return {
     id: d.id,
@@ -92,7 +125,9 @@ export function presentReferralDetail(d: ReferralDetail, documents: ReviewDocume
   return {
     ...presentReferralSummary(d),
     recommended_amount: d.recommendedAmountCents === null ? null : formatMoney(d.recommendedAmountCents),
-    pricing: presentPricing(d.pricing),
+    product: d.row.product,
+    pricing: d.pricing ? presentPricing(d.pricing) : null,
+    auto_loan: d.autoLoan ? presentAutoLoan(d.autoLoan) : null,
     audit_record: d.audit,
     actions: d.actions.map(presentAction),
     document_requests: d.documentRequests.map(presentDocumentRequest),

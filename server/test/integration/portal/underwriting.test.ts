@@ -6,11 +6,14 @@
  * automatic approval or decline, the 422s, the race between two underwriters (exactly one wins),
  * roles (403), other tenants and environments (404), PII reveals and document viewings recorded,
  * document requests answered through the hosted page and reviewed in verification review.
+ * Auto loans: a referred indirect loan approved with an amount financed and a term, priced from the
+ * policy's grade x term table (here an independent copy of it), APR and dealer reserve recomputed.
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/lib/clock.js';
 import { createTestDatabase, dialectMatrix, type TestDatabase } from '../../support/databases.js';
+import { independentApr } from '../../support/independent-apr.js';
 import { makePng } from '../../support/browser.js';
 import { PortalClient } from '../../support/portal-client.js';
 import { bearer, createTestApp, errorOf, type TestApp } from '../../support/test-app.js';
@@ -18,6 +21,33 @@ import { documentedEventFields } from '../../support/webhook-docs.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../../support/webhook-receiver.js';
 
 const DAY = 24 * 3600_000;
+const cents = (s: unknown) => Math.round(Number(s) * 100);
+
+/**
+ * Written out here from docs/auto-loan.md, not read from the policy: buy rate (bps) by grade and
+ * term before the used-vehicle adder of 1.00 (terms up to 48 months share the 48-month rate).
+ */
+const AUTO_BUY_RATES: Record<string, Record<number, number>> = {
+  A: { 48: 549, 60: 599, 72: 649, 84: 699 },
+  B: { 48: 799, 60: 849, 72: 899, 84: 949 },
+  C: { 48: 1199, 60: 1249, 72: 1349, 84: 1449 },
+  D: { 48: 1599, 60: 1649, 72: 1749, 84: 1849 },
+};
+const usedBuyRateBps = (grade: string, term: number) => AUTO_BUY_RATES[grade]![Math.max(term, 48)]! + 100;
+
+/** Finance charge of a level monthly loan, each month's interest rounded to the cent, the last payment clearing the balance. */
+function independentFinanceCharge(amountCents: number, rateBps: number, n: number): number {
+  const r = rateBps / 120_000;
+  const level = Math.round((amountCents * r) / (1 - Math.pow(1 + r, -n)));
+  let balance = amountCents;
+  let total = 0;
+  for (let k = 1; k < n; k++) {
+    balance = balance + Math.round(balance * r) - level;
+    total += level;
+  }
+  total += balance + Math.round(balance * r);
+  return total - amountCents;
+}
 let counter = 0;
 const uniqueEmail = (who: string) => `${who}.uw${++counter}@lender.example.com`;
 
@@ -172,6 +202,7 @@ describe.each(await dialectMatrix())('underwriting workplace [%s]', (dialect) =>
     expect(await refuse({ amount: '50.00', plan: 'pay_in_6' })).toMatch(/plan pay_in_6 is offered for amounts from 100\.00 to 5000\.00 USD/);
     expect(await refuse({ amount: '20.00', plan: 'pay_in_4' })).toMatch(/25\.00 to 2000\.00/);
     expect(await refuse({ amount: '100.00', plan: 'weekly' })).toMatch(/plan must be one of/);
+    expect(await refuse({ amount: '100.00' })).toMatch(/plan is required to approve a BNPL decision/);
     expect(await refuse({ amount: '280.00', plan: 'monthly', term_months: 5 })).toMatch(/term_months must be one of 3, 6, 12/);
     expect(await events('decision.adjusted', id)).toEqual([]);
 
@@ -233,6 +264,157 @@ describe.each(await dialectMatrix())('underwriting workplace [%s]', (dialect) =>
     const stale = await members.admin.post(`/portal/api/referrals/sandbox/${id}/decline`, { expected_version: v, reason_codes: ['AA-08'] });
     expect(stale.status).toBe(409);
     expect(errorOf(stale.raw)).toMatchObject({ error: 'decision_version_conflict', message: `This decision was changed by Uma underwriter (approved) at ${approvedAt.toISOString()}; reload to see the new state.` });
+  });
+
+  /** A sandbox auto loan (used 2024 Accord worth 15,000.00; 13,000.00 financed over 60 months, LTV 86.67). */
+  async function autoLoan(apiKey: string, ssnLast4: string, extra: Record<string, unknown>, consumer?: Record<string, unknown>) {
+    const r = await t.app.inject({
+      method: 'POST',
+      url: '/v1/decisions/auto-loan',
+      headers: { ...bearer(apiKey), 'content-type': 'application/json' },
+      payload: JSON.stringify({
+        consumer: consumer ?? { first_name: 'Rosa', last_name: 'Referral', email: 'rosa.referral@example.com', phone: '+14155550123', dob: '1988-07-14', ssn_last4: ssnLast4, address: { line1: '1 Market St', city: 'San Francisco', state: 'CA', zip: '94105' } },
+        vehicle: { vin: '1HGCM82633A004352', year: 2024, make: 'Honda', model: 'Accord', mileage: 18_000, condition: 'used', value: '15000.00' },
+        loan: { amount: '16000.00', down_payment: '2000.00', trade_in_value: '1000.00', term_months: 60, currency: 'USD' },
+        ...extra,
+      }),
+    });
+    expect(r.statusCode, r.body).toBe(200);
+    return r.json() as Record<string, unknown> & { decision_id: string; outcome: string };
+  }
+  const pollAutoLoan = async (apiKey: string, id: string) => (await t.app.inject({ method: 'GET', url: `/v1/decisions/auto-loan/${id}`, headers: bearer(apiKey) })).json() as Record<string, unknown>;
+
+  it('approve an auto loan: amount financed and term; buy rate of grade x term, the dealer markup within the term cap, reserve and APR recomputed; decision.adjusted', async () => {
+    const { apiKey, members, ids, hookPath } = await team();
+    const dealer = await members.admin.post('/portal/api/dealers/sandbox/dealers', { name: 'Riverside Honda', license_number: 'OH-D-1001', state: 'OH' });
+    expect(dealer.status, JSON.stringify(dealer.body)).toBe(201);
+    const dealerId = String(dealer.body.id);
+    const created = await autoLoan(apiKey, '1111', { channel: 'indirect', dealer: { dealer_id: dealerId, markup_rate_pct: '1.25' } });
+    expect(created.outcome).toBe('referred');
+    const id = created.decision_id;
+    const uw = members.underwriter;
+
+    // The detail shows the vehicle, loan, LTV, channel, dealer and markup, and the pricing by term.
+    const d = await detail(uw, id);
+    const grade = String(d.risk_grade);
+    expect(grade).toMatch(/^[A-D]$/);
+    expect(d).toMatchObject({
+      product: 'auto_loan',
+      pricing: null,
+      requested_amount: '13000.00',
+      requested_term_months: 60,
+      merchant_name: 'Riverside Honda',
+      auto_loan: {
+        vehicle: { vin: '1HGCM82633A004352', year: 2024, make: 'Honda', model: 'Accord', mileage: 18_000, condition: 'used', value: '15000.00' },
+        loan: { amount: '16000.00', down_payment: '2000.00', trade_in_value: '1000.00', amount_financed: '13000.00', term_months: 60 },
+        ltv: '86.67',
+        channel: 'indirect',
+        dealer: { dealer_id: dealerId, name: 'Riverside Honda', markup_rate_pct: '1.25' },
+        pricing: { risk_grade: grade, source: 'decision', policy_version: 'auto-policy-2026.11.1', dealer_reserve_share_pct: 75 },
+      },
+    });
+    const terms = (d.auto_loan as { pricing: { terms: Array<Record<string, unknown>> } }).pricing.terms;
+    expect(terms.map((x) => x.term_months)).toEqual([24, 36, 48, 60, 72, 84]);
+    for (const x of terms) {
+      expect(x.buy_rate, `term ${String(x.term_months)}`).toBe((usedBuyRateBps(grade, x.term_months as number) / 100).toFixed(2));
+      // 1.25 fits the cap of terms up to 60 months (1.25), not the 1.00 above.
+      expect(x).toMatchObject({ markup_cap_pct: (x.term_months as number) <= 60 ? '1.25' : '1.00', markup_allowed: (x.term_months as number) <= 60 });
+    }
+
+    const v = d.version;
+    const refuse = async (body: Record<string, unknown>) => {
+      const r = await uw.post(`/portal/api/referrals/sandbox/${id}/approve`, { expected_version: v, ...body });
+      expect(r.status, JSON.stringify(r.body)).toBe(422);
+      return errorOf(r.raw).message;
+    };
+    expect(await refuse({ amount: '13000.01' })).toMatch(/amount must not exceed the requested amount financed of 13000\.00 USD/);
+    expect(await refuse({ amount: '0.00' })).toMatch(/at least 0\.01/);
+    expect(await refuse({ amount: '12000.00', term_months: 30 })).toMatch(/term_months must be one of 24, 36, 48, 60, 72, 84 for an auto loan; 30 is not/);
+    expect(await refuse({ amount: '12000.00', plan: 'monthly' })).toMatch(/plan is not chosen for an auto loan/);
+    expect(await refuse({ amount: '12000.00', term_months: 72 })).toMatch(/dealer markup of 1\.25 percentage points is above the policy's cap of 1\.00 for terms above 60 months/);
+    expect(await events('decision.adjusted', id)).toEqual([]);
+    expect((await detail(uw, id)).version).toBe(v);
+
+    clock.advance(10 * 60_000);
+    const approvedAt = clock.now();
+    const today = approvedAt.toISOString().slice(0, 10);
+    const r = await uw.post(`/portal/api/referrals/sandbox/${id}/approve`, { expected_version: v, amount: '12000.00', term_months: 48 });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(r.body.version).toBe(v + 1);
+
+    // Exactly the shape of an automatic auto-loan approval (a seeded consumer's grade A indirect loan).
+    const tenantId = (await t.ctx.storage.db.selectFrom('decisions').select('tenant_id').where('id', '=', id).executeTakeFirstOrThrow()).tenant_id;
+    const seeded = (await t.ctx.consumers.listConsumers({ tenantId, environment: 'sandbox' }, { seededOnly: true })).consumers.find((c) => c.firstName === 'Riley')!;
+    const automatic = await autoLoan(apiKey, '', { channel: 'indirect', dealer: { dealer_id: dealerId, markup_rate_pct: '1.25' } }, { consumer_id: seeded.id });
+    expect(automatic.outcome).toBe('approved');
+    const polled = await pollAutoLoan(apiKey, id);
+    expect(r.body.decision).toEqual(polled);
+    expect(Object.keys(polled).sort()).toEqual(Object.keys(automatic).sort());
+    expect(polled).toMatchObject({ status: 'complete', outcome: 'approved', approved_amount: '12000.00', currency: 'USD', term_months: 48, decline_reasons: [], ltv: '80.00' });
+    expect(polled).not.toHaveProperty('plan');
+    expect(polled.expires_at).toBe(new Date(approvedAt.getTime() + 30 * DAY).toISOString());
+    const buyBps = usedBuyRateBps(grade, 48);
+    expect(cents(polled.buy_rate)).toBe(buyBps);
+    expect(cents(polled.contract_rate)).toBe(buyBps + 125);
+    const schedule = polled.payment_schedule as Array<{ num: number; due_date: string; amount: string }>;
+    const tila = polled.tila_disclosure as Record<string, string>;
+    expect(schedule).toHaveLength(48);
+    expect(schedule[0]!.due_date).toBe('2026-05-10');
+    expect(schedule.reduce((s, p) => s + cents(p.amount), 0)).toBe(cents(tila.total_of_payments));
+    expect(tila).toMatchObject({ amount_financed: '12000.00', payment_frequency: 'monthly', apr: polled.apr });
+    const fcContract = independentFinanceCharge(1_200_000, buyBps + 125, 48);
+    const fcBuy = independentFinanceCharge(1_200_000, buyBps, 48);
+    expect(cents(tila.finance_charge)).toBe(fcContract);
+    expect(Math.abs(independentApr(tila.amount_financed!, today, schedule) - Number(polled.apr))).toBeLessThanOrEqual(0.005 + 1e-9);
+    expect(cents(polled.dealer_reserve)).toBe(Math.round(((fcContract - fcBuy) * 75) / 100));
+    expect(cents(polled.dealer_reserve)).toBeGreaterThan(0);
+
+    const [event] = await events('decision.adjusted', id);
+    expect(event).toEqual({
+      decision_id: id,
+      application_id: id,
+      previous_outcome: 'referred',
+      outcome: 'approved',
+      approved_amount: '12000.00',
+      currency: 'USD',
+      plan: null,
+      term_months: 48,
+      apr: polled.apr,
+      reason_codes: [],
+      adjusted_at: approvedAt.toISOString(),
+      adjusted_by: ids.underwriter,
+    });
+    expect((await received(hookPath, 'decision.adjusted')).map((x) => x.data)).toEqual([event]);
+
+    const after = await detail(uw, id);
+    expect(after).toMatchObject({ outcome: 'approved', version: v + 1 });
+    expect(after.actions).toMatchObject([
+      { kind: 'approved', user_id: ids.underwriter, details: { amount: '12000.00', plan: null, term_months: 48, apr: polled.apr, buy_rate: polled.buy_rate, contract_rate: polled.contract_rate, dealer_reserve: polled.dealer_reserve, pricing: { grade, source: 'decision', buy_rate_bps: buyBps, markup_bps: 125, markup_cap_bps: 125 } } },
+    ]);
+    expect((after.audit_record as { overrides: unknown[] }).overrides).toMatchObject([
+      { action: 'approved', by: ids.underwriter, outcome: 'approved', offer: { approved_amount_cents: 1_200_000, term_months: 48, buy_rate_bps: buyBps, contract_rate_bps: buyBps + 125, dealer_reserve_cents: cents(polled.dealer_reserve), reserve_share_pct: 75, decision_date: today } },
+    ]);
+    const stale = await members.admin.post(`/portal/api/referrals/sandbox/${id}/approve`, { expected_version: v, amount: '100.00' });
+    expect(stale.status).toBe(409);
+  });
+
+  it('an auto loan referred without a grade (credit data unavailable) is priced at the lowest grade with a buy rate; direct loans carry no markup or reserve', async () => {
+    const { apiKey, members } = await team();
+    // A 2017 vehicle (9 years old in 2026): terms above 60 months break the policy's term-for-age rule.
+    const created = await autoLoan(apiKey, '3333', { channel: 'direct', vehicle: { vin: '1HGCM82633A004352', year: 2017, make: 'Honda', model: 'Accord', mileage: 18_000, condition: 'used', value: '15000.00' } });
+    expect(created.outcome).toBe('referred');
+    const d = await detail(members.underwriter, created.decision_id);
+    expect(d.risk_grade).toBeNull();
+    expect(d.auto_loan).toMatchObject({ channel: 'direct', dealer: null, vehicle: { age_years: 9 }, pricing: { risk_grade: 'D', source: 'lowest_priced_grade' } });
+    const terms = (d.auto_loan as { pricing: { terms: Array<{ term_months: number; collateral_rules: string[] }> } }).pricing.terms;
+    expect(terms.map((x) => [x.term_months, x.collateral_rules])).toEqual([[24, []], [36, []], [48, []], [60, []], [72, ['term_too_long_for_vehicle_age']], [84, ['term_too_long_for_vehicle_age']]]);
+    const tooLong = await members.underwriter.post(`/portal/api/referrals/sandbox/${created.decision_id}/approve`, { expected_version: d.version, amount: '13000.00', term_months: 72 });
+    expect(tooLong.status).toBe(422);
+    expect(errorOf(tooLong.raw).message).toMatch(/term_months 72: the auto-loan policy's collateral rules refuse it for this 9-year-old vehicle .*term_too_long_for_vehicle_age/);
+    const r = await members.underwriter.post(`/portal/api/referrals/sandbox/${created.decision_id}/approve`, { expected_version: d.version, amount: '13000.00' });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    const polled = await pollAutoLoan(apiKey, created.decision_id);
+    expect(polled).toMatchObject({ outcome: 'approved', approved_amount: '13000.00', term_months: 60, buy_rate: '17.49', contract_rate: '17.49', dealer_reserve: '0.00', ltv: '86.67' });
   });
 
   it('decline: one to four distinct catalogue reasons, never AA-25; the poll returns a declined decision', async () => {

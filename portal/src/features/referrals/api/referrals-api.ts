@@ -81,9 +81,28 @@ export interface UploadedDocument {
   uploaded_at: string;
 }
 
+/** An auto loan's application and its pricing by term (null for BNPL). */
+export interface AutoLoanReferral {
+  vehicle: { vin: string; year: number; make: string; model: string; mileage: number; condition: 'new' | 'used'; value: string; age_years: number };
+  loan: { amount: string; down_payment: string; trade_in_value: string; amount_financed: string; term_months: number };
+  ltv: string;
+  channel: 'direct' | 'indirect';
+  dealer: { dealer_id: string | null; name: string | null; markup_rate_pct: string } | null;
+  pricing: {
+    risk_grade: string | null;
+    source: 'decision' | 'lowest_priced_grade';
+    policy_version: string;
+    dealer_reserve_share_pct: number;
+    terms: Array<{ term_months: number; buy_rate: string | null; markup_cap_pct: string; markup_allowed: boolean; collateral_rules: string[] }>;
+  };
+}
+
 export interface ReferralDetail extends Referral {
+  product: 'bnpl' | 'auto_loan';
   recommended_amount: string | null;
-  pricing: { risk_grade: string | null; source: 'decision' | 'lowest_priced_grade'; policy_version: string; rates_bps: Record<string, number | null> };
+  /** BNPL pricing by plan; null for auto loans (see auto_loan.pricing). */
+  pricing: { risk_grade: string | null; source: 'decision' | 'lowest_priced_grade'; policy_version: string; rates_bps: Record<string, number | null> } | null;
+  auto_loan: AutoLoanReferral | null;
   audit_record: unknown;
   actions: ReferralAction[];
   document_requests: DocumentRequest[];
@@ -116,7 +135,8 @@ export const referralsApi = {
   list: (env: Environment, page: number) => api.get<Page<Referral>>(`/referrals/${env}`, { page, page_size: 20 }),
   get: (env: Environment, id: string) => api.get<{ referral: ReferralDetail }>(base(env, id)),
   reveal: (env: Environment, id: string) => api.post<{ applicant: RevealedApplicant }>(`${base(env, id)}/reveal`),
-  approve: (env: Environment, id: string, input: { expected_version: number; amount: string; plan: string; term_months?: number | null }) =>
+  /** BNPL: amount and plan (term_months for monthly); auto loans: amount financed and term_months, no plan. */
+  approve: (env: Environment, id: string, input: { expected_version: number; amount: string; plan?: string; term_months?: number | null }) =>
     api.post<{ decision: Record<string, unknown>; version: number }>(`${base(env, id)}/approve`, input),
   decline: (env: Environment, id: string, input: { expected_version: number; reason_codes: string[] }) => api.post<{ decision: Record<string, unknown>; version: number }>(`${base(env, id)}/decline`, input),
   requestDocuments: (env: Environment, id: string, input: { expected_version: number; document_types: string[]; note: string | null }) =>

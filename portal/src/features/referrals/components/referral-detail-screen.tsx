@@ -1,7 +1,8 @@
 /**
  * One referred decision, as an underwriter works it: the applicant (masked; Reveal shows the full
  * identity and is recorded), the reasons with their wording, score, grade and pricing, the actions
- * (approve with amount and plan, decline with one to four reasons, request documents, add a
+ * (approve with amount and plan, or for an auto loan amount financed and term with the buy,
+ * contract rate and markup cap of the term previewed; decline with one to four reasons, request documents, add a
  * condition: shown only to roles that may act), what was requested and attached, the action history
  * and the engine's audit record. Every action sends the version shown; if someone else acted first
  * the service answers 409 and the screen says who and when, and offers to reload.
@@ -20,7 +21,7 @@ import { formatDateTime, titleCase } from '../../../lib/format';
 import { Link } from '../../../lib/router';
 import { useSignedIn } from '../../../lib/session';
 import { useAsync } from '../../../lib/use-async';
-import { referralsApi, type Catalogue, type ReferralAction, type ReferralDetail, type RevealedApplicant } from '../api/referrals-api';
+import { referralsApi, type AutoLoanReferral, type Catalogue, type ReferralAction, type ReferralDetail, type RevealedApplicant } from '../api/referrals-api';
 
 type ActionDialog = 'approve' | 'decline' | 'documents' | 'condition' | null;
 
@@ -38,7 +39,9 @@ function describeAction(a: ReferralAction): string {
   const d = a.details;
   switch (a.kind) {
     case 'approved':
-      return `${String(d.amount)} USD, ${String(d.plan)}, ${String(d.term_months)} months, APR ${String(d.apr)}%`;
+      return d.plan === null || d.plan === undefined
+        ? `${String(d.amount)} USD financed, ${String(d.term_months)} months, buy rate ${String(d.buy_rate)}%, contract rate ${String(d.contract_rate)}%, APR ${String(d.apr)}%`
+        : `${String(d.amount)} USD, ${String(d.plan)}, ${String(d.term_months)} months, APR ${String(d.apr)}%`;
     case 'declined':
       return (d.reason_codes as string[]).join(', ');
     case 'documents_requested':
@@ -57,12 +60,105 @@ function OutcomeBadge({ outcome }: { outcome: ReferralDetail['outcome'] }) {
   return <Badge tone={tone}>{titleCase(outcome ?? 'pending')}</Badge>;
 }
 
+/** Percent strings with two decimals ("6.99") added exactly, in basis points. */
+function addRates(a: string, b: string): string {
+  const bps = Math.round(Number(a) * 100) + Math.round(Number(b) * 100);
+  return (bps / 100).toFixed(2);
+}
+
+/**
+ * Auto loans: the amount financed (up to the requested one) and the term (the requested one unless
+ * changed). The preview shows the term's buy rate, the dealer markup and the contract rate; a term
+ * whose markup cap the dealer's markup exceeds is marked and the service would refuse it (422).
+ */
+function AutoLoanApproveForm({ referral, auto, busy, onSubmit }: { referral: ReferralDetail; auto: AutoLoanReferral; busy: boolean; onSubmit(input: { amount: string; term_months: number }): void }) {
+  const [amount, setAmount] = useState(referral.requested_amount);
+  const [term, setTerm] = useState(String(referral.requested_term_months ?? auto.loan.term_months));
+  const chosen = auto.pricing.terms.find((t) => t.term_months === Number(term));
+  const markup = auto.dealer?.markup_rate_pct ?? '0.00';
+  return (
+    <form
+      id="approve-form"
+      className="stack"
+      onSubmit={(e) => {
+        e.preventDefault();
+        onSubmit({ amount: amount.trim(), term_months: Number(term) });
+      }}
+    >
+      <TextField label="Amount financed (USD)" inputMode="decimal" value={amount} onChange={(e) => setAmount(e.target.value)} hint={`From 0.01 up to the requested ${referral.requested_amount} USD financed.`} required />
+      <SelectField label="Term (months)" value={term} onChange={(e) => setTerm(e.target.value)}>
+        {auto.pricing.terms.map((t) => (
+          <option key={t.term_months} value={t.term_months}>
+            {t.term_months} months{t.term_months === auto.loan.term_months ? ' (requested)' : ''}
+            {t.markup_allowed ? '' : ` (markup above the ${t.markup_cap_pct} cap)`}
+            {t.collateral_rules.length > 0 ? ' (too long for this vehicle)' : ''}
+          </option>
+        ))}
+      </SelectField>
+      <p className="muted small" data-testid="auto-loan-preview">
+        Priced at grade {auto.pricing.risk_grade ?? '—'}
+        {auto.pricing.source === 'lowest_priced_grade' ? ' (no grade on this decision: the policy’s lowest grade with a buy rate)' : ''}:{' '}
+        {chosen?.buy_rate
+          ? auto.channel === 'indirect'
+            ? `buy rate ${chosen.buy_rate}% + dealer markup ${markup} = contract rate ${addRates(chosen.buy_rate, markup)}%; the dealer's reserve is ${auto.pricing.dealer_reserve_share_pct}% of the markup's finance charge.`
+            : `buy rate ${chosen.buy_rate}% (direct loan: the contract rate, no dealer reserve).`
+          : 'the policy has no buy rate for this term.'}{' '}
+        The schedule, APR and TILA disclosure are computed as for an automatic approval, dated today; the offer is valid 30 days.
+      </p>
+      {chosen && !chosen.markup_allowed ? (
+        <Notice tone="warning">The dealer markup of {markup} is above the policy’s cap of {chosen.markup_cap_pct} for {chosen.term_months} months; choose a term it fits.</Notice>
+      ) : null}
+      {chosen && chosen.collateral_rules.length > 0 ? (
+        <Notice tone="warning">The auto-loan policy’s collateral rules refuse {chosen.term_months} months for this vehicle ({chosen.collateral_rules.map(titleCase).join(', ')}); choose a shorter term.</Notice>
+      ) : null}
+      <Button type="submit" variant="primary" disabled={busy || (chosen !== undefined && (!chosen.markup_allowed || chosen.collateral_rules.length > 0))}>
+        {busy ? 'Approving…' : 'Approve'}
+      </Button>
+    </form>
+  );
+}
+
+/** The vehicle, loan, LTV, channel, dealer and markup of an auto loan. */
+function AutoLoanCard({ auto }: { auto: AutoLoanReferral }) {
+  const v = auto.vehicle;
+  return (
+    <Card title="Auto loan">
+      <DetailList
+        items={[
+          ['Vehicle', `${v.year} ${v.make} ${v.model} (${v.condition}), ${v.mileage.toLocaleString('en-US')} miles`],
+          ['VIN', <span key="vin" className="mono">{v.vin}</span>],
+          ['Vehicle value', `${v.value} USD`],
+          ['Loan', `${auto.loan.amount} USD − ${auto.loan.down_payment} down − ${auto.loan.trade_in_value} trade-in = ${auto.loan.amount_financed} USD financed`],
+          ['Term requested', `${auto.loan.term_months} months`],
+          ['Loan-to-value', `${auto.ltv}%`],
+          ['Channel', auto.channel === 'indirect' ? `Indirect, dealer ${auto.dealer?.name ?? '—'}` : 'Direct'],
+          ...(auto.dealer ? ([['Dealer markup', `${auto.dealer.markup_rate_pct} percentage points`]] as Array<[string, string]>) : []),
+          ['Pricing', `Grade ${auto.pricing.risk_grade ?? '—'} (${auto.pricing.source === 'decision' ? 'this decision' : 'lowest grade with a buy rate'}), policy ${auto.pricing.policy_version}`],
+        ]}
+      />
+      <DataTable
+        caption="Buy rate and markup cap by term"
+        rows={auto.pricing.terms}
+        rowKey={(t) => String(t.term_months)}
+        empty="No terms."
+        columns={[
+          { header: 'Term', cell: (t) => `${t.term_months} months` },
+          { header: 'Buy rate', cell: (t) => (t.buy_rate ? `${t.buy_rate}%` : 'Not priced') },
+          { header: 'Markup cap', cell: (t) => `${t.markup_cap_pct}` },
+          { header: 'Markup fits', cell: (t) => (auto.channel === 'direct' ? '—' : t.markup_allowed ? 'Yes' : 'No') },
+          { header: 'Collateral', cell: (t) => (t.collateral_rules.length > 0 ? t.collateral_rules.map(titleCase).join(', ') : 'OK') },
+        ]}
+      />
+    </Card>
+  );
+}
+
 function ApproveForm({ referral, catalogue, busy, onSubmit }: { referral: ReferralDetail; catalogue: Catalogue; busy: boolean; onSubmit(input: { amount: string; plan: string; term_months: number | null }): void }) {
   const start = referral.recommended_amount ?? referral.requested_amount;
   const [amount, setAmount] = useState(start);
   const [plan, setPlan] = useState(referral.requested_plan ?? (Number(start) <= 1000 ? 'pay_in_4' : Number(start) <= 2500 ? 'pay_in_6' : 'monthly'));
   const [term, setTerm] = useState<string>('');
-  const rate = referral.pricing.rates_bps[plan];
+  const rate = referral.pricing?.rates_bps[plan];
   return (
     <form
       id="approve-form"
@@ -91,8 +187,8 @@ function ApproveForm({ referral, catalogue, busy, onSubmit }: { referral: Referr
         </SelectField>
       ) : null}
       <p className="muted small">
-        Priced at grade {referral.pricing.risk_grade ?? '—'}
-        {referral.pricing.source === 'lowest_priced_grade' ? ' (no grade on this decision: the policy’s lowest priced grade)' : ''}: {rate === null || rate === undefined ? 'this plan is not priced' : `${(rate / 100).toFixed(2)}% nominal`}. The schedule, APR and TILA disclosure are computed as for an automatic approval, dated today; the offer is valid 30 days.
+        Priced at grade {referral.pricing?.risk_grade ?? '—'}
+        {referral.pricing?.source === 'lowest_priced_grade' ? ' (no grade on this decision: the policy’s lowest priced grade)' : ''}: {rate === null || rate === undefined ? 'this plan is not priced' : `${(rate / 100).toFixed(2)}% nominal`}. The schedule, APR and TILA disclosure are computed as for an automatic approval, dated today; the offer is valid 30 days.
       </p>
       <Button type="submit" variant="primary" disabled={busy}>
         {busy ? 'Approving…' : 'Approve'}
@@ -317,16 +413,19 @@ export function ReferralDetailScreen({ id }: { id: string }) {
           <DetailList
             items={[
               ['Decision ID', <CopyableId key="id" value={r.decision_id} label="Decision ID" />],
-              ['Requested', `${r.requested_amount} ${r.currency}${r.requested_plan ? `, ${r.requested_plan}` : ''}`],
+              ['Product', r.product === 'auto_loan' ? 'Auto loan' : 'BNPL'],
+              ['Requested', `${r.requested_amount} ${r.currency}${r.product === 'auto_loan' ? ` financed, ${r.requested_term_months ?? ''} months` : r.requested_plan ? `, ${r.requested_plan}` : ''}`],
               ['Score', r.score ?? 'Not scored'],
               ['Risk grade', r.risk_grade ?? 'None'],
-              ['Pricing', `Grade ${r.pricing.risk_grade ?? '—'} (${r.pricing.source === 'decision' ? 'this decision' : 'lowest priced grade'}), policy ${r.pricing.policy_version}`],
+              ...(r.pricing
+                ? ([['Pricing', `Grade ${r.pricing.risk_grade ?? '—'} (${r.pricing.source === 'decision' ? 'this decision' : 'lowest priced grade'}), policy ${r.pricing.policy_version}`]] as Array<[string, string]>)
+                : []),
               ['Identity check', `${titleCase(r.kyc_tier)} tier, ${r.kyc_status}`],
               ['Referred', formatDateTime(r.referred_at)],
               ['Version', r.version],
               ...(r.outcome === 'approved'
                 ? ([
-                    ['Approved', `${r.approved_amount ?? ''} ${r.currency}, ${r.plan ?? ''}, ${r.term_months ?? ''} months, APR ${r.apr ?? ''}%`],
+                    ['Approved', `${r.approved_amount ?? ''} ${r.currency}${r.plan ? `, ${r.plan}` : r.product === 'auto_loan' ? ' financed' : ''}, ${r.term_months ?? ''} months, APR ${r.apr ?? ''}%`],
                     ['Offer expires', formatDateTime(r.expires_at)],
                   ] as Array<[string, string]>)
                 : []),
@@ -334,6 +433,8 @@ export function ReferralDetailScreen({ id }: { id: string }) {
           />
         </Card>
       </div>
+
+      {r.auto_loan ? <AutoLoanCard auto={r.auto_loan} /> : null}
 
       <Card title={r.outcome === 'declined' ? 'Decline reasons' : 'Reasons for referral'}>
         <ul className="plain-list">
@@ -402,15 +503,27 @@ export function ReferralDetailScreen({ id }: { id: string }) {
         <>
           <Dialog open={dialog === 'approve'} title="Approve this application" onClose={() => setDialog(null)}>
             <ErrorNotice error={error} />
-            <ApproveForm
-              referral={r}
-              catalogue={catalogue.data}
-              busy={busy}
-              onSubmit={(input) => void run(async (v) => {
-                const done = await referralsApi.approve(environment, r.decision_id, { expected_version: v, ...input });
-                return `Approved: ${String(done.decision.approved_amount)} ${r.currency} at ${String(done.decision.apr)}% APR. The next poll returns the approval and decision.adjusted was sent.`;
-              })}
-            />
+            {r.auto_loan ? (
+              <AutoLoanApproveForm
+                referral={r}
+                auto={r.auto_loan}
+                busy={busy}
+                onSubmit={(input) => void run(async (v) => {
+                  const done = await referralsApi.approve(environment, r.decision_id, { expected_version: v, ...input });
+                  return `Approved: ${String(done.decision.approved_amount)} ${r.currency} financed over ${String(done.decision.term_months)} months at ${String(done.decision.contract_rate)}% (APR ${String(done.decision.apr)}%). The next poll returns the approval and decision.adjusted was sent.`;
+                })}
+              />
+            ) : (
+              <ApproveForm
+                referral={r}
+                catalogue={catalogue.data}
+                busy={busy}
+                onSubmit={(input) => void run(async (v) => {
+                  const done = await referralsApi.approve(environment, r.decision_id, { expected_version: v, ...input });
+                  return `Approved: ${String(done.decision.approved_amount)} ${r.currency} at ${String(done.decision.apr)}% APR. The next poll returns the approval and decision.adjusted was sent.`;
+                })}
+              />
+            )}
           </Dialog>
           <Dialog open={dialog === 'decline'} title="Decline this application" onClose={() => setDialog(null)}>
             <ErrorNotice error={error} />
