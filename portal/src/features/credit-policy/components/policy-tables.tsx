@@ -233,7 +233,7 @@ function AutoLoanTablesForm({ tables, onChange, readOnly }: { tables: AutoLoanPo
       <div className="grid-3">
         <div>
           <h3 className="section-title">Used vehicles and dealers</h3>
-          <Table caption="Used-vehicle adder and dealer terms" head={['Term', 'Value']}>
+          <Table caption="Used-vehicle adder and dealer terms" head={['Term', 'Percent']}>
             <tr>
               <th scope="row">Used-vehicle adder</th>
               <td>
