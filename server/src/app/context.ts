@@ -19,7 +19,7 @@ import { createEventsService, type EventsService } from '../modules/events/event
 import { createDecisionsService, type DecisionsService } from '../modules/decisions/decisions.service.js';
 import { createCreditDataConnectors } from '../modules/credit-data/connectors.js';
 import type { CreditDataConnector } from '../modules/credit-data/credit-data.types.js';
-import { defaultAutoLoanDocuments, type ProductEngineDocuments } from '../modules/engine/index.js';
+import type { ProductEngineDocuments } from '../modules/engine/index.js';
 import { createDealersService, type DealersService } from '../modules/dealers/dealers.service.js';
 import { createCreditPolicyService, type CreditPolicyService } from '../modules/credit-policy/credit-policy.service.js';
 import { createLiveCodeSender, type CodeSender } from '../modules/kyc/code-senders.js';
@@ -109,17 +109,15 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
     { allowPrivateNetworks: config.webhookAllowPrivateNetworks, ...overrides.webhookDelivery },
   );
   const creditData = createCreditDataConnectors(config, { clock, random });
-  // BNPL: each tenant and environment decides with its active policy version, else the bundled
-  // default. Auto loans decide with the bundled auto-loan documents: their policy is not yet in the
-  // credit-policy catalogue (modules/credit-policy/policy-products.ts), so it is not yet editable.
+  // Each tenant, environment and product (bnpl, auto_loan) decides with its active policy version,
+  // else the product's bundled default (modules/credit-policy/policy-products.ts).
   const creditPolicy = createCreditPolicyService({ db: storage.db, readDb: storage.readDb, clock, random });
-  const autoLoanDocuments = defaultAutoLoanDocuments();
   const dealers = createDealersService({ db: storage.db, readDb: storage.readDb, clock, random, outbox });
   const decisions = createDecisionsService({
     config, db: storage.db, readDb: storage.readDb, clock, random, secretBox, consumers, outbox,
     creditData: { ...creditData.byEnvironment, ...overrides.creditData },
     documentsFor: async <P extends keyof ProductEngineDocuments = 'bnpl'>(scope: { tenantId: string; environment: 'sandbox' | 'live' }, product?: P) =>
-      (product === 'auto_loan' ? autoLoanDocuments : await creditPolicy.documentsFor(scope, 'bnpl')) as ProductEngineDocuments[P],
+      (await creditPolicy.documentsFor(scope, product ?? 'bnpl')) as ProductEngineDocuments[P],
     findActiveDealer: (scope, dealerId) => dealers.findActiveDealer(scope, dealerId),
     merchantDefaultsFor: async (tenantId) => {
       const tenant = await tenants.getTenant(tenantId);

@@ -3,6 +3,7 @@
  * the policy in the structured editor (validation errors first, then a valid change: grade A's
  * monthly rate from 9.99% to 11.99%), looks at the raw JDM, saves a draft, tests it against the sandbox, promotes
  * it, and the next sandbox decision made through /v1 is decided by the new version and names it.
+ * Then the same for an auto-loan version (grade A's 60-month buy rate), on the auto-loan screens.
  * Every screen is kept as a full-page screenshot under test-artifacts/screenshots/credit-policy-*.png.
  */
 import { execFileSync } from 'node:child_process';
@@ -65,6 +66,9 @@ describe.skipIf(!chromiumAvailable())('credit policy in headless Chromium', () =
     await shots.take(page, step);
   }
   const heading = (text: string | RegExp) => page.getByRole('heading', { level: 1, name: text }).waitFor();
+  // The overview has one section per product.
+  const bnplSection = () => page.getByRole('region', { name: 'Buy now, pay later' });
+  const autoSection = () => page.getByRole('region', { name: 'Auto loans' });
 
   /** A sandbox decision through /v1 for the same prime applicant; returns the body and the engine_version it was finalized with. */
   async function decide(amount: string): Promise<{ body: Record<string, unknown>; engineVersion: string }> {
@@ -105,12 +109,13 @@ describe.skipIf(!chromiumAvailable())('credit policy in headless Chromium', () =
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Credit policy' }).click();
     await heading('Credit policy');
     await page.getByText('Bundled default').first().waitFor();
-    await page.getByText('No versions yet').waitFor();
+    await bnplSection().getByText('No versions yet').waitFor();
+    await autoSection().getByText('auto-policy-2026.11.1').first().waitFor();
     await screen('overview-bundled');
   });
 
   it('edits grade A pricing in the structured editor: validation errors listed, then a valid change', async () => {
-    await page.getByRole('button', { name: 'Edit policy' }).click();
+    await bnplSection().getByRole('button', { name: 'Edit policy' }).click();
     await heading('New policy version');
     expect(await page.getByLabel('Grade A limit').inputValue()).toBe('30000.00');
     await screen('editor-structured');
@@ -181,10 +186,75 @@ describe.skipIf(!chromiumAvailable())('credit policy in headless Chromium', () =
 
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Credit policy' }).click();
     await heading('Credit policy');
-    const history = page.getByRole('region', { name: 'Version history' });
+    const history = bnplSection().getByRole('region', { name: 'Version history' });
     await history.getByRole('link', { name: 'bnpl-policy-sandbox-v1' }).waitFor();
     await page.getByText('engine-1.0.0+bnpl-sc-2026.11.1+bnpl-policy-sandbox-v1').waitFor();
     await screen('overview-promoted');
+  });
+
+  it('edits, tests and promotes an auto-loan version; the next auto-loan decision uses its buy rate and names it', async () => {
+    const decideAuto = async () => {
+      const r = await fetch(`${t.baseUrl}/v1/decisions/auto-loan`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          consumer: { first_name: applicant.firstName, last_name: applicant.lastName, email: 'p@example.com', phone: '+14155550177', dob: applicant.dob, ssn_last4: '4821', address: { line1: '9 Elm Street', city: 'Dayton', state: 'OH', zip: '45402' } },
+          vehicle: { vin: '1HGCM82633A004352', year: 2024, make: 'Honda', model: 'Accord', mileage: 18_000, condition: 'used', value: '15000.00' },
+          loan: { amount: '16000.00', down_payment: '2000.00', trade_in_value: '1000.00', term_months: 60, currency: 'USD' },
+          channel: 'direct',
+        }),
+      });
+      expect(r.status).toBe(200);
+      const body = (await r.json()) as Record<string, unknown>;
+      const event = await t.ctx.storage.db.selectFrom('events').select('data_json').where('subject_id', '=', String(body.decision_id)).where('type', '=', 'decision.finalized').executeTakeFirstOrThrow();
+      return { body, engineVersion: String((JSON.parse(event.data_json) as { engine_version: string }).engine_version) };
+    };
+    // Grade A, 60 months, used: 5.99 + 1.00 used-vehicle adder.
+    expect((await decideAuto()).body).toMatchObject({ outcome: 'approved', buy_rate: '6.99' });
+
+    await autoSection().getByRole('button', { name: 'Edit policy' }).click();
+    await heading('New policy version');
+    expect(await page.getByLabel('Grade A 60 mo buy rate').inputValue()).toBe('5.99');
+    expect(await page.getByLabel('Grade A maximum LTV').inputValue()).toBe('130');
+    expect(await page.getByLabel('Dealer reserve share').inputValue()).toBe('75');
+    await screen('auto-editor-structured');
+
+    await page.getByLabel('Grade A 60 mo buy rate').fill('36.50');
+    await page.getByLabel('Markup cap above 60 months').fill('1.50');
+    await page.getByRole('button', { name: 'Validate' }).click();
+    const problems = page.getByRole('list', { name: 'Validation problems' });
+    await problems.getByText('rate_range').waitFor();
+    await problems.getByText('markup_caps_ordered').waitFor();
+    await screen('auto-editor-validation-errors');
+
+    await page.getByLabel('Grade A 60 mo buy rate').fill('4.75');
+    await page.getByLabel('Markup cap above 60 months').fill('1.00');
+    await page.getByRole('button', { name: 'Validate' }).click();
+    await page.getByText('The document passed every check').waitFor();
+    await page.getByRole('button', { name: 'Save draft' }).click();
+    await heading('auto_loan-policy-sandbox-v1');
+    await page.getByText('Draft saved').waitFor();
+    expect(await page.getByText('4.75%').count()).toBeGreaterThan(0);
+
+    await page.getByRole('button', { name: 'Test against sandbox' }).click();
+    const results = page.getByRole('region', { name: 'Sandbox test' });
+    const prime = results.locator('tr[data-case="prime-direct-new-60-1"]');
+    await prime.locator('del', { hasText: 'buy rate 5.99%' }).waitFor();
+    await prime.locator('ins', { hasText: 'buy rate 4.75%' }).waitFor();
+    await screen('auto-sandbox-test');
+
+    await page.getByRole('button', { name: 'Promote' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Promote auto_loan-policy-sandbox-v1?' });
+    await dialog.getByRole('button', { name: 'Promote' }).click();
+    await page.getByText('now decides every sandbox application').waitFor();
+
+    const after = await decideAuto();
+    expect(after.body).toMatchObject({ outcome: 'approved', buy_rate: '5.75' });
+    expect(after.engineVersion).toBe('engine-1.0.0+auto-sc-2026.11.1+auto_loan-policy-sandbox-v1');
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Credit policy' }).click();
+    await heading('Credit policy');
+    await autoSection().getByRole('region', { name: 'Version history' }).getByRole('link', { name: 'auto_loan-policy-sandbox-v1' }).waitFor();
+    await screen('auto-overview-promoted');
   });
 
   async function tenantId(): Promise<string> {

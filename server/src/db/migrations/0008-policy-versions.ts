@@ -13,7 +13,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('id', 'text', (c) => c.primaryKey())
     .addColumn('tenant_id', 'text', (c) => c.notNull().references('tenants.id'))
     .addColumn('environment', 'text', (c) => c.notNull().check(sql`environment in ('sandbox', 'live')`))
-    // 'bnpl' today; other products (auto_loan) add their own documents under their own key.
+    // 'bnpl' and 'auto_loan' (modules/credit-policy/policy-products.ts); each product its own key.
     .addColumn('product', 'text', (c) => c.notNull())
     .addColumn('version', 'integer', (c) => c.notNull())
     // The name decisions carry in engine_version, e.g. bnpl-policy-sandbox-v3 (also policy.version inside the document).

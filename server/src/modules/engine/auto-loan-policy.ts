@@ -24,7 +24,7 @@ import { deepFreeze, errorText, MAX_RATE_BPS, PolicyDocumentError, PolicyEvaluat
 const Cents = Type.Integer({ minimum: 0 });
 const Bps = Type.Integer({ minimum: 0, maximum: MAX_RATE_BPS });
 
-const AutoLoanPolicyConstantsSchema = Type.Object({
+export const AutoLoanPolicyConstantsSchema = Type.Object({
   version: Type.String({ minLength: 1 }),
   product: Type.Literal('auto_loan'),
   tenant: Type.String({ minLength: 1 }),
@@ -77,6 +77,8 @@ export interface CompiledAutoLoanPolicy {
   readonly constants: AutoLoanPolicyConstants;
   readonly document: unknown;
   evaluate(input: AutoLoanPolicyInput): Promise<AutoLoanPolicyOutput>;
+  /** The graph's raw result, unchecked: for validation, which lists every contract problem. */
+  evaluateUnchecked(input: AutoLoanPolicyInput): Promise<unknown>;
 }
 
 export function readAutoLoanPolicyConstants(document: unknown): AutoLoanPolicyConstants {
@@ -116,27 +118,46 @@ export function compileAutoLoanPolicy(document: unknown): CompiledAutoLoanPolicy
       }
       return checkOutput(raw, constants);
     },
+    evaluateUnchecked: async (input: AutoLoanPolicyInput) => (await decision.evaluate(input)).result as unknown,
   });
 }
 
 function checkOutput(raw: unknown, constants: AutoLoanPolicyConstants): AutoLoanPolicyOutput {
-  const fail = (message: string): never => {
-    throw new PolicyEvaluationError(`policy ${constants.version}: ${message}`);
-  };
-  if (!raw || typeof raw !== 'object') return fail('the graph returned no object');
+  const first = autoLoanPolicyOutputProblems(raw, constants)[0];
+  if (first) throw new PolicyEvaluationError(`policy ${constants.version}: ${first.message}`);
+  return { buyRateBps: null, maxLtvPct: null, ...(raw as object) } as AutoLoanPolicyOutput;
+}
+
+/**
+ * Every way a graph result breaks the auto-loan output contract (empty: it holds). The engine
+ * refuses an output with any (checkOutput); policy validation lists them all for sample inputs.
+ */
+export function autoLoanPolicyOutputProblems(raw: unknown, constants: AutoLoanPolicyConstants): Array<{ field: string; rule: string; message: string }> {
+  const problems: Array<{ field: string; rule: string; message: string }> = [];
+  if (!raw || typeof raw !== 'object') return [{ field: 'output', rule: 'output_contract', message: 'the graph returned no object' }];
   // ZEN leaves a key out when its expression is null; the contract spells such values as null.
   const out: Record<string, unknown> = { buyRateBps: null, maxLtvPct: null, ...(raw as Record<string, unknown>) };
   if (!Value.Check(AutoLoanPolicyOutputSchema, out)) {
-    const first = Value.Errors(AutoLoanPolicyOutputSchema, out).First();
-    return fail(`unexpected output at ${first?.path ?? '/'}: ${first?.message ?? ''}`);
+    const seen = new Set<string>();
+    for (const e of Value.Errors(AutoLoanPolicyOutputSchema, out)) {
+      if (seen.has(e.path)) continue;
+      seen.add(e.path);
+      problems.push({ field: e.path.slice(1).replace(/\//g, '.') || 'output', rule: 'output_contract', message: `unexpected output at ${e.path || '/'}: ${e.message}` });
+    }
+    return problems;
   }
-  if (out.policyVersion !== constants.version) fail(`graph reports version ${out.policyVersion}`);
-  for (const code of [...out.knockoutCodes, ...out.collateralCodes]) if (!isAdverseActionCode(code)) fail(`reason code ${code} is not in the registry`);
-  if (out.buyRateBps !== null && (out.buyRateBps < 0 || out.buyRateBps > MAX_RATE_BPS)) fail(`buy rate ${out.buyRateBps} bps is outside 0-${MAX_RATE_BPS}`);
-  if (out.outcome === 'approve' && (out.buyRateBps === null || out.knockoutCodes.length > 0 || out.collateralCodes.length > 0 || !out.withinLimit)) {
-    fail('an approval needs a buy rate, no knock-out or collateral rule, and an amount within the limit');
+  const o = out as Static<typeof AutoLoanPolicyOutputSchema>;
+  if (o.policyVersion !== constants.version) problems.push({ field: 'policyVersion', rule: 'version_matches', message: `graph reports version ${o.policyVersion}` });
+  for (const code of [...o.knockoutCodes, ...o.collateralCodes]) {
+    if (!isAdverseActionCode(code)) problems.push({ field: 'knockoutCodes', rule: 'adverse_action_code_known', message: `reason code ${code} is not in the registry` });
   }
-  return out as AutoLoanPolicyOutput;
+  if (o.buyRateBps !== null && (o.buyRateBps < 0 || o.buyRateBps > MAX_RATE_BPS)) {
+    problems.push({ field: 'buyRateBps', rule: 'rate_range', message: `buy rate ${o.buyRateBps} bps is outside 0-${MAX_RATE_BPS}` });
+  }
+  if (o.outcome === 'approve' && (o.buyRateBps === null || o.knockoutCodes.length > 0 || o.collateralCodes.length > 0 || !o.withinLimit)) {
+    problems.push({ field: 'outcome', rule: 'approval_consistent', message: 'an approval needs a buy rate, no knock-out or collateral rule, and an amount within the limit' });
+  }
+  return problems;
 }
 
 /** The dealer markup cap of a term under a policy, basis points (decisions.md section 10). */

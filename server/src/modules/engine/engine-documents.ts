@@ -132,3 +132,27 @@ function indexByVersion<T extends { version: string }>(items: T[]): Map<string, 
   }
   return map;
 }
+
+/** A bundled auto-loan scorecard by version (a stored auto-loan policy version pairs with one). */
+export function bundledAutoLoanScorecard(version: string): Scorecard {
+  autoLoanScorecards ??= indexByVersion(AUTO_LOAN_SCORECARD_DOCUMENTS.map(loadBnplScorecard));
+  const found = autoLoanScorecards.get(version);
+  if (!found) throw new RangeError(`no bundled auto-loan scorecard ${version}`);
+  return found;
+}
+
+/** Versions of the bundled auto-loan scorecards a policy version may pair with. */
+export function bundledAutoLoanScorecardVersions(): string[] {
+  bundledAutoLoanScorecard(DEFAULT_AUTO_LOAN_SCORECARD_VERSION);
+  return [...autoLoanScorecards!.keys()];
+}
+
+export function isBundledAutoLoanPolicyVersion(version: string): boolean {
+  autoLoanPolicies ??= indexByVersion(AUTO_LOAN_POLICY_DOCUMENTS.map(compileAutoLoanPolicy));
+  return autoLoanPolicies.has(version);
+}
+
+/** The JDM document of a bundled auto-loan policy (a starting point for a tenant's own versions). */
+export function bundledAutoLoanPolicyDocument(version: string): unknown {
+  return bundledAutoLoanDocumentsFor({ scorecard: DEFAULT_AUTO_LOAN_SCORECARD_VERSION, policy: version }).policy.document;
+}

@@ -8,6 +8,8 @@ export * from './scorecard.js';
 export * from './auto-loan-features.js';
 export * from './auto-loan-policy.js';
 export * from './auto-loan-engine.js';
+export * from './auto-loan-policy-tables.js';
+export * from './auto-loan-policy-validation.js';
 export * from './policy-tables.js';
 export * from './policy-validation.js';
 export * from './grade-pricing.js';

@@ -68,9 +68,10 @@ export async function validateBnplPolicyDocument(document: unknown): Promise<Pol
   return problems;
 }
 
-type Add = (path: string, rule: string, message: string) => void;
+export type Add = (path: string, rule: string, message: string) => void;
 
-function checkGraph(doc: { nodes: unknown[]; edges: unknown[] }, add: Add): void {
+/** Unique node ids, edges between existing nodes, one input and one output node (every product's graph). */
+export function checkGraph(doc: { nodes: unknown[]; edges: unknown[] }, add: Add): void {
   const ids = new Set<string>();
   let inputs = 0;
   let outputs = 0;
@@ -93,7 +94,7 @@ function checkGraph(doc: { nodes: unknown[]; edges: unknown[] }, add: Add): void
 }
 
 /** Every "AA-nn" written in the document must be a registry code (the catalogue is not the policy's to change). */
-function scanReasonCodes(value: unknown, path: string, add: Add): void {
+export function scanReasonCodes(value: unknown, path: string, add: Add): void {
   if (typeof value === 'string') {
     for (const match of value.matchAll(/\bAA-\d+\b/g)) {
       if (!isAdverseActionCode(match[0])) add(path || '/', 'adverse_action_code_known', `${match[0]} is not an adverse-action code of the registry (AA-01 to AA-25)`);

@@ -223,7 +223,7 @@ export function readPolicyConstantValues(document: unknown): unknown {
  * The product-independent static checks, every problem at once: a JDM graph of allowed node kinds
  * and a `policyConstants` node of literals. `values` is its `policy` object (unchecked).
  */
-function inspectPolicyConstantValues(document: unknown): { values: unknown; constantsPath: string | null; problems: PolicyDocumentProblem[] } {
+export function inspectPolicyConstantValues(document: unknown): { values: unknown; constantsPath: string | null; problems: PolicyDocumentProblem[] } {
   const problems: PolicyDocumentProblem[] = [];
   const add = (path: string, rule: string, message: string) => problems.push({ path, rule, message });
   if (!document || typeof document !== 'object' || Array.isArray(document)) {

@@ -47,12 +47,33 @@ export interface ProductPolicy {
 }
 
 /** The structured view of a BNPL policy: money as "2500.00", rates as percent "9.99" (null: not priced). */
-export interface PolicyTables {
+export interface BnplPolicyTables {
   grades: Array<{ grade: string; min_score: number | null; band: 'approve' | 'refer' | 'decline'; limit: string }>;
   pricing: Array<{ grade: string; pay_in_4: string | null; pay_in_6: string | null; monthly: string | null }>;
   kyc_tiers: { enhanced_from: string; hard_from: string };
   plan_minimums: { pay_in_4: string; pay_in_6: string; monthly: string };
   default_plan: { pay_in_4_up_to: string; pay_in_6_up_to: string };
+}
+
+export const AUTO_LOAN_TERM_BUCKETS = ['up_to_48', 'months_60', 'months_72', 'months_84'] as const;
+export type AutoLoanTermBucket = (typeof AUTO_LOAN_TERM_BUCKETS)[number];
+
+/** The structured view of an auto-loan policy: buy rates by grade and term, LTV and limit per grade, dealer terms. */
+export interface AutoLoanPolicyTables {
+  grades: Array<{ grade: string; min_score: number | null; band: 'approve' | 'refer' | 'decline'; limit: string; max_ltv_pct: number | null }>;
+  buy_rates: Array<{ grade: string } & Record<AutoLoanTermBucket, string | null>>;
+  used_vehicle_adder: string;
+  markup_caps: { up_to_60_months: string; above_60_months: string };
+  dealer_reserve_share_pct: number;
+  kyc_tiers: { enhanced_from: string; hard_from: string };
+  amount_financed: { min: string; max: string };
+}
+
+/** Each product's structured view; the server says which by the product the screen is for. */
+export type PolicyTables = BnplPolicyTables | AutoLoanPolicyTables;
+
+export function isAutoLoanTables(tables: PolicyTables): tables is AutoLoanPolicyTables {
+  return 'buy_rates' in tables;
 }
 
 export interface VersionDetail {

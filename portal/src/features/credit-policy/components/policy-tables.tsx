@@ -1,10 +1,12 @@
 /**
- * The structured view of a policy (what lenders edit: cut-offs, band and limit per grade, rates per
- * grade and plan, KYC tiers, plan minimums, default plan), editable or read-only. The service
+ * The structured view of a policy, editable or read-only, per product: BNPL (cut-offs, band and
+ * limit per grade, rates per grade and plan, KYC tiers, plan minimums, default plan) and auto loans
+ * (cut-offs, band, amount limit and maximum LTV per grade, buy rate by grade and term, used-vehicle
+ * adder, dealer markup caps and reserve share, KYC tiers, amount-financed range). The service
  * writes the values back into the JDM decision graph (ADR 0009), so this form never edits JSON.
  */
 import { useId, type ReactNode } from 'react';
-import type { PolicyTables, Problem } from '../api/credit-policy-api';
+import { AUTO_LOAN_TERM_BUCKETS, isAutoLoanTables, type AutoLoanPolicyTables, type AutoLoanTermBucket, type BnplPolicyTables, type PolicyTables, type Problem } from '../api/credit-policy-api';
 
 const PLANS = ['pay_in_4', 'pay_in_6', 'monthly'] as const;
 const PLAN_LABELS: Record<(typeof PLANS)[number], string> = { pay_in_4: 'Pay in 4', pay_in_6: 'Pay in 6', monthly: 'Monthly' };
@@ -43,8 +45,13 @@ function Table({ caption, head, children }: { caption: string; head: string[]; c
   );
 }
 
+/** The structured view of whichever product the tables are for. */
 export function PolicyTablesForm({ tables, onChange, readOnly = false }: { tables: PolicyTables; onChange?(next: PolicyTables): void; readOnly?: boolean }) {
-  const update = (edit: (draft: PolicyTables) => void) => {
+  return isAutoLoanTables(tables) ? <AutoLoanTablesForm tables={tables} onChange={onChange} readOnly={readOnly} /> : <BnplTablesForm tables={tables} onChange={onChange} readOnly={readOnly} />;
+}
+
+function BnplTablesForm({ tables, onChange, readOnly }: { tables: BnplPolicyTables; onChange?(next: BnplPolicyTables): void; readOnly: boolean }) {
+  const update = (edit: (draft: BnplPolicyTables) => void) => {
     const next = structuredClone(tables);
     edit(next);
     onChange?.(next);
@@ -147,6 +154,149 @@ export function PolicyTablesForm({ tables, onChange, readOnly = false }: { table
               <th scope="row">Pay in 6</th>
               <td>
                 <Cell label="Pay in 6 up to" value={tables.default_plan.pay_in_6_up_to} readOnly={readOnly} onChange={(v) => update((d) => void (d.default_plan.pay_in_6_up_to = v))} />
+              </td>
+            </tr>
+          </Table>
+        </div>
+      </div>
+    </div>
+  );
+}
+
+const TERM_LABELS: Record<AutoLoanTermBucket, string> = { up_to_48: 'Up to 48 mo', months_60: '60 mo', months_72: '72 mo', months_84: '84 mo' };
+const wholeNumber = (v: string): number => (/^\d+$/.test(v) ? Number(v) : (v as unknown as number));
+
+function AutoLoanTablesForm({ tables, onChange, readOnly }: { tables: AutoLoanPolicyTables; onChange?(next: AutoLoanPolicyTables): void; readOnly: boolean }) {
+  const update = (edit: (draft: AutoLoanPolicyTables) => void) => {
+    const next = structuredClone(tables);
+    edit(next);
+    onChange?.(next);
+  };
+  return (
+    <div className="policy-tables">
+      <h3 className="section-title">Risk grades: cut-offs, bands, amount limits and maximum LTV</h3>
+      <p className="muted small">Grades are read from the top: the first whose minimum score the applicant reaches applies. The last grade takes every lower score. An empty maximum LTV lends to no LTV.</p>
+      <Table caption="Risk grades" head={['Grade', 'Minimum score', 'Band', 'Amount limit (USD)', 'Maximum LTV']}>
+        {tables.grades.map((g, i) => (
+          <tr key={g.grade}>
+            <th scope="row">{g.grade}</th>
+            <td>
+              {g.min_score === null ? (
+                <span className="muted">All lower scores</span>
+              ) : (
+                <Cell label={`Grade ${g.grade} minimum score`} value={String(g.min_score)} readOnly={readOnly} width="narrow" onChange={(v) => update((d) => void (d.grades[i]!.min_score = wholeNumber(v)))} />
+              )}
+            </td>
+            <td>
+              {readOnly ? (
+                <span>{g.band}</span>
+              ) : (
+                <select aria-label={`Grade ${g.grade} band`} value={g.band} onChange={(e) => update((d) => void (d.grades[i]!.band = e.target.value as typeof g.band))}>
+                  <option value="approve">approve</option>
+                  <option value="refer">refer</option>
+                  <option value="decline">decline</option>
+                </select>
+              )}
+            </td>
+            <td>
+              <Cell label={`Grade ${g.grade} amount limit`} value={g.limit} readOnly={readOnly} onChange={(v) => update((d) => void (d.grades[i]!.limit = v))} />
+            </td>
+            <td>
+              <Cell
+                label={`Grade ${g.grade} maximum LTV`}
+                value={g.max_ltv_pct === null ? '' : String(g.max_ltv_pct)}
+                suffix="%"
+                width="narrow"
+                readOnly={readOnly}
+                onChange={(v) => update((d) => void (d.grades[i]!.max_ltv_pct = v === '' ? null : wholeNumber(v)))}
+              />
+            </td>
+          </tr>
+        ))}
+      </Table>
+
+      <h3 className="section-title">Buy rates by grade and term</h3>
+      <p className="muted small">Percent with two decimals; with the used-vehicle adder each must stay within 0.00 to 35.99. A grade in the approve band needs a rate for every term; leave a cell empty to not price that term. Grades without a row are not priced.</p>
+      <Table caption="Buy rates by grade and term" head={['Grade', ...AUTO_LOAN_TERM_BUCKETS.map((b) => TERM_LABELS[b])]}>
+        {tables.buy_rates.map((r, i) => (
+          <tr key={r.grade}>
+            <th scope="row">{r.grade}</th>
+            {AUTO_LOAN_TERM_BUCKETS.map((b) => (
+              <td key={b}>
+                <Cell label={`Grade ${r.grade} ${TERM_LABELS[b]} buy rate`} value={r[b] ?? ''} suffix="%" width="narrow" readOnly={readOnly} onChange={(v) => update((d) => void (d.buy_rates[i]![b] = v === '' ? null : v))} />
+              </td>
+            ))}
+          </tr>
+        ))}
+      </Table>
+
+      <div className="grid-3">
+        <div>
+          <h3 className="section-title">Used vehicles and dealers</h3>
+          <Table caption="Used-vehicle adder and dealer terms" head={['Term', 'Percent']}>
+            <tr>
+              <th scope="row">Used-vehicle adder</th>
+              <td>
+                <Cell label="Used-vehicle adder" value={tables.used_vehicle_adder} suffix="%" width="narrow" readOnly={readOnly} onChange={(v) => update((d) => void (d.used_vehicle_adder = v))} />
+              </td>
+            </tr>
+            <tr>
+              <th scope="row">Markup cap, up to 60 months</th>
+              <td>
+                <Cell label="Markup cap up to 60 months" value={tables.markup_caps.up_to_60_months} suffix="%" width="narrow" readOnly={readOnly} onChange={(v) => update((d) => void (d.markup_caps.up_to_60_months = v))} />
+              </td>
+            </tr>
+            <tr>
+              <th scope="row">Markup cap, above 60 months</th>
+              <td>
+                <Cell label="Markup cap above 60 months" value={tables.markup_caps.above_60_months} suffix="%" width="narrow" readOnly={readOnly} onChange={(v) => update((d) => void (d.markup_caps.above_60_months = v))} />
+              </td>
+            </tr>
+            <tr>
+              <th scope="row">Dealer reserve share</th>
+              <td>
+                <Cell
+                  label="Dealer reserve share"
+                  value={String(tables.dealer_reserve_share_pct)}
+                  suffix="%"
+                  width="narrow"
+                  readOnly={readOnly}
+                  onChange={(v) => update((d) => void (d.dealer_reserve_share_pct = wholeNumber(v)))}
+                />
+              </td>
+            </tr>
+          </Table>
+        </div>
+        <div>
+          <h3 className="section-title">KYC tiers</h3>
+          <Table caption="KYC tier thresholds" head={['Tier', 'From (USD)']}>
+            <tr>
+              <th scope="row">Enhanced</th>
+              <td>
+                <Cell label="Enhanced tier from" value={tables.kyc_tiers.enhanced_from} readOnly={readOnly} onChange={(v) => update((d) => void (d.kyc_tiers.enhanced_from = v))} />
+              </td>
+            </tr>
+            <tr>
+              <th scope="row">Hard</th>
+              <td>
+                <Cell label="Hard tier from" value={tables.kyc_tiers.hard_from} readOnly={readOnly} onChange={(v) => update((d) => void (d.kyc_tiers.hard_from = v))} />
+              </td>
+            </tr>
+          </Table>
+        </div>
+        <div>
+          <h3 className="section-title">Amount financed</h3>
+          <Table caption="Amount-financed range" head={['Bound', 'USD']}>
+            <tr>
+              <th scope="row">Minimum</th>
+              <td>
+                <Cell label="Amount financed minimum" value={tables.amount_financed.min} readOnly={readOnly} onChange={(v) => update((d) => void (d.amount_financed.min = v))} />
+              </td>
+            </tr>
+            <tr>
+              <th scope="row">Maximum</th>
+              <td>
+                <Cell label="Amount financed maximum" value={tables.amount_financed.max} readOnly={readOnly} onChange={(v) => update((d) => void (d.amount_financed.max = v))} />
               </td>
             </tr>
           </Table>

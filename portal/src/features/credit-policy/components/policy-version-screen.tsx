@@ -29,7 +29,9 @@ function Pair({ row, field, render }: { row: SandboxTestResult['rows'][number]; 
   );
 }
 
-function TestResults({ result }: { result: SandboxTestResult }) {
+/** BNPL rows show the plan's APR; auto-loan rows also show the pricing (buy rate, dealer markup), which is what a version changes most. */
+function TestResults({ result, product }: { result: SandboxTestResult; product: string }) {
+  const showPricing = product === 'auto_loan';
   const [onlyChanged, setOnlyChanged] = useState(false);
   const rows = onlyChanged ? result.rows.filter((r) => r.changed.length > 0) : result.rows;
   return (
@@ -56,6 +58,7 @@ function TestResults({ result }: { result: SandboxTestResult }) {
               <th scope="col">Outcome</th>
               <th scope="col">Grade</th>
               <th scope="col">Amount</th>
+              {showPricing ? <th scope="col">Term and pricing</th> : null}
               <th scope="col">APR</th>
               <th scope="col">KYC tier</th>
               <th scope="col">Reasons</th>
@@ -75,6 +78,11 @@ function TestResults({ result }: { result: SandboxTestResult }) {
                 <td className="num">
                   <Pair row={r} field="amount" render={(o) => o.amount ?? '—'} />
                 </td>
+                {showPricing ? (
+                  <td>
+                    <Pair row={r} field="plan" render={(o) => o.plan} />
+                  </td>
+                ) : null}
                 <td className="num">
                   <Pair row={r} field="apr" render={(o) => (o.apr === null ? '—' : `${o.apr}%`)} />
                 </td>
@@ -180,7 +188,7 @@ export function PolicyVersionScreen({ product, id }: { product: string; id: stri
               ]}
             />
           </Card>
-          {result ? <TestResults result={result} /> : null}
+          {result ? <TestResults result={result} product={product} /> : null}
           <Card title="Policy">
             {detail.data.tables ? <PolicyTablesForm tables={detail.data.tables} readOnly /> : <Notice tone="info">{`No structured view: ${detail.data.tables_unavailable_reason ?? ''}`}</Notice>}
             <details className="json-details">
