@@ -56,7 +56,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.createIndex('webhook_deliveries_due').on('webhook_deliveries').columns(['state', 'next_attempt_at']).execute();
   await db.schema.createIndex('webhook_deliveries_endpoint_due').on('webhook_deliveries').columns(['endpoint_id', 'state', 'next_attempt_at']).execute();
   // In flight = a lease in the future; leases are cleared when an attempt is recorded, so this stays small.
-  await db.schema.createIndex('webhook_deliveries_leased').on('webhook_deliveries').columns(['endpoint_id', 'leased_until']).execute();
+  await db.schema.createIndex('webhook_deliveries_leased').on('webhook_deliveries').column('leased_until').execute();
   await db.schema.createIndex('webhook_deliveries_finished').on('webhook_deliveries').column('finished_at').execute();
   await db.schema.createIndex('webhook_deliveries_event').on('webhook_deliveries').column('event_id').execute();
 

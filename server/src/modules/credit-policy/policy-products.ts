@@ -3,7 +3,7 @@
  * version is compiled, validated, edited in the structured view and tested against the sandbox.
  * The credit-policy service and its routes are product-agnostic and look everything up here.
  *
- * Adding a product: add its documents type to PolicyProductDocuments and an entry to
+ * Adding a product: add its documents type to ProductEngineDocuments (engine) and an entry to
  * POLICY_PRODUCTS; storage, numbering, promote, caching and the portal screens come with it.
  * Products: bnpl, auto_loan (each with its own validation, structured view and sandbox set).
  */
@@ -41,6 +41,7 @@ import {
   formatRateBps,
   type BnplPlan,
   type EngineDocuments,
+  type ProductEngineDocuments,
   type PolicyDocumentProblem,
   type PolicyOutcome,
   type PolicyTables,
@@ -49,11 +50,8 @@ import {
 import { runAutoLoanSandboxTest } from './auto-loan-sandbox-test.js';
 import { runBnplSandboxTest, type SandboxTestRow } from './bnpl-sandbox-test.js';
 
-/** What decides, per product. */
-export interface PolicyProductDocuments {
-  bnpl: EngineDocuments;
-  auto_loan: AutoLoanEngineDocuments;
-}
+/** What decides, per product: the engine's own map (one type, so decisions and policies agree). */
+export type PolicyProductDocuments = ProductEngineDocuments;
 export type PolicyProduct = keyof PolicyProductDocuments;
 
 export interface PolicyIdentity {
@@ -144,10 +142,6 @@ const autoLoan: ProductPolicyDefinition<AutoLoanEngineDocuments> = {
 export const POLICY_PRODUCTS: { [P in PolicyProduct]: ProductPolicyDefinition<PolicyProductDocuments[P]> } = { bnpl, auto_loan: autoLoan };
 
 export const POLICY_PRODUCT_KEYS = Object.keys(POLICY_PRODUCTS) as PolicyProduct[];
-
-export function isPolicyProduct(value: string): value is PolicyProduct {
-  return Object.hasOwn(POLICY_PRODUCTS, value);
-}
 
 /** The name a stored version carries (engine_version's policy part): bnpl-policy-sandbox-v3. */
 export function versionName(product: string, environment: string, version: number): string {

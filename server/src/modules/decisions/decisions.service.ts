@@ -30,7 +30,7 @@ import type { CreditDataConnector, CreditDataResult } from '../credit-data/credi
 import { SANDBOX_MAGIC_SSN_LAST4 } from '../credit-data/sandbox-connector.js';
 import {
   adverseActionReason, autoLoanEngineVersionOf, decideAutoLoan, decideBnpl, engineVersionOf, kycTierFor,
-  type AdverseActionReason, type AutoLoanEngineDecision, type AutoLoanTerms, type BnplEngineDecision, type KycTierSource, type ProductEngineDocuments,
+  type AdverseActionReason, type AutoLoanEngineDecision, type AutoLoanTerms, type BnplEngineDecision, type ProductEngineDocuments,
 } from '../engine/index.js';
 import type { NewEvent, Outbox } from '../events/outbox.js';
 import { buildAutoLoanOffer, formatRateBps, type AutoLoanOffer, type AutoLoanTerm } from '../offers/auto-loan-offer.js';
@@ -116,7 +116,6 @@ export function createDecisionsService(deps: DecisionsDeps) {
     return prepareDecision(scope, now, startedMs, {
       applicant: application.applicant,
       tierAmountCents: application.amountCents,
-      tierPolicy: documents.policy,
       documents,
       seed: bnplSeed(application),
       request: { product: 'bnpl', amountCents: application.amountCents, requestedPlan: application.requestedPlan, requestedTermMonths: application.requestedTermMonths },
@@ -144,7 +143,6 @@ export function createDecisionsService(deps: DecisionsDeps) {
     return prepareDecision(scope, now, startedMs, {
       applicant: application.applicant,
       tierAmountCents: application.loan.amountFinancedCents,
-      tierPolicy: documents.policy,
       documents,
       seed: autoLoanSeed(application, merchantName),
       request: autoLoanRequestOf(application),
@@ -159,11 +157,11 @@ export function createDecisionsService(deps: DecisionsDeps) {
       existing = await deps.consumers.findConsumer(scope, intake.applicant.consumerId);
       if (!existing) throw new ApiError('unprocessable_entity', 'consumer.consumer_id does not match a consumer of this tenant and environment.');
     }
-    const tier = kycTierFor(intake.tierAmountCents, intake.tierPolicy);
+    const tier = kycTierFor(intake.tierAmountCents, intake.documents.policy);
     const ssnLast4 =
       intake.applicant.kind === 'new' ? intake.applicant.identity.ssnLast4 : existing!.hasSsnLast4 ? await deps.consumers.revealSsnLast4(existing!.id) : null;
     if (tier !== 'soft' && ssnLast4 === null) {
-      const { enhancedFromCents, hardFromCents } = ('constants' in intake.tierPolicy ? intake.tierPolicy.constants : intake.tierPolicy).kycTiers;
+      const { enhancedFromCents, hardFromCents } = intake.documents.policy.constants.kycTiers;
       const band = tier === 'hard' ? `from ${formatCentsGrouped(hardFromCents)} USD` : `from ${formatCentsGrouped(enhancedFromCents)} to below ${formatCentsGrouped(hardFromCents)} USD`;
       throw new ApiError(
         'unprocessable_entity',
@@ -527,8 +525,7 @@ interface Intake {
   applicant: ApplicantRef;
   /** The amount the KYC tier is chosen by (BNPL: requested; auto loans: amount financed). */
   tierAmountCents: number;
-  tierPolicy: KycTierSource;
-  /** The product's documents, read once for the tier and the engine. */
+  /** The product's documents, read once: they choose the KYC tier and decide. */
   documents: ProductEngineDocuments[Product];
   seed: RowSeed;
   request: ProductRequest;
@@ -697,7 +694,11 @@ function offerFor(engine: BnplEngineDecision, requestedTermMonths: number | null
 }
 
 /** The offer columns of a BNPL approval. */
-function bnplOfferColumns(offer: Offer): Partial<DecisionsTable> {
+/**
+ * The offer columns of a BNPL approval. Exported for the underwriter's override
+ * (underwriting.service.ts), which must write exactly what an automatic approval writes.
+ */
+export function bnplOfferColumns(offer: Offer): Partial<DecisionsTable> {
   const wire = presentOffer(offer);
   return {
     approved_amount_cents: offer.approvedAmountCents,
@@ -731,7 +732,8 @@ export function autoLoanOfferAudit(loan: AutoLoanOffer, reserveSharePct: number)
   return { ...offerAuditOf(loan.offer), buy_rate_bps: loan.buyRateBps, markup_bps: loan.markupBps, contract_rate_bps: loan.contractRateBps, buy_rate_finance_charge_cents: loan.buyRateFinanceChargeCents, dealer_reserve_cents: loan.dealerReserveCents, reserve_share_pct: reserveSharePct };
 }
 
-function offerAuditOf(offer: Offer): Record<string, unknown> {
+/** The audit record of a BNPL offer (automatic approval and underwriter override alike). */
+export function offerAuditOf(offer: Offer): Record<string, unknown> {
   return { plan: offer.plan, approved_amount_cents: offer.approvedAmountCents, annual_rate_bps: offer.annualRateBps, apr: offer.apr, apr_exact: offer.aprExact, term_months: offer.termMonths };
 }
 

@@ -54,10 +54,10 @@ import {
 } from '../engine/index.js';
 import type { NewEvent, Outbox } from '../events/outbox.js';
 import { AUTO_LOAN_TERMS, buildAutoLoanOffer, formatRateBps, isAutoLoanTerm, type AutoLoanTerm } from '../offers/auto-loan-offer.js';
-import { buildOffer, presentOffer } from '../offers/offer.js';
+import { buildOffer } from '../offers/offer.js';
 import { allowedRangeText, isMonthlyTerm, isPlan, MONTHLY_TERMS, planAllowsAmount, PLANS, type Plan } from '../offers/schedule.js';
 import { formatLtv, ltvHundredths } from './auto-loan-request.js';
-import { autoLoanOfferAudit, autoLoanOfferColumns, OFFER_TTL_MS, storedAutoLoanOf, type DecisionsService, type Scope, type StoredAutoLoan } from './decisions.service.js';
+import { autoLoanOfferAudit, autoLoanOfferColumns, bnplOfferColumns, offerAuditOf, OFFER_TTL_MS, storedAutoLoanOf, type DecisionsService, type Scope, type StoredAutoLoan } from './decisions.service.js';
 
 /** Document types an underwriter may ask for (docs/webhooks.md, application.documents_requested). */
 export const DOCUMENT_TYPES = ['government_id', 'proof_of_income', 'proof_of_address', 'bank_statement', 'other'] as const;
@@ -292,16 +292,9 @@ export function createUnderwritingService(deps: UnderwritingDeps) {
     }
     const now = clock.now();
     const offer = buildOffer({ plan, amountCents, annualRateBps: rateBps, ...(termMonths !== undefined ? { termMonths } : {}), decisionDate: now.toISOString().slice(0, 10) });
-    const wire = presentOffer(offer);
     const changes: Partial<DecisionsTable> = {
       outcome: 'approved',
-      approved_amount_cents: offer.approvedAmountCents,
-      plan: offer.plan,
-      term_months: offer.termMonths,
-      apr: offer.apr,
-      payment_frequency: offer.paymentFrequency,
-      schedule_json: JSON.stringify(wire.payment_schedule),
-      tila_json: JSON.stringify(wire.tila_disclosure),
+      ...bnplOfferColumns(offer),
       reasons_json: '[]',
       // The underwriter's approval stands for the identity check a failed verification left open.
       kyc_status: row.kyc_status === 'pending' ? 'matched' : row.kyc_status,
@@ -311,7 +304,7 @@ export function createUnderwritingService(deps: UnderwritingDeps) {
     const pricingRecord = { grade: pricing.grade, source: pricing.source, policy_version: pricing.policyVersion, annual_rate_bps: rateBps };
     return deps.db.transaction().execute(async (trx) => {
       const updated = await bumpVersion(trx, row, changes);
-      const offerRecord = { plan: offer.plan, approved_amount_cents: offer.approvedAmountCents, annual_rate_bps: rateBps, apr: offer.apr, apr_exact: offer.aprExact, term_months: offer.termMonths, decision_date: offer.decisionDate };
+      const offerRecord = { ...offerAuditOf(offer), decision_date: offer.decisionDate };
       await recordAction(trx, updated, actor, 'approved', { previous_outcome: 'referred', amount: formatMoney(amountCents), plan, term_months: offer.termMonths, apr: offer.apr, pricing: pricingRecord });
       await appendOverride(trx, row.id, { action: 'approved', by: actor.userId, at: now.toISOString(), previous_outcome: 'referred', outcome: 'approved', offer: offerRecord, pricing: pricingRecord });
       await deps.outbox.append(trx, scope, [adjustedEvent(updated, actor, now)]);

@@ -1,8 +1,9 @@
 /**
  * Who may do what in the lender portal: a pure table from role to permissions, checked by every
- * portal route before it runs (portal-http.ts). Reading is open to every role; changing keys and
- * webhook endpoints and resetting sandbox consumers is for developers and admins; managing people
- * is for admins. Underwriters work the referral queue (a later part of the portal): here they read.
+ * portal route before it runs (portal-http.ts). Reading is open to every role (the referral queue
+ * to all but developers); changing keys, webhook endpoints and dealers and resetting sandbox
+ * consumers is for developers and admins; managing people and credit policy is for admins; acting
+ * on referrals, revealing applicants and opening their documents is for underwriters and admins.
  */
 import type { PortalRole } from '../../db/schema.js';
 
