@@ -151,7 +151,10 @@ describe('README', () => {
         body,
       });
       expect(stale.status).toBe(400);
-      await sleep(50);
+      // Count what the receiver printed once it has exited: every line it wrote is then in stdout.
+      const exited = new Promise((resolve) => child.once('close', resolve));
+      child.kill('SIGTERM');
+      await exited;
       expect(stdout.match(/^received webhook\.test $/gm)).toHaveLength(1);
     } finally {
       child.kill('SIGKILL');

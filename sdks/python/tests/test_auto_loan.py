@@ -127,16 +127,24 @@ class AutoLoanTest(unittest.TestCase):
         self.assertIsNone(d.buy_rate)
         result: List[AutoLoanDecision] = []
         seen: List[AutoLoanDecision] = []
+        polled_pending = threading.Event()
+
+        def on_pending(decision: AutoLoanDecision) -> None:
+            seen.append(decision)
+            polled_pending.set()
+
         waiter = threading.Thread(
             target=lambda: result.append(
-                self.client.decisions.auto_loan.wait_for_completion(d.decision_id, interval=0.05, clamp_interval=False, on_pending=seen.append)
+                self.client.decisions.auto_loan.wait_for_completion(d.decision_id, interval=0.05, clamp_interval=False, on_pending=on_pending)
             )
         )
         waiter.start()
-        time.sleep(0.2)
+        # The waiter has seen the pending state before the consumer verifies: a sync point, not a sleep.
+        self.assertTrue(polled_pending.wait(15))
         self.assertTrue(waiter.is_alive())
         self.client.sandbox.verification.complete(d.decision_id, "pass")
         waiter.join(15)
+        self.assertFalse(waiter.is_alive())
         self.assertIsInstance(seen[0], AutoLoanDecision)
         final = result[0]
         self.assertIsInstance(final, AutoLoanDecision)

@@ -129,14 +129,19 @@ class EndToEndTest(unittest.TestCase):
         d = self.client.decisions.bnpl.create(consumer=self.enhanced, order={"amount": "1500.00", "currency": "USD", "installment_count": 6})
         self.assertTrue(d.is_pending)
         result: List[Decision] = []
+        polled_pending = threading.Event()
         waiter = threading.Thread(
-            target=lambda: result.append(self.client.decisions.bnpl.wait_for_completion(d.decision_id, interval=0.05, clamp_interval=False))
+            target=lambda: result.append(
+                self.client.decisions.bnpl.wait_for_completion(d.decision_id, interval=0.05, clamp_interval=False, on_pending=lambda _d: polled_pending.set())
+            )
         )
         waiter.start()
-        time.sleep(0.2)
+        # The waiter has seen the pending state before the consumer verifies: a sync point, not a sleep.
+        self.assertTrue(polled_pending.wait(15))
         self.assertTrue(waiter.is_alive())
         self.client.sandbox.verification.complete(d.decision_id, "pass")
-        waiter.join(10)
+        waiter.join(15)
+        self.assertFalse(waiter.is_alive())
         self.assertTrue(result[0].is_approved)
         assert result[0].payment_schedule is not None
         self.assertEqual(len(result[0].payment_schedule), 6)

@@ -364,8 +364,12 @@ describe.each(await dialectMatrix())('portal API [%s]', (dialect) => {
       const call = () =>
         t.app.inject({ method: 'POST', url: '/v1/decisions/bnpl', headers: { ...bearer(secret), 'content-type': 'application/json' }, payload: JSON.stringify({ consumer: { consumer_id: soft }, transaction: txn('60.00') }) });
       expect((await call()).statusCode).toBe(200);
-      await new Promise((r) => setTimeout(r, 50)); // last-used is written off the request path
-      const listed = await client.get('/portal/api/api-keys?environment=sandbox&status=active&page_size=1');
+      // last-used is written off the request path: wait until it lands (a deadline, not a sleep).
+      let listed = await client.get('/portal/api/api-keys?environment=sandbox&status=active&page_size=1');
+      for (const deadline = Date.now() + 10_000; (listed.body.data as Array<{ last_used_at: unknown }>)[0]!.last_used_at === null && Date.now() < deadline; ) {
+        await new Promise((r) => setImmediate(r));
+        listed = await client.get('/portal/api/api-keys?environment=sandbox&status=active&page_size=1');
+      }
       expect(listed.body).toMatchObject({ page: 1, page_size: 1, total: 2 });
       const mine = (listed.body.data as Array<Record<string, unknown>>)[0]!;
       expect(mine).toMatchObject({ id: (created.body.key as { id: string }).id, last_used_at: clock.now().toISOString() });
