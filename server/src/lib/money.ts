@@ -45,3 +45,8 @@ export function formatMoney(cents: Cents): string {
 export function centsToNumber(cents: Cents): number {
   return Number(formatMoney(cents));
 }
+
+/** A rate in basis points as the API writes percentages: 699 -> "6.99" (exact: integers only). */
+export function formatRateBps(bps: number): string {
+  return `${Math.floor(bps / 100)}.${String(bps % 100).padStart(2, '0')}`;
+}

@@ -11,7 +11,7 @@
  * them. Rows share the BNPL row shape (the portal shows both): `plan` describes the loan, `apr` is
  * the offer's APR at the contract rate (buy rate plus any markup), `amount` the amount financed.
  */
-import { formatMoney } from '../../lib/money.js';
+import { formatMoney, formatRateBps } from '../../lib/money.js';
 import { sandboxProfileFor, syntheticCreditData } from '../credit-data/sandbox-connector.js';
 import type { CreditSubject } from '../credit-data/credit-data.types.js';
 import { decideAutoLoan, markupCapBps, type AutoLoanEngineDecision, type AutoLoanEngineDocuments, type AutoLoanTerms } from '../engine/index.js';
@@ -126,7 +126,7 @@ function outcomeOf(c: AutoLoanSandboxCase, e: AutoLoanEngineDecision, documents:
       decisionDate: now.toISOString().slice(0, 10),
     });
     apr = offer.offer.apr;
-    plan += c.channel === 'indirect' ? `, buy rate ${pct(e.buyRateBps)}% + markup ${pct(markupBps)}` : `, buy rate ${pct(e.buyRateBps)}%`;
+    plan += c.channel === 'indirect' ? `, buy rate ${formatRateBps(e.buyRateBps)}% + markup ${formatRateBps(markupBps)}` : `, buy rate ${formatRateBps(e.buyRateBps)}%`;
   }
   return {
     outcome: e.outcome,
@@ -140,6 +140,4 @@ function outcomeOf(c: AutoLoanSandboxCase, e: AutoLoanEngineDecision, documents:
   };
 }
 
-function pct(bps: number): string {
-  return `${Math.floor(bps / 100)}.${String(bps % 100).padStart(2, '0')}`;
-}
+

@@ -33,7 +33,7 @@ import {
   type PolicyInput,
 } from './policy.js';
 import { GRADE_NODE_ID, PRICING_NODE_ID, readPolicyTables, type PolicyTables } from './policy-tables.js';
-import { formatMoney } from '../../lib/money.js';
+import { formatMoney, formatRateBps } from '../../lib/money.js';
 import { emptyCreditFile, type CreditFile } from '../credit-data/credit-data.types.js';
 
 export type { PolicyDocumentProblem } from './policy.js';
@@ -247,7 +247,5 @@ function money(cents: number): string {
   return formatMoney(cents);
 }
 
-/** Basis points as a percent with two decimals, in integers (999 -> "9.99"). */
-export function formatRateBps(bps: number): string {
-  return `${Math.floor(bps / 100)}.${String(bps % 100).padStart(2, '0')}`;
-}
+// One formatter for rates, in lib/money.ts; re-exported for this module's existing importers.
+export { formatRateBps };

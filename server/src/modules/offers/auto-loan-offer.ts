@@ -16,7 +16,7 @@
  *   where both finance charges are of the same amount, term and dates, amortised the same way. The
  *   share is a policy value (default 75%). A direct loan has no dealer: contract = buy, reserve 0.
  */
-import type { Cents } from '../../lib/money.js';
+import { formatRateBps, type Cents } from '../../lib/money.js';
 import { computeApr, formatCalendarDate, toCalendarDate, type DateInput } from './apr.js';
 import { assertOfferInvariants, type Offer } from './offer.js';
 import { monthlyDueDates, monthlyInstallments, type ScheduledPayment } from './schedule.js';
@@ -104,7 +104,5 @@ export function buildAutoLoanOffer(input: BuildAutoLoanOfferInput): AutoLoanOffe
   };
 }
 
-/** A rate in basis points as the wire shows rates: percent with two decimals (649 -> "6.49"). */
-export function formatRateBps(bps: number): string {
-  return `${Math.floor(bps / 100)}.${String(bps % 100).padStart(2, '0')}`;
-}
+// One formatter for rates, in lib/money.ts; re-exported for this module's existing importers.
+export { formatRateBps };
