@@ -4,7 +4,7 @@
  *   request id -> (/v1) authentication -> rate limit -> body parse & schema validation
  *   -> route -> idempotency + one transaction -> response (errors through one handler).
  */
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type RouteOptions } from 'fastify';
 import addFormats from 'ajv-formats';
 import type { Ajv } from 'ajv';
 import { readFileSync } from 'node:fs';
@@ -34,6 +34,8 @@ function registerSchemaKeywords(ajv: Ajv): Ajv {
 export interface BuildAppOptions {
   /** Extra `/v1` routes (tests use this for a probe route); they get auth, limits and errors. */
   registerExtraV1Routes?: (v1: FastifyInstance, ctx: AppContext) => void;
+  /** Sees every route as it is declared (the hostile-input suite enumerates routes with it). */
+  onRoute?: (route: RouteOptions) => void;
 }
 
 export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): Promise<FastifyInstance> {
@@ -57,6 +59,7 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
 
   // JSON is the only request media type; Fastify's built-in text/plain parser would let a
   // non-JSON body reach validation as a string instead of being refused with 415.
+  if (options.onRoute) app.addHook('onRoute', options.onRoute);
   app.removeContentTypeParser('text/plain');
   app.addHook('onRequest', async (request, reply) => {
     reply.header('Request-Id', request.id);
