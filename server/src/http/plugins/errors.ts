@@ -5,7 +5,7 @@
  * outages become 503 with Retry-After; anything else is a 500 that says nothing about internals
  * while the log line (with the same request id) says everything.
  */
-import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isDatabaseUnavailable } from '../../db/database.js';
 import { ApiError, ERROR_REGISTRY, errorBody, type ErrorCode } from '../errors/error-registry.js';
 
@@ -52,6 +52,19 @@ export function registerErrorHandling(app: FastifyInstance): void {
   });
 
   app.setNotFoundHandler((request, reply) => sendError(reply, 'not_found', `No route ${request.method} ${request.url.split('?')[0]}.`));
+}
+
+/**
+ * Errors the router raises before any hook runs (Fastify's `frameworkErrors`): a path that is not
+ * valid percent-encoding, or a path parameter past the router's length limit. Without this they
+ * leave with Fastify's own body, no Request-Id and the raw path echoed back.
+ */
+export function handleFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  reply.header('Request-Id', request.id);
+  if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') return sendError(reply, 'invalid_request', 'A path segment is longer than 100 characters; no resource has an id that long.');
+  if (error.code === 'FST_ERR_BAD_URL') return sendError(reply, 'invalid_request', describeFramework4xx(error, error.code));
+  request.log.error({ err: error }, 'router error');
+  return sendError(reply, 'internal_error', ERROR_REGISTRY.internal_error.message);
 }
 
 /** The remaining framework 4xx: a prototype-poisoning key, malformed JSON, a bad header or URL. */

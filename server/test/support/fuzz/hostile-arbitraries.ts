@@ -97,9 +97,12 @@ const mutation: fc.Arbitrary<Mutation> = fc.oneof(
 );
 
 function applyMutation(root: JsonNode, m: Mutation): JsonNode {
+  // Inserted values are copies: generated values can be shared constants, and later mutations edit in place.
+  if ('value' in m) m = { ...m, value: clone(m.value) };
+  if (m.op === 'pollute') m = { ...m, entry: [m.entry[0], clone(m.entry[1])] };
   const all = containers(root);
   if (all.length === 0) return m.op === 'replace' ? m.value : root;
-  const target = all[m.at % all.length]!.node;
+  const target = all[m.at % all.length]!;
   const size = target.t === 'obj' ? target.entries.length : target.t === 'arr' ? target.items.length : 0;
   const get = (i: number): JsonNode | undefined => (target.t === 'obj' ? target.entries[i]?.[1] : target.t === 'arr' ? target.items[i] : undefined);
   const set = (i: number, v: JsonNode) => {
@@ -172,7 +175,7 @@ export function mutatedBody(valid: unknown): fc.Arbitrary<{ body: Buffer; note: 
     {
       weight: 6,
       arbitrary: fc.array(mutation, { minLength: 1, maxLength: 3 }).map((ms) => {
-        const tree = ms.reduce((t, m) => applyMutation(t, m), clone(fromJs(valid)));
+        const tree = ms.reduce((t, m) => applyMutation(t, m), fromJs(valid));
         return { body: Buffer.from(toText(tree)), note: `mutations ${ms.map((m) => m.op).join(',')}` };
       }),
     },

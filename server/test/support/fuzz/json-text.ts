@@ -73,14 +73,33 @@ export function toText(node: JsonNode): string {
   return out.join('');
 }
 
-/** Every container in the tree with the path to it (the root is []), for mutations at any depth. */
-export function containers(node: JsonNode, path: Array<string | number> = [], out: Array<{ path: Array<string | number>; node: JsonNode }> = []): Array<{ path: Array<string | number>; node: JsonNode }> {
-  if (node.t === 'obj' || node.t === 'arr') out.push({ path, node });
-  if (node.t === 'obj') node.entries.forEach(([, child], i) => containers(child, [...path, i], out));
-  if (node.t === 'arr') node.items.forEach((child, i) => containers(child, [...path, i], out));
+/**
+ * The containers of the tree down to `maxDepth` (the root first), for mutations at any depth that
+ * matters; below that a tree is only ever deep nesting, which is the mutation itself.
+ */
+export function containers(root: JsonNode, maxDepth = 64): JsonNode[] {
+  const out: JsonNode[] = [];
+  const stack: Array<[JsonNode, number]> = [[root, 0]];
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop()!;
+    if (node.t !== 'obj' && node.t !== 'arr') continue;
+    out.push(node);
+    if (depth >= maxDepth) continue;
+    const children = node.t === 'obj' ? node.entries.map((e) => e[1]) : node.items;
+    for (let i = children.length - 1; i >= 0; i--) stack.push([children[i]!, depth + 1]);
+  }
   return out;
 }
 
-export function clone(node: JsonNode): JsonNode {
-  return JSON.parse(JSON.stringify(node)) as JsonNode;
+/** A deep copy, iterative (trees tens of thousands of levels deep); generated values may be shared constants. */
+export function clone(root: JsonNode): JsonNode {
+  const copyOf = (n: JsonNode): JsonNode => (n.t === 'arr' ? { t: 'arr', items: [...n.items] } : n.t === 'obj' ? { t: 'obj', entries: n.entries.map(([k, v]) => [k, v] as [string, JsonNode]) } : { ...n });
+  const top = copyOf(root);
+  const stack: JsonNode[] = [top];
+  while (stack.length > 0) {
+    const n = stack.pop()!;
+    if (n.t === 'arr') n.items = n.items.map((c) => { const d = copyOf(c); stack.push(d); return d; });
+    if (n.t === 'obj') n.entries = n.entries.map(([k, c]) => { const d = copyOf(c); stack.push(d); return [k, d] as [string, JsonNode]; });
+  }
+  return top;
 }
