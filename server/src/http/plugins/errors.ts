@@ -29,6 +29,11 @@ export function registerErrorHandling(app: FastifyInstance): void {
         return sendError(reply, 'payload_too_large', ERROR_REGISTRY.payload_too_large.message);
       case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
         return sendError(reply, 'unsupported_media_type', ERROR_REGISTRY.unsupported_media_type.message);
+      // Multipart limits of the hosted upload forms: not the body size, so not its message.
+      case 'FST_FILES_LIMIT':
+      case 'FST_FIELDS_LIMIT':
+      case 'FST_PARTS_LIMIT':
+        return sendError(reply, 'payload_too_large', 'The upload has more files or fields than this form takes.');
       case 'FST_ERR_CTP_EMPTY_JSON_BODY':
         return sendError(reply, 'invalid_request', 'The request body is empty; send a JSON object.');
       case 'FST_ERR_CTP_INVALID_JSON_BODY':

@@ -98,6 +98,9 @@ export async function registerVerifyRoutes(app: FastifyInstance, ctx: AppContext
             const bytes = await part.toBuffer().catch(() => null);
             if (bytes === null || part.file.truncated) tooLarge = true;
             else upload = { contentType: part.mimetype, bytes };
+          } else if (part.type === 'file') {
+            // A file under another name is skipped, but must be drained or the request never ends.
+            part.file.resume();
           }
         }
       });
@@ -120,6 +123,8 @@ export async function registerVerifyRoutes(app: FastifyInstance, ctx: AppContext
             const type = part.fieldname.slice('document_'.length);
             if (bytes === null || part.file.truncated) uploads.set(type, 'too_large');
             else if (bytes.length > 0) uploads.set(type, { contentType: part.mimetype, bytes });
+          } else if (part.type === 'file') {
+            part.file.resume();
           }
         }
       });

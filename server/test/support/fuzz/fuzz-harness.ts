@@ -254,7 +254,7 @@ export async function runFuzz(options: FuzzRunOptions): Promise<FuzzRunReport> {
     await fc.assert(
       fc.asyncProperty(entry.request(options.env), async (req) => {
         const before = options.countRows ? await options.countRows() : null;
-        const res = await options.target.send(req);
+        const res = await answered(options.target.send(req), req);
         report.requests += 1;
         report.byStatus[res.status] = (report.byStatus[res.status] ?? 0) + 1;
         options.onResult?.(route, req, res);
@@ -279,6 +279,20 @@ export async function runFuzz(options: FuzzRunOptions): Promise<FuzzRunReport> {
   }
   return report;
 }
+
+/** A request the server never answers is a finding (a held connection), not a test timeout. */
+async function answered(pending: Promise<FuzzResponse>, req: FuzzRequest): Promise<FuzzResponse> {
+  let timer: NodeJS.Timeout | undefined;
+  const never = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${NO_ANSWER_MS / 1000} s\n  request: ${describeRequest(req)}`)), NO_ANSWER_MS);
+  });
+  try {
+    return await Promise.race([pending, never]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+const NO_ANSWER_MS = 30_000;
 
 export function describeRequest(req: FuzzRequest): string {
   const body = req.body === undefined ? '(none)' : `${req.body.length} bytes: ${JSON.stringify(req.body.subarray(0, 300).toString('latin1'))}`;
