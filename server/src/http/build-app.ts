@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import type { AppContext } from '../app/context.js';
 import { randomBase62 } from '../lib/clock.js';
 import { registerOpenApi } from './openapi.js';
-import { collectRoutes, handleFrameworkError, registerErrorHandling, sendError } from './plugins/errors.js';
+import { collectRoutes, handleFrameworkError, registerErrorHandling, sendError, writeClientError } from './plugins/errors.js';
 import { registerAuthentication } from './plugins/authentication.js';
 import { registerRateLimit } from './plugins/rate-limit.js';
 import { registerSystemRoutes } from './routes/system.routes.js';
@@ -50,6 +50,7 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
     forceCloseConnections: 'idle',
     return503OnClosing: true,
     frameworkErrors: handleFrameworkError,
+    clientErrorHandler: (err, socket) => writeClientError(err, socket, `req_${randomBase62(ctx.random, 20)}`),
     https: config.tls ? { cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile) } : null,
     ajv: {
       // Wrong types are errors, never silently coerced; unknown fields are refused, never dropped.

@@ -6,6 +6,7 @@
  * while the log line (with the same request id) says everything.
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Duplex } from 'node:stream';
 import { isDatabaseUnavailable } from '../../db/database.js';
 import { ApiError, ERROR_REGISTRY, errorBody, type ErrorCode } from '../errors/error-registry.js';
 
@@ -70,6 +71,29 @@ export function handleFrameworkError(error: FastifyError, request: FastifyReques
   if (error.code === 'FST_ERR_BAD_URL') return sendError(reply, 'invalid_request', describeFramework4xx(error, error.code));
   request.log.error({ err: error }, 'router error');
   return sendError(reply, 'internal_error', ERROR_REGISTRY.internal_error.message);
+}
+
+/**
+ * A request Node's HTTP parser refused before Fastify saw it (malformed request line or header,
+ * invalid characters, conflicting Content-Length and Transfer-Encoding, headers over the size
+ * limit, a request not completed in time). Fastify's default writes its own body; this writes the
+ * stable one, with a request id of its own, and closes the connection as Node does.
+ */
+export function writeClientError(err: NodeJS.ErrnoException, socket: Duplex, requestId: string): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const message =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? 'The request headers are larger than this server accepts; send fewer or shorter headers.'
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? 'The request was not completed in time; send the whole request at once.'
+        : 'The request is not valid HTTP/1.1 (its request line, a header, or the framing of its body is malformed).';
+  const body = errorBody('invalid_request', message, requestId);
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nRequest-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(err);
 }
 
 /** The remaining framework 4xx: a prototype-poisoning key, malformed JSON, a bad header or URL. */
