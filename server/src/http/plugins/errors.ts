@@ -88,9 +88,12 @@ export function writeClientError(err: NodeJS.ErrnoException, socket: Duplex, req
         ? 'The request was not completed in time; send the whole request at once.'
         : 'The request is not valid HTTP/1.1 (its request line, a header, or the framing of its body is malformed).';
   const body = errorBody('invalid_request', message, requestId);
+  // An answer to HEAD has no body (a client would read ours as garbage); the raw bytes say if it was one.
+  const head = (err as { rawPacket?: unknown }).rawPacket;
+  const isHead = Buffer.isBuffer(head) && head.subarray(0, 5).toString('latin1') === 'HEAD ';
   if (socket.writable) {
     socket.write(
-      `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nRequest-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
+      `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nRequest-Id: ${requestId}\r\nConnection: close\r\n\r\n${isHead ? '' : body}`,
     );
   }
   socket.destroy(err);
