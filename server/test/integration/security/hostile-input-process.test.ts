@@ -139,24 +139,36 @@ describe('hostile input against a real server process [sqlite]', () => {
   it('refuses a chunked body past 64 KiB with 413, whatever the chunking', async () => {
     const piece = `"${'p'.repeat(8_190)}",`;
     for (const chunkCount of [9, 40]) {
-      const chunks: Buffer[] = [Buffer.from(`POST /v1/decisions/bnpl HTTP/1.1\r\nHost: x\r\nAuthorization: ${key()}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n`)];
+      const chunks: Buffer[] = [Buffer.from(`POST /v1/decisions/bnpl HTTP/1.1\r\nHost: x\r\nAuthorization: ${key()}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`)];
       chunks.push(Buffer.from(`1\r\n[\r\n`));
       for (let i = 0; i < chunkCount; i++) chunks.push(Buffer.from(`${Buffer.byteLength(piece).toString(16)}\r\n${piece}\r\n`));
       chunks.push(Buffer.from('1\r\n]\r\n0\r\n\r\n'));
-      // Chunk by chunk, stopping once the server answers: bytes it never reads would make its close a reset.
+      // Keep-alive and chunk by chunk, done once a whole answer is in: a server closing on bytes it
+      // never read resets the connection, and the reset could discard the answer before we read it.
       const answer = await new Promise<RawAnswer>((resolve, reject) => {
         const socket = net.connect(server.port, '127.0.0.1');
-        const received: Buffer[] = [];
-        socket.on('data', (c: Buffer) => received.push(c));
-        socket.on('error', (err: NodeJS.ErrnoException) => (err.code === 'ECONNRESET' || err.code === 'EPIPE' ? undefined : reject(err)));
-        socket.on('close', () => {
-          const text = Buffer.concat(received).toString('latin1');
+        let received = Buffer.alloc(0);
+        let done = false;
+        const finish = () => {
+          if (done) return;
+          done = true;
+          socket.destroy();
+          const text = received.toString('latin1');
           resolve({ statuses: [...text.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => Number(m[1])), text });
+        };
+        socket.on('data', (c: Buffer) => {
+          received = Buffer.concat([received, c]);
+          const text = received.toString('latin1');
+          const headEnd = text.indexOf('\r\n\r\n');
+          const length = /\r\ncontent-length: (\d+)/i.exec(text)?.[1];
+          if (headEnd >= 0 && length !== undefined && received.length >= headEnd + 4 + Number(length)) finish();
         });
+        socket.on('error', (err: NodeJS.ErrnoException) => (err.code === 'ECONNRESET' || err.code === 'EPIPE' ? undefined : reject(err)));
+        socket.on('close', finish);
         socket.on('connect', async () => {
           for (const c of chunks) {
-            if (received.length > 0 || socket.destroyed) return;
-            await new Promise<void>((done) => socket.write(c, () => done()));
+            if (done || socket.destroyed) return;
+            await new Promise<void>((written) => socket.write(c, () => written()));
           }
         });
       });
