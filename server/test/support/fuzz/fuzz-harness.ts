@@ -50,7 +50,10 @@ export function httpTarget(baseUrl: string): FuzzTarget & { close(): void } {
     send(r) {
       return new Promise((resolve, reject) => {
         const headers: Record<string, string> = {};
-        for (const [k, v] of Object.entries(r.headers)) headers[k] = Buffer.from(v, 'utf8').toString('latin1');
+        for (const [k, v] of Object.entries(r.headers)) {
+          // Node's client refuses control bytes in a header (DEL, NUL...); the raw-socket cases send those.
+          headers[k] = Buffer.from(v, 'utf8').toString('latin1').replace(/[^\t\x20-\x7e\x80-\xff]/g, '?');
+        }
         if (r.body !== undefined) headers['content-length'] = String(r.body.length);
         const req = http.request(baseUrl + r.url, { method: r.method, headers, agent, timeout: 30_000 }, (res) => {
           const chunks: Buffer[] = [];
