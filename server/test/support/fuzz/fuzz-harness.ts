@@ -55,7 +55,10 @@ export function httpTarget(baseUrl: string): FuzzTarget & { close(): void } {
           headers[k] = Buffer.from(v, 'utf8').toString('latin1').replace(/[^\t\x20-\x7e\x80-\xff]/g, '?');
         }
         if (r.body !== undefined) headers['content-length'] = String(r.body.length);
-        const req = http.request(baseUrl + r.url, { method: r.method, headers, agent, timeout: 30_000 }, (res) => {
+        // HEAD: a request the server's HTTP parser refuses (headers over 16 KiB) on a reused connection is
+        // answered with a body, since the parser never learnt the method; lenient parsing reads past it.
+        const lenient = r.method === 'HEAD';
+        const req = http.request(baseUrl + r.url, { method: r.method, headers, agent, timeout: 30_000, insecureHTTPParser: lenient }, (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));
           res.on('error', reject);
