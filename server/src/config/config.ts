@@ -35,6 +35,15 @@ export interface Config {
   smtp: { url: string; from: string } | null;
   /** One-time codes by SMS (live): the HTTP SMS gateway (docs/verification.md); null = not configured. */
   smsGateway: { url: string; token: string | null } | null;
+  /** PostgreSQL connections per process (each process has its own pool; docs/deployment.md). */
+  databasePoolSize: number;
+  /** Webhook sends in flight per worker process, and per endpoint across every worker. */
+  webhookDelivery: { concurrency: number; perEndpointConcurrency: number };
+  /**
+   * On SIGTERM, how long /readyz answers 503 while requests are still served, so a load balancer
+   * takes the process out of rotation before it stops listening (0: stop at once).
+   */
+  shutdownDrainMs: number;
 }
 
 export class ConfigError extends Error {
@@ -122,6 +131,12 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     if (gatewayToken === undefined) problems.push('CREDIT_GATEWAY_TOKEN is required when CREDIT_GATEWAY_URL is set');
     creditGateway = { url: gatewayUrl, token: gatewayToken ?? '', timeoutMs: gatewayTimeoutMs };
   }
+  const databasePoolSize = integer('DATABASE_POOL_SIZE', 10, 1, 1_000);
+  const webhookDelivery = {
+    concurrency: integer('WEBHOOK_CONCURRENCY', 64, 1, 4_096),
+    perEndpointConcurrency: integer('WEBHOOK_ENDPOINT_CONCURRENCY', 8, 1, 1_024),
+  };
+  const shutdownDrainMs = integer('SHUTDOWN_DRAIN_MS', 0, 0, 600_000);
   const logLevel = get('LOG_LEVEL') ?? 'info';
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
     problems.push(`LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "${logLevel}"`);
@@ -147,6 +162,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
   return Object.freeze({
     port, host, databaseUrl, dataDir, redisUrl, publicBaseUrl, dataEncryptionKey, dataEncryptionKeySource,
     webhookAllowPrivateNetworks, tls, rateLimits: Object.freeze(rateLimits), logLevel, production, creditGateway, smtp, smsGateway,
+    databasePoolSize, webhookDelivery: Object.freeze(webhookDelivery), shutdownDrainMs,
   });
 }
 

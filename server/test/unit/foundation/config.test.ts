@@ -50,4 +50,22 @@ describe('configuration', () => {
       }
     }
   });
+
+  it('reads the scale-out settings of each role, with defaults and bounds', () => {
+    const defaults = loadConfig({}, tmp());
+    expect(defaults.databasePoolSize).toBe(10);
+    expect(defaults.webhookDelivery).toEqual({ concurrency: 64, perEndpointConcurrency: 8 });
+    expect(defaults.shutdownDrainMs).toBe(0);
+    const set = loadConfig({ DATABASE_POOL_SIZE: '4', WEBHOOK_CONCURRENCY: '16', WEBHOOK_ENDPOINT_CONCURRENCY: '2', SHUTDOWN_DRAIN_MS: '15000' }, tmp());
+    expect(set.databasePoolSize).toBe(4);
+    expect(set.webhookDelivery).toEqual({ concurrency: 16, perEndpointConcurrency: 2 });
+    expect(set.shutdownDrainMs).toBe(15_000);
+    try {
+      loadConfig({ DATABASE_POOL_SIZE: '0', WEBHOOK_CONCURRENCY: 'many', WEBHOOK_ENDPOINT_CONCURRENCY: '-1', SHUTDOWN_DRAIN_MS: '1h' }, tmp());
+      expect.unreachable();
+    } catch (err) {
+      expect(err).toBeInstanceOf(ConfigError);
+      for (const name of ['DATABASE_POOL_SIZE', 'WEBHOOK_CONCURRENCY', 'WEBHOOK_ENDPOINT_CONCURRENCY', 'SHUTDOWN_DRAIN_MS']) expect((err as Error).message).toContain(name);
+    }
+  });
 });
