@@ -84,6 +84,8 @@ describe.skipIf(!available)('multi-node: two API processes and two workers behin
   let workers: ServerProcess[];
   let lb: LoadBalancer;
   let env: Record<string, string>;
+  /** One tenant per test, created together once the schema exists (each `cds` run is a process start). */
+  const tenants: Record<'routing' | 'idempotent' | 'limited' | 'webhook' | 'failover', Tenant> = {} as never;
 
   const viaLb = (path: string, options: RequestOptions = {}) => httpRequest(lb.baseUrl + path, options);
   const createTenant = async (name: string): Promise<Tenant> => {
@@ -127,6 +129,9 @@ describe.skipIf(!available)('multi-node: two API processes and two workers behin
     lb = await startLoadBalancer(apis.map((a) => a.port));
     sqlClient = new pg.Client({ connectionString: db.databaseUrl! });
     await sqlClient.connect();
+    const names = ['routing', 'idempotent', 'limited', 'webhook', 'failover'] as const;
+    const made = await Promise.all(names.map((n) => createTenant(`${n} lender`)));
+    names.forEach((n, i) => (tenants[n] = made[i]!));
   }, 90_000);
 
   afterAll(async () => {
@@ -158,7 +163,7 @@ describe.skipIf(!available)('multi-node: two API processes and two workers behin
   });
 
   it('the balancer alternates per request, also on one keep-alive client connection, and each node logs exactly what it served', async () => {
-    const t = await createTenant('Routing Lender');
+    const t = tenants.routing;
     const sequential: HttpResponse[] = [];
     for (let i = 0; i < 6; i++) sequential.push(await viaLb('/v1/x', auth(t.sandbox.api_key)));
     for (const r of sequential) expect(r.status, r.body).toBe(404);
@@ -199,7 +204,7 @@ describe.skipIf(!available)('multi-node: two API processes and two workers behin
   });
 
   it('idempotency holds across nodes: one key sent concurrently and sequentially to both gives one decision, byte-identical replays, and 409 for another body', async () => {
-    const t = await createTenant('Idempotent Lender');
+    const t = tenants.idempotent;
     const body = bnplBody(softConsumer(t), '120.00');
     const key = 'multi-node-order-1';
 
@@ -237,7 +242,7 @@ describe.skipIf(!available)('multi-node: two API processes and two workers behin
   });
 
   it('rate limits hold across nodes: one key is one bucket, 429 with its headers at the burst', async () => {
-    const t = await createTenant('Limited Lender');
+    const t = tenants.limited;
     // The tenant's own rate, set before its key is ever used: 5/s, burst 10.
     await query('update tenants set rate_limit_sandbox_per_s = 5 where id = $1', [t.tenant_id]);
     const started = performance.now();
@@ -313,7 +318,7 @@ describe.skipIf(!available)('multi-node: two API processes and two workers behin
   });
 
   it('webhook delivery holds across the workers: every event of every decision reaches the receiver exactly once, both workers sending', async () => {
-    const t = await createTenant('Webhook Lender');
+    const t = tenants.webhook;
     const created = await runCli(['webhooks', 'create', '--tenant', t.tenant_id, '--env', 'sandbox', '--url', receiver.url('/multi'), '--events', '*', '--json'], env);
     expect(created.code, created.stderr).toBe(0);
     const endpointId = (JSON.parse(created.stdout) as { id: string }).id;
@@ -396,7 +401,7 @@ describe.skipIf(!available)('multi-node: two API processes and two workers behin
   }, 120_000);
 
   it('kill -9 of one API node under load: traffic continues on the other, nothing acknowledged is lost, retries replay', async () => {
-    const t = await createTenant('Failover Lender');
+    const t = tenants.failover;
     const total = 40;
     const decisionOf = new Map<number, string>();
     let nextIndex = 0;
