@@ -48,6 +48,11 @@ export interface BuildAppOptions {
   lifecycle?: ServerLifecycle;
 }
 
+/** A hop count as Fastify applies it (hop 0 is the socket's peer). */
+function hopsWithin(hops: number): (address: string, hop: number) => boolean {
+  return (_address, hop) => hop < hops;
+}
+
 export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): Promise<FastifyInstance> {
   const { config } = ctx;
   const lifecycle: ServerLifecycle = options.lifecycle ?? { draining: false };
@@ -59,6 +64,9 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
     forceCloseConnections: 'idle',
+    // Behind a load balancer the socket's address is the balancer's; TRUST_PROXY names it, so
+    // per-address limits (failed authentication, portal sign-in) see the real client.
+    trustProxy: typeof config.trustProxy === 'number' ? hopsWithin(config.trustProxy) : config.trustProxy,
     return503OnClosing: true,
     https: config.tls ? { cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile) } : null,
     ajv: {

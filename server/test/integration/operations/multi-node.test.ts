@@ -181,7 +181,7 @@ describe.skipIf(!available)('multi-node: two API processes and two workers behin
             let body = '';
             res.setEncoding('utf8');
             res.on('data', (c: string) => (body += c));
-            res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body, json: () => JSON.parse(body) as Record<string, unknown> }));
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body, json: <T>() => JSON.parse(body) as T }));
           });
           req.on('error', reject);
           req.end();
