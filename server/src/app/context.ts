@@ -89,6 +89,7 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
     openStorage({
       databaseUrl: config.databaseUrl,
       dataDir: config.dataDir,
+      poolSize: config.databasePoolSize,
       onPoolError: (err) => logger.warn({ err: err.message }, 'database connection lost; the pool will reconnect'),
     });
   const secretBox = createSecretBox(config.dataEncryptionKey);
@@ -106,7 +107,12 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
   });
   const webhookDelivery = createDeliveryWorker(
     { db: storage.db, dialect: storage.dialect, clock, random, secretBox, logger },
-    { allowPrivateNetworks: config.webhookAllowPrivateNetworks, ...overrides.webhookDelivery },
+    {
+      allowPrivateNetworks: config.webhookAllowPrivateNetworks,
+      concurrency: config.webhookDelivery.concurrency,
+      perEndpointConcurrency: config.webhookDelivery.perEndpointConcurrency,
+      ...overrides.webhookDelivery,
+    },
   );
   const creditData = createCreditDataConnectors(config, { clock, random });
   // Each tenant, environment and product (bnpl, auto_loan) decides with its active policy version,

@@ -31,13 +31,31 @@ function registerSchemaKeywords(ajv: Ajv): Ajv {
   return ajv.addKeyword('x-error').addKeyword('example');
 }
 
+/**
+ * Where the process is in its life, as the HTTP layer shows it: while `draining` (a rolling deploy
+ * sent SIGTERM and SHUTDOWN_DRAIN_MS has not passed), requests are still served but `/readyz`
+ * answers 503 and every response closes its connection, so load balancers and keep-alive clients
+ * move to the other nodes before this one stops listening.
+ */
+export interface ServerLifecycle {
+  draining: boolean;
+}
+
 export interface BuildAppOptions {
   /** Extra `/v1` routes (tests use this for a probe route); they get auth, limits and errors. */
   registerExtraV1Routes?: (v1: FastifyInstance, ctx: AppContext) => void;
+  /** `cds serve` passes the one it flips on SIGTERM; in-process apps never drain. */
+  lifecycle?: ServerLifecycle;
+}
+
+/** A hop count as Fastify applies it (hop 0 is the socket's peer). */
+function hopsWithin(hops: number): (address: string, hop: number) => boolean {
+  return (_address, hop) => hop < hops;
 }
 
 export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): Promise<FastifyInstance> {
   const { config } = ctx;
+  const lifecycle: ServerLifecycle = options.lifecycle ?? { draining: false };
   const app = Fastify({
     loggerInstance: ctx.logger,
     genReqId: () => `req_${randomBase62(ctx.random, 20)}`,
@@ -46,6 +64,9 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
     forceCloseConnections: 'idle',
+    // Behind a load balancer the socket's address is the balancer's; TRUST_PROXY names it, so
+    // per-address limits (failed authentication, portal sign-in) see the real client.
+    trustProxy: typeof config.trustProxy === 'number' ? hopsWithin(config.trustProxy) : config.trustProxy,
     return503OnClosing: true,
     https: config.tls ? { cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile) } : null,
     ajv: {
@@ -62,20 +83,21 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
     reply.header('Request-Id', request.id);
   });
   // Graceful shutdown: requests already running finish; their keep-alive connections are then
-  // closed instead of idling until the keep-alive timeout and holding the process open.
+  // closed instead of idling until the keep-alive timeout and holding the process open. While
+  // draining (before close), the same: a kept-alive client reconnects, through the balancer, elsewhere.
   let closing = false;
   app.addHook('preClose', async () => {
     closing = true;
   });
   app.addHook('onSend', async (_request, reply, payload) => {
-    if (closing) reply.header('Connection', 'close');
+    if (closing || lifecycle.draining) reply.header('Connection', 'close');
     return payload;
   });
   registerErrorHandling(app);
   const finishRoutes = collectRoutes(app);
   await registerOpenApi(app);
 
-  registerSystemRoutes(app, ctx);
+  registerSystemRoutes(app, ctx, lifecycle);
   await registerVerifyRoutes(app, ctx);
   // The lender portal: its own session/CSRF/role guard and the built web app (modules/portal).
   await registerPortal(app, ctx);

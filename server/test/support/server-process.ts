@@ -284,6 +284,11 @@ export interface StartServerOptions {
   ca?: string | Buffer;
   /** How long to wait for /healthz (default 20 s). */
   readyTimeoutMs?: number;
+  /**
+   * Ready when a log line's `msg` equals this, instead of when /healthz answers: for
+   * `--role worker`, which serves no HTTP (`'worker ready'`).
+   */
+  readyLog?: string;
 }
 
 export interface ServerProcess {
@@ -384,24 +389,29 @@ export async function startServer(options: StartServerOptions = {}): Promise<Ser
     },
   };
 
-  // Ready = /healthz answers 200. Fail fast if the process exits; fail with its stderr on timeout.
+  // Ready = /healthz answers 200 (or the ready log line). Fail fast if the process exits; fail with its stderr on timeout.
   const timeoutMs = options.readyTimeoutMs ?? 20_000;
   const deadline = Date.now() + timeoutMs;
+  const readyLog = options.readyLog;
   for (;;) {
     if (exitInfo !== null || !isAlive(child)) {
       const e = await exited;
       err.flush();
       throw new Error(`cds serve exited before becoming healthy (code ${e.code}, signal ${e.signal}); stderr:\n${err.text}`);
     }
-    try {
-      const r = await server.request('/healthz', { timeoutMs: 1_000 });
-      if (r.status === 200) return server;
-    } catch {
-      // not listening yet
+    if (readyLog !== undefined) {
+      if (server.logs().some((l) => l.msg === readyLog)) return server;
+    } else {
+      try {
+        const r = await server.request('/healthz', { timeoutMs: 1_000 });
+        if (r.status === 200) return server;
+      } catch {
+        // not listening yet
+      }
     }
     if (Date.now() > deadline) {
       await server.kill9();
-      throw new Error(`cds serve did not answer /healthz within ${timeoutMs} ms; stderr:\n${err.text}`);
+      throw new Error(`cds serve did not ${readyLog !== undefined ? `log "${readyLog}"` : 'answer /healthz'} within ${timeoutMs} ms; stderr:\n${err.text}`);
     }
     await sleep(50);
   }
