@@ -7,8 +7,12 @@
  * The mix: the seeded soft consumer (complete, approved), new consumers at soft amounts (complete,
  * any outcome; some with the magic SSN 3333: referred with AA-25 and score.errored) and new
  * consumers at enhanced amounts (pending, `needs_consumer_action`).
+ *
+ * `catchUpDeliveries` runs the real delivery worker in a process whose clock is ahead: sends that a
+ * killed or cut-off worker had leased are claimed again once the lease passes (60 s in production);
+ * moving the worker's clock (time is passed in, lib/clock.ts) stands for waiting that out.
  */
-import { httpRequest, type HttpResponse } from './server-process.js';
+import { DIST_URL, httpRequest, startNodeScript, type ChildEnv, type HttpResponse } from './server-process.js';
 
 /** mulberry32: a small, fast, seedable generator; good enough to pick moments and mixes. */
 export function seededRandom(seed: number): () => number {
@@ -96,4 +100,28 @@ export async function mapConcurrent<T, R>(items: readonly T[], concurrency: numb
   });
   await Promise.all(lanes);
   return results;
+}
+
+export interface CatchUpReport {
+  stats: { attempts: number; delivered: number; failed: number };
+  /** Deliveries not delivered afterwards. */
+  left: Array<{ id: string; state: string; attempts: number; last_error_kind: string | null }>;
+}
+
+/** Deliver everything due `offsetMs` from now with the real worker in its own process (the service stopped or not). */
+export async function catchUpDeliveries(env: ChildEnv, offsetMs = 15 * 60_000): Promise<CatchUpReport> {
+  const source = `
+const { loadConfig } = await import(${JSON.stringify(`${DIST_URL}config/config.js`)});
+const { createContext } = await import(${JSON.stringify(`${DIST_URL}app/context.js`)});
+const clock = { now: () => new Date(Date.now() + ${offsetMs}) };
+const ctx = createContext(loadConfig(process.env), { clock, webhookDelivery: { timeoutMs: 5000, leaseMs: 10000 } });
+await ctx.webhookDelivery.deliverDue();
+const left = await ctx.storage.db.selectFrom('webhook_deliveries').select(['id', 'state', 'attempts', 'last_error_kind']).where('state', '<>', 'delivered').execute();
+process.stdout.write(JSON.stringify({ stats: ctx.webhookDelivery.stats(), left }) + '\\n');
+await ctx.close();
+`;
+  const done = await startNodeScript(source, { LOG_LEVEL: 'warn', WEBHOOK_ALLOW_PRIVATE_NETWORKS: '1', ...env }, { timeoutMs: 90_000 }).result;
+  const line = done.stdout.split('\n').find((l) => l.includes('"stats"'));
+  if (done.code !== 0 || line === undefined) throw new Error(`catch-up worker failed (code ${done.code}, signal ${done.signal}): ${done.stderr}`);
+  return JSON.parse(line) as CatchUpReport;
 }

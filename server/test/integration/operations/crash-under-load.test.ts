@@ -15,17 +15,17 @@
  *   event, no orphan, no idempotency record claimed without its answer;
  * - at-least-once delivery: every event of every committed decision reaches the receiver. Sends
  *   the killed servers had leased stay leased for the production lease (60 s); instead of waiting
- *   that out, a worker process with its clock 15 minutes ahead (lib/clock.ts: time is passed in)
- *   claims them, exactly as any worker would once the lease passes.
+ *   that out, a worker process with its clock 15 minutes ahead claims them, exactly as any worker
+ *   would once the lease passes (support/decision-load.ts, catchUpDeliveries).
  *
  * The kill moments come from a seeded generator; the seed is printed and CDS_FAULT_SEED replays it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, dialectMatrix, type TestDatabase } from '../../support/databases.js';
-import { createSpecGenerator, faultSeed, mapConcurrent, seededRandom, sendCreate, type CreateSpec } from '../../support/decision-load.js';
+import { catchUpDeliveries, createSpecGenerator, faultSeed, mapConcurrent, seededRandom, sendCreate, type CreateSpec } from '../../support/decision-load.js';
 import { halfWrittenState, queryRows, WHOLE } from '../../support/integrity-checks.js';
 import {
-  cleanupProcesses, databaseEnv, DIST_URL, freePort, httpRequest, runCli, sleep, startNodeScript, startServer, type ChildEnv, type HttpResponse, type ServerProcess,
+  cleanupProcesses, databaseEnv, freePort, httpRequest, runCli, sleep, startServer, type ChildEnv, type HttpResponse, type ServerProcess,
 } from '../../support/server-process.js';
 import { startWebhookReceiver, writeCaFile, type WebhookReceiver } from '../../support/webhook-receiver.js';
 
@@ -90,18 +90,6 @@ function counter() {
     },
   };
 }
-
-/** A delivery worker process with its clock `offsetMs` ahead: delivers everything due then, prints what is left. */
-const catchUpWorker = (offsetMs: number) => `
-const { loadConfig } = await import(${JSON.stringify(`${DIST_URL}config/config.js`)});
-const { createContext } = await import(${JSON.stringify(`${DIST_URL}app/context.js`)});
-const clock = { now: () => new Date(Date.now() + ${offsetMs}) };
-const ctx = createContext(loadConfig(process.env), { clock, webhookDelivery: { timeoutMs: 5000, leaseMs: 10000 } });
-await ctx.webhookDelivery.deliverDue();
-const left = await ctx.storage.db.selectFrom('webhook_deliveries').select(['id', 'state', 'attempts', 'last_error_kind']).where('state', '<>', 'delivered').execute();
-process.stdout.write(JSON.stringify({ stats: ctx.webhookDelivery.stats(), left }) + '\\n');
-await ctx.close();
-`;
 
 describe.each(await dialectMatrix())('crash safety under load [%s]', (dialect) => {
   let db: TestDatabase;
@@ -248,10 +236,7 @@ describe.each(await dialectMatrix())('crash safety under load [%s]', (dialect) =
     expect(stopped.forced, 'the last server did not stop on SIGTERM').toBe(false);
 
     // At least once: past the dead servers' leases, a worker delivers whatever is still pending.
-    const worker = startNodeScript(catchUpWorker(15 * 60_000), env, { timeoutMs: 90_000 });
-    const done = await worker.result;
-    expect(done.code, done.stderr).toBe(0);
-    const report = JSON.parse(done.stdout.split('\n').find((l) => l.includes('"stats"'))!) as { left: unknown[]; stats: { attempts: number } };
+    const report = await catchUpDeliveries(env);
     expect(report.left, 'deliveries not delivered').toEqual([]);
 
     const eventIds = (await queryRows(db, `select e.id from events e join decisions d on d.id = e.subject_id where d.tenant_id = '${tenant.tenant_id}'`)).map((r) => String(r.id));
