@@ -155,7 +155,11 @@ describe.each(await dialectMatrix())('crash safety under load [%s]', (dialect) =
             if (r.status === 200) {
               record.acknowledged = r;
               acknowledged.add();
-            } else unexpected.push(`${spec.key}: ${r.status} ${r.body}`);
+            } else if (!(r.status === 409 && /still being processed/.test(r.body))) {
+              // A 409 "still being processed" is a legitimate answer to a retry that races the
+              // database's clean-up of the killed server's transaction; anything else is a finding.
+              unexpected.push(`${spec.key}: ${r.status} ${r.body}`);
+            }
             break;
           } catch {
             // The server died under this request (or was down when it left): in doubt.
