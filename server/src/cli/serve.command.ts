@@ -23,6 +23,8 @@ export async function serveCommand(config: Readonly<Config>, role: 'api' | 'work
   const lifecycle: ServerLifecycle = { draining: false };
   const app = role === 'worker' ? null : await buildApp(ctx, { lifecycle });
   if (app) {
+    // Bounded (the Redis connect time-out): the first requests are limited through Redis, not per process.
+    await ctx.rateLimiter.ready();
     const address = await app.listen({ port: config.port, host: config.host });
     log.info(
       { address, role, database: `${ctx.storage.dialect} ${ctx.storage.location}`, rateLimiting: config.redisUrl ? 'redis' : 'in-process', encryptionKey: config.dataEncryptionKeySource, startupMs: Math.round(performance.now() - startedAt) },
