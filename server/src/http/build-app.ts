@@ -4,7 +4,7 @@
  *   request id -> (/v1) authentication -> rate limit -> body parse & schema validation
  *   -> route -> idempotency + one transaction -> response (errors through one handler).
  */
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type RouteOptions } from 'fastify';
 import addFormats from 'ajv-formats';
 import type { Ajv } from 'ajv';
 import { readFileSync } from 'node:fs';
@@ -34,6 +34,8 @@ function registerSchemaKeywords(ajv: Ajv): Ajv {
 export interface BuildAppOptions {
   /** Extra `/v1` routes (tests use this for a probe route); they get auth, limits and errors. */
   registerExtraV1Routes?: (v1: FastifyInstance, ctx: AppContext) => void;
+  /** Sees every route as it is declared (the isolation matrix enumerates the route table with it). */
+  onRoute?: (route: RouteOptions) => void;
 }
 
 export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): Promise<FastifyInstance> {
@@ -54,6 +56,7 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
       plugins: [addFormats as unknown as (ajv: Ajv) => Ajv, registerSchemaKeywords],
     },
   }) as unknown as FastifyInstance;
+  if (options.onRoute) app.addHook('onRoute', options.onRoute);
 
   // JSON is the only request media type; Fastify's built-in text/plain parser would let a
   // non-JSON body reach validation as a string instead of being refused with 415.
