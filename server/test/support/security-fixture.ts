@@ -94,8 +94,8 @@ export function verifyForm(html: string, setCookie: unknown, step: string): { cs
   return { csrf, cookie: `cds_verify=${cookie}` };
 }
 
-async function v1(t: TestApp, key: string, method: 'GET' | 'POST', url: string, body?: unknown) {
-  const r = await t.app.inject({ method, url, headers: { ...bearer(key), ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, ...(body === undefined ? {} : { payload: JSON.stringify(body) }) });
+async function v1(t: TestApp, key: string, method: 'GET' | 'POST', url: string, body?: unknown, headers: Record<string, string> = {}) {
+  const r = await t.app.inject({ method, url, headers: { ...bearer(key), ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, ...(body === undefined ? {} : { payload: JSON.stringify(body) }) });
   expect(r.statusCode, `${method} ${url}: ${r.body}`).toBeLessThan(300);
   return r.json() as Record<string, unknown>;
 }
@@ -215,7 +215,8 @@ export async function buildSecurityFixture(t: TestApp, clock: ManualClock, hookU
     vehicle: { vin: '1HGCM82633A004352', year: 2024, make: 'Honda', model: 'Accord', mileage: 18_000, condition: 'used', value: '15000.00' },
     loan: { amount: '16000.00', down_payment: '2000.00', trade_in_value: '1000.00', term_months: 60, currency: 'USD' },
   });
-  const pending = await v1(t, key, 'POST', '/v1/decisions/bnpl', { consumer: applicant('5820', 'Penny'), transaction: txn('900.00') });
+  // With an Idempotency-Key: the stored answer (which carries the verification URL) is at rest too.
+  const pending = await v1(t, key, 'POST', '/v1/decisions/bnpl', { consumer: applicant('5820', 'Penny'), transaction: txn('900.00') }, { 'idempotency-key': `pending-${n}` });
   expect(pending.status).toBe('needs_consumer_action');
   const pendingToken = new URL(String(pending.consumer_complete_url)).pathname.split('/')[2]!;
   sensitive.verificationTokens.push(pendingToken);
