@@ -15,6 +15,7 @@ import { collectRoutes, registerErrorHandling, sendError } from './plugins/error
 import { registerAuthentication } from './plugins/authentication.js';
 import { registerRateLimit } from './plugins/rate-limit.js';
 import { registerSystemRoutes } from './routes/system.routes.js';
+import { HSTS_VALUE, servedOverHttps } from './transport-security.js';
 import { registerBnplRoutes } from '../modules/decisions/bnpl.routes.js';
 import { registerAutoLoanRoutes } from '../modules/decisions/auto-loan.routes.js';
 import { registerComingSoonRoutes } from '../modules/decisions/coming-soon.routes.js';
@@ -70,8 +71,11 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
   app.addHook('preClose', async () => {
     closing = true;
   });
+  // Over HTTPS every response, whatever its route, pins HTTPS (transport-security.ts).
+  const hsts = servedOverHttps(config);
   app.addHook('onSend', async (_request, reply, payload) => {
     if (closing) reply.header('Connection', 'close');
+    if (hsts) reply.header('Strict-Transport-Security', HSTS_VALUE);
     return payload;
   });
   registerErrorHandling(app);
