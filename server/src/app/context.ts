@@ -99,7 +99,7 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
   const apiKeys = createApiKeysService({ db: storage.db, readDb: storage.readDb, clock, random });
   const consumers = createConsumersService({ db: storage.db, readDb: storage.readDb, clock, random, secretBox });
   const tenants = createTenantsService({ db: storage.db, clock, random, apiKeys, consumers });
-  const idempotency = createIdempotencyService({ db: storage.db, readDb: storage.readDb, dialect: storage.dialect, clock });
+  const idempotency = createIdempotencyService({ db: storage.db, readDb: storage.readDb, dialect: storage.dialect, clock, secretBox });
   // Every event appended also becomes its webhook deliveries, in the same transaction.
   const outbox = createOutbox({ clock, random, fanOut: createWebhookFanOut({ random }) });
   const webhooks = createWebhooksService({

@@ -4,7 +4,7 @@
  *   request id -> (/v1) authentication -> rate limit -> body parse & schema validation
  *   -> route -> idempotency + one transaction -> response (errors through one handler).
  */
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type RouteOptions } from 'fastify';
 import addFormats from 'ajv-formats';
 import type { Ajv } from 'ajv';
 import { readFileSync } from 'node:fs';
@@ -15,6 +15,7 @@ import { collectRoutes, registerErrorHandling, sendError } from './plugins/error
 import { registerAuthentication } from './plugins/authentication.js';
 import { registerRateLimit } from './plugins/rate-limit.js';
 import { registerSystemRoutes } from './routes/system.routes.js';
+import { HSTS_VALUE, servedOverHttps } from './transport-security.js';
 import { registerBnplRoutes } from '../modules/decisions/bnpl.routes.js';
 import { registerAutoLoanRoutes } from '../modules/decisions/auto-loan.routes.js';
 import { registerComingSoonRoutes } from '../modules/decisions/coming-soon.routes.js';
@@ -46,6 +47,8 @@ export interface BuildAppOptions {
   registerExtraV1Routes?: (v1: FastifyInstance, ctx: AppContext) => void;
   /** `cds serve` passes the one it flips on SIGTERM; in-process apps never drain. */
   lifecycle?: ServerLifecycle;
+  /** Sees every route as it is declared (the isolation matrix enumerates the route table with it). */
+  onRoute?: (route: RouteOptions) => void;
 }
 
 /** A hop count as Fastify applies it (hop 0 is the socket's peer). */
@@ -75,6 +78,7 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
       plugins: [addFormats as unknown as (ajv: Ajv) => Ajv, registerSchemaKeywords],
     },
   }) as unknown as FastifyInstance;
+  if (options.onRoute) app.addHook('onRoute', options.onRoute);
 
   // JSON is the only request media type; Fastify's built-in text/plain parser would let a
   // non-JSON body reach validation as a string instead of being refused with 415.
@@ -89,8 +93,11 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
   app.addHook('preClose', async () => {
     closing = true;
   });
+  // Over HTTPS every response, whatever its route, pins HTTPS (transport-security.ts).
+  const hsts = servedOverHttps(config);
   app.addHook('onSend', async (_request, reply, payload) => {
     if (closing || lifecycle.draining) reply.header('Connection', 'close');
+    if (hsts) reply.header('Strict-Transport-Security', HSTS_VALUE);
     return payload;
   });
   registerErrorHandling(app);

@@ -21,10 +21,15 @@
  * are decided before the work, so retrying them is free) and 5xx (the transaction rolled back, so
  * a retry re-drives the work instead of replaying a failure). Records expire 24 h after the first
  * request; a worker purges them, and a retry after that runs as new.
+ *
+ * The stored body is sealed (AES-GCM, lib/crypto.ts, bound to its scope and key): a pending
+ * decision's answer carries its consumer_complete_url, whose token is a capability that the
+ * decisions table itself keeps only sealed. Bodies stored before sealing (plain JSON) still replay.
  */
 import { createHash } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import type { Clock } from '../../lib/clock.js';
+import type { SecretBox } from '../../lib/crypto.js';
 import type { Environment } from '../../config/config.js';
 import type { Database } from '../../db/schema.js';
 import type { DialectName } from '../../db/database.js';
@@ -96,7 +101,7 @@ export function canonicalJson(value: unknown): string {
 
 class KeyAlreadyClaimed extends Error {}
 
-export function createIdempotencyService(deps: { db: Kysely<Database>; readDb: Kysely<Database>; dialect: DialectName; clock: Clock }) {
+export function createIdempotencyService(deps: { db: Kysely<Database>; readDb: Kysely<Database>; dialect: DialectName; clock: Clock; secretBox: SecretBox }) {
   const { db, clock } = deps;
   const inFlight = new Map<string, Promise<unknown>>();
 
@@ -145,7 +150,7 @@ export function createIdempotencyService(deps: { db: Kysely<Database>; readDb: K
     if (row.fingerprint !== params.fingerprint) {
       throw new ApiError('idempotency_conflict', 'This Idempotency-Key was already used with a different request; use a new key for a new request.');
     }
-    return { statusCode: row.status_code, body: row.response_body, replayed: true, requestId: row.request_id };
+    return { statusCode: row.status_code, body: openBody(params, row.response_body), replayed: true, requestId: row.request_id };
   }
 
   async function runClaimed(params: ExecuteParams): Promise<FinalResponse> {
@@ -192,11 +197,21 @@ export function createIdempotencyService(deps: { db: Kysely<Database>; readDb: K
   async function record(trx: Kysely<Database>, params: ExecuteParams, response: WorkResponse): Promise<void> {
     await trx
       .updateTable('idempotency_keys')
-      .set({ status_code: response.statusCode, response_body: response.body })
+      .set({ status_code: response.statusCode, response_body: deps.secretBox.seal(response.body, bodyBinding(params)) })
       .where('tenant_id', '=', params.scope.tenantId)
       .where('environment', '=', params.scope.environment)
       .where('idempotency_key', '=', params.key!)
       .execute();
+  }
+
+  /** The associated data of a sealed body: it opens only in the row it was written to. */
+  function bodyBinding(params: ExecuteParams): string {
+    return `idempotency:${params.scope.tenantId}:${params.scope.environment}:${params.key!}`;
+  }
+
+  function openBody(params: ExecuteParams, stored: string): string {
+    // JSON never starts with the sealed-value prefix: a legacy plain body is returned as it is.
+    return stored.startsWith('v1.') ? deps.secretBox.openText(stored, bodyBinding(params)) : stored;
   }
 
   /** A 422 changed nothing, but it is the request's answer: store it so a retry gets the same. */
