@@ -91,6 +91,7 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
       databaseUrl: config.databaseUrl,
       dataDir: config.dataDir,
       onPoolError: (err) => logger.warn({ err: err.message }, 'database connection lost; the pool will reconnect'),
+      onCheckpointError: (err) => logger.warn({ err: err.message }, 'background WAL checkpoint failed; the next one retries'),
     });
   const secretBox = createSecretBox(config.dataEncryptionKey);
   const rateLimiter = config.redisUrl
