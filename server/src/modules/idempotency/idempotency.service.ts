@@ -11,11 +11,12 @@
  *    still running after 5 s: 409.
  * 3. Otherwise prepare (slow work such as a credit pull runs here, outside any transaction), then
  *    run ONE unit of work in a transaction of the group-commit runner (db/group-commit.ts; it may
- *    share the transaction with concurrent requests, each in its own savepoint): claim the key
- *    (insert the record; an expired record is taken over), do the work, write the response into
- *    the record; the unit resolves only after the COMMIT. The state change, its events and the
+ *    share the transaction with concurrent requests, each in its own savepoint): do the work,
+ *    then claim the key by inserting the finished record with the response (an expired record is
+ *    taken over); the unit resolves only after the COMMIT. The state change, its events and the
  *    stored response therefore land together or not at all: a crash leaves no trace and a retry
- *    simply runs again. On PostgreSQL a second process inserting the same key blocks on the
+ *    simply runs again. A live record found at the claim rolls the unit back and the request
+ *    replays that record. On PostgreSQL a second process inserting the same key blocks on the
  *    unique index until the first commits (lock_timeout 5 s, set by the runner, else 409), then
  *    finds the record and replays it.
  *
@@ -154,9 +155,8 @@ export function createIdempotencyService(deps: { db: Kysely<Database>; readDb: K
     try {
       const write = await params.prepare();
       const response = await transactions.run(async (trx) => {
-        await claim(trx, params);
         const result = await write(trx);
-        await record(trx, params, result);
+        await claim(trx, params, result);
         return result;
       });
       return { ...response, replayed: false, requestId: params.requestId };
@@ -168,13 +168,17 @@ export function createIdempotencyService(deps: { db: Kysely<Database>; readDb: K
     }
   }
 
-  /** Insert the record, or take over an expired one. Throws KeyAlreadyClaimed if a live one exists. */
-  async function claim(trx: Kysely<Database>, params: ExecuteParams): Promise<void> {
+  /**
+   * Insert the finished record (or take over an expired one) after the work, in the same
+   * transaction: one statement instead of a claim before and an update after. Throws
+   * KeyAlreadyClaimed if a live record exists, which rolls the unit's work back with it.
+   */
+  async function claim(trx: Kysely<Database>, params: ExecuteParams, response: WorkResponse): Promise<void> {
     const now = clock.now().getTime();
     const values = {
       fingerprint: params.fingerprint,
-      status_code: null,
-      response_body: null,
+      status_code: response.statusCode,
+      response_body: response.body,
       request_id: params.requestId,
       created_at: now,
       expires_at: now + IDEMPOTENCY_TTL_MS,
@@ -190,24 +194,11 @@ export function createIdempotencyService(deps: { db: Kysely<Database>; readDb: K
     if (!claimed) throw new KeyAlreadyClaimed();
   }
 
-  async function record(trx: Kysely<Database>, params: ExecuteParams, response: WorkResponse): Promise<void> {
-    await trx
-      .updateTable('idempotency_keys')
-      .set({ status_code: response.statusCode, response_body: response.body })
-      .where('tenant_id', '=', params.scope.tenantId)
-      .where('environment', '=', params.scope.environment)
-      .where('idempotency_key', '=', params.key!)
-      .execute();
-  }
-
   /** A 422 changed nothing, but it is the request's answer: store it so a retry gets the same. */
   async function storeRefusal(params: ExecuteParams, err: ApiError): Promise<FinalResponse> {
     const response = { statusCode: err.status, body: errorBody(err.code, err.message, params.requestId) };
     try {
-      await transactions.run(async (trx) => {
-        await claim(trx, params);
-        await record(trx, params, response);
-      });
+      await transactions.run((trx) => claim(trx, params, response));
     } catch (e) {
       if (e instanceof KeyAlreadyClaimed) return replayAfterRace(params);
       throw e;

@@ -4,6 +4,8 @@ import { migrateToLatest, openStorage, type Storage } from '../../../src/db/data
 import { createTransactionRunner, type Unit } from '../../../src/db/group-commit.js';
 import type { Database } from '../../../src/db/schema.js';
 import { createTestDatabase, dialectMatrix, type TestDatabase } from '../../support/databases.js';
+import { countProbes, registerProbeRoutes } from '../../support/probe-routes.js';
+import { bearer, createTestApp, type TestApp } from '../../support/test-app.js';
 
 // Tables of this test only: a child whose foreign key is checked at COMMIT, so a unit can make
 // the COMMIT itself fail after every unit of its batch succeeded.
@@ -121,5 +123,40 @@ describe.each(await dialectMatrix())('group commit [%s]', (dialect) => {
     const units: Array<Unit<string>> = Array.from({ length: 10 }, (_, i) => insert(`bounded-${i}`));
     await Promise.all(units.map((u) => runner.run(u)));
     expect(runner.stats()).toMatchObject({ units: 10, largestBatch: 4, batches: 3 });
+  });
+});
+
+describe.each(await dialectMatrix())('group commit behind the API [%s]', (dialect) => {
+  let testDb: TestDatabase;
+  let t: TestApp;
+
+  beforeAll(async () => {
+    testDb = await createTestDatabase(dialect);
+    t = await createTestApp(testDb, { build: { registerExtraV1Routes: registerProbeRoutes } });
+  });
+  afterAll(async () => {
+    await t?.close();
+    await testDb?.drop();
+  });
+
+  const post = (body: object, key: string) =>
+    t.app.inject({
+      method: 'POST',
+      url: '/v1/test-probes',
+      headers: { ...bearer(t.tenant.sandbox.apiKey), 'content-type': 'application/json', 'idempotency-key': key },
+      payload: JSON.stringify(body),
+    });
+
+  it('answers concurrent keyed requests each on its own: a 500 and a stored 422 among them leave the others committed', async () => {
+    const run = `${dialect}-${Date.now()}`;
+    const bodies = Array.from({ length: 12 }, (_, i) => ({ name: `batch-${run}-${i}`, ...(i === 4 ? { fail: true } : {}), ...(i === 7 ? { reject: true } : {}) }));
+    const responses = await Promise.all(bodies.map((b, i) => post(b, `gc-${run}-${i}`)));
+    expect(responses.map((r) => r.statusCode)).toEqual(bodies.map((_, i) => (i === 4 ? 500 : i === 7 ? 422 : 200)));
+    for (const [i, b] of bodies.entries()) expect(await countProbes(t.ctx, t.tenant.tenantId, b.name)).toBe(i === 4 || i === 7 ? 0 : 1);
+    // Every answer is durable and replays: the 422 as stored, the 500 runs again (and fails again).
+    const replays = await Promise.all(bodies.map((b, i) => post(b, `gc-${run}-${i}`)));
+    expect(replays.map((r) => r.headers['idempotent-replayed'] ?? null)).toEqual(bodies.map((_, i) => (i === 4 ? null : 'true')));
+    expect(replays[7]!.body).toBe(responses[7]!.body);
+    expect(replays[0]!.body).toBe(responses[0]!.body);
   });
 });
