@@ -78,6 +78,8 @@ export function startCheckpointer(options: CheckpointerOptions): Checkpointer {
   const driver = createRequire(import.meta.url).resolve('better-sqlite3');
   const worker = new Worker(WORKER_SOURCE, {
     eval: true,
+    // Not the server's preloads or profiler flags (bench --sql-timing, --cpu-prof): they belong to the main thread.
+    execArgv: [],
     workerData: {
       driver,
       file: options.file,
