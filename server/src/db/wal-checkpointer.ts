@@ -102,6 +102,9 @@ export function startCheckpointer(options: CheckpointerOptions): Checkpointer {
   return {
     async stop() {
       stopping = true;
+      // Referenced again while it finishes: awaiting the exit of an unreferenced worker does not
+      // keep the event loop alive, so a script whose last step is close() would end mid-await (exit 13).
+      worker.ref();
       worker.postMessage('stop');
       await exited;
     },
