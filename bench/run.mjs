@@ -58,6 +58,8 @@ const USAGE = `Usage: node bench/run.mjs [options]   (npm run bench -- [options]
   --pg-analyze       run ANALYZE on the bench database after the warm-up (what autovacuum does on a
                      real deployment; the CI PostgreSQL here runs with autovacuum off)
   --cpu-prof DIR     run the server under node --cpu-prof, writing .cpuprofile files into DIR
+  --scenarios LIST   only these scenario ids (e.g. healthz,poll; see docs/performance.md); the
+                     warm-up creates still run, so polls have decisions to read
   --sql-timing       SQLite only: time every statement the server prepares and runs (a preload
                      that wraps better-sqlite3) and report where database time goes
   -h, --help         this text
@@ -78,6 +80,7 @@ function options() {
       out: { type: 'string' },
       'cpu-prof': { type: 'string' },
       'sql-timing': { type: 'boolean', default: false },
+      scenarios: { type: 'string' },
       'pg-analyze': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -104,6 +107,7 @@ function options() {
     cpuProfDir: values['cpu-prof'] ? path.resolve(values['cpu-prof']) : null,
     sqlTiming: values['sql-timing'],
     pgAnalyze: values['pg-analyze'],
+    scenarios: values.scenarios ? values.scenarios.split(',').map((x) => x.trim()).filter(Boolean) : null,
   };
 }
 
@@ -664,7 +668,10 @@ function scenarioList(opts) {
       { id: 'healthz_again', label: 'GET /healthz again (drift of the shared machine during the run)', kind: 'healthz', connections: c },
     );
   }
-  return list;
+  if (!opts.scenarios) return list;
+  const everything = [...list, ...(opts.quick ? scenarioList({ ...opts, quick: false, scenarios: null }).slice(list.length) : [])];
+  for (const id of opts.scenarios) if (!everything.some((s) => s.id === id)) throw new Error(`--scenarios: unknown scenario "${id}" (known: ${everything.map((s) => s.id).join(', ')})`);
+  return everything.filter((s) => opts.scenarios.includes(s.id));
 }
 
 function loadLabel(s) {
