@@ -17,6 +17,8 @@ export async function serveCommand(config: Readonly<Config>, role: 'api' | 'work
 
   const app = role === 'worker' ? null : await buildApp(ctx);
   if (app) {
+    // Open the API-key cache's revocation listener now rather than on the first request (not awaited: requests read the database until it listens).
+    void ctx.apiKeys.startCache();
     const address = await app.listen({ port: config.port, host: config.host });
     log.info(
       { address, role, database: `${ctx.storage.dialect} ${ctx.storage.location}`, rateLimiting: config.redisUrl ? 'redis' : 'in-process', encryptionKey: config.dataEncryptionKeySource, startupMs: Math.round(performance.now() - startedAt) },

@@ -36,6 +36,8 @@ export type FeedState = 'local' | 'idle' | 'connecting' | 'listening' | 'down' |
 export interface InvalidationFeed {
   /** True: every change committed before this call is reflected in the cache. False: bypass it. */
   ready(): boolean | Promise<boolean>;
+  /** Starts listening if not yet (idempotent); resolves once listening. */
+  start(): Promise<void>;
   state(): FeedState;
   /** Resolves the next time the state becomes `state` (tests and diagnostics). */
   whenState(state: FeedState): Promise<void>;
@@ -43,7 +45,7 @@ export interface InvalidationFeed {
 }
 
 export function localInvalidationFeed(): InvalidationFeed {
-  return { ready: () => true, state: () => 'local', whenState: async () => undefined, close: async () => undefined };
+  return { ready: () => true, start: async () => undefined, state: () => 'local', whenState: async () => undefined, close: async () => undefined };
 }
 
 export interface PostgresFeedOptions {
@@ -165,6 +167,10 @@ export function postgresInvalidationFeed(options: PostgresFeedOptions): Invalida
         return state === 'listening' && client !== null ? (inFlight ?? barrier(client)) : false;
       });
       return next;
+    },
+    start() {
+      if (state === 'idle') void connect();
+      return this.whenState('listening');
     },
     state: () => state,
     whenState(target) {

@@ -206,6 +206,16 @@ export function createApiKeysService(deps: ApiKeysDeps) {
     return { enabled: cache !== null, feed: feed.state(), entries: cache?.size ?? 0, ...stats };
   }
 
+  /** Resolves once the cache can serve (PostgreSQL: its listener listens); started lazily otherwise. */
+  function startCache(): Promise<void> {
+    return feed.start();
+  }
+
+  /** Resolves the next time the cache's feed reaches `state` (tests, diagnostics). */
+  function whenCacheFeed(state: ReturnType<InvalidationFeed['state']>): Promise<void> {
+    return feed.whenState(state);
+  }
+
   async function close(): Promise<void> {
     await feed.close();
   }
@@ -244,7 +254,7 @@ export function createApiKeysService(deps: ApiKeysDeps) {
     return { total: Number(n), keys: rows.map(summaryOf) };
   }
 
-  return { createKey, authenticate, revokeKey, invalidateTenant, listKeys, listKeysPage, cacheStats, close };
+  return { createKey, authenticate, revokeKey, invalidateTenant, listKeys, listKeysPage, cacheStats, startCache, whenCacheFeed, close };
 }
 
 export type ApiKeysService = ReturnType<typeof createApiKeysService>;
