@@ -9,7 +9,7 @@ import addFormats from 'ajv-formats';
 import type { Ajv } from 'ajv';
 import { readFileSync } from 'node:fs';
 import type { AppContext } from '../app/context.js';
-import { randomBase62 } from '../lib/clock.js';
+import { pooledBase62 } from '../lib/clock.js';
 import { registerOpenApi } from './openapi.js';
 import { collectRoutes, registerErrorHandling, sendError } from './plugins/errors.js';
 import { registerAuthentication } from './plugins/authentication.js';
@@ -38,9 +38,10 @@ export interface BuildAppOptions {
 
 export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): Promise<FastifyInstance> {
   const { config } = ctx;
+  const requestIdChars = pooledBase62(ctx.random);
   const app = Fastify({
     loggerInstance: ctx.logger,
-    genReqId: () => `req_${randomBase62(ctx.random, 20)}`,
+    genReqId: () => `req_${requestIdChars(20)}`,
     requestIdHeader: false,
     bodyLimit: BODY_LIMIT_BYTES,
     onProtoPoisoning: 'error',
@@ -58,8 +59,10 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
   // JSON is the only request media type; Fastify's built-in text/plain parser would let a
   // non-JSON body reach validation as a string instead of being refused with 415.
   app.removeContentTypeParser('text/plain');
-  app.addHook('onRequest', async (request, reply) => {
+  // Callback-style hooks where nothing is awaited: no promise per request.
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('Request-Id', request.id);
+    done();
   });
   // Graceful shutdown: requests already running finish; their keep-alive connections are then
   // closed instead of idling until the keep-alive timeout and holding the process open.
@@ -67,9 +70,9 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
   app.addHook('preClose', async () => {
     closing = true;
   });
-  app.addHook('onSend', async (_request, reply, payload) => {
+  app.addHook('onSend', (_request, reply, payload, done) => {
     if (closing) reply.header('Connection', 'close');
-    return payload;
+    done(null, payload);
   });
   registerErrorHandling(app);
   const finishRoutes = collectRoutes(app);

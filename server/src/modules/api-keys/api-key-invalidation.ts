@@ -25,7 +25,8 @@
  * cache themselves (`localInvalidationFeed`); the cache's maximum age bounds what another process
  * writing the file (an operator's sqlite3 shell) can leave stale.
  */
-import pg from 'pg';
+import { createRequire } from 'node:module';
+import type pgModule from 'pg';
 import type { Logger } from 'pino';
 import type { ApiKeyCache } from './api-key-cache.js';
 
@@ -63,7 +64,7 @@ export function postgresInvalidationFeed(options: PostgresFeedOptions): Invalida
   const barrierTimeoutMs = options.barrierTimeoutMs ?? 2_000;
   const baseDelayMs = options.reconnectDelayMs ?? 200;
   let state: FeedState = 'idle';
-  let client: pg.Client | null = null;
+  let client: pgModule.Client | null = null;
   let failures = 0;
   let retryTimer: NodeJS.Timeout | null = null;
   let inFlight: Promise<boolean> | null = null;
@@ -88,6 +89,7 @@ export function postgresInvalidationFeed(options: PostgresFeedOptions): Invalida
     retryTimer = null;
     if (state === 'closed') return;
     setState('connecting');
+    const pg = createRequire(import.meta.url)('pg') as typeof pgModule;
     const c = new pg.Client({ connectionString: options.databaseUrl, connectionTimeoutMillis: 2_000, keepAlive: true, application_name: 'cds-auth-listener' });
     client = c;
     c.on('error', (err) => lost(c, err));
@@ -110,7 +112,7 @@ export function postgresInvalidationFeed(options: PostgresFeedOptions): Invalida
     setState('listening');
   }
 
-  function lost(c: pg.Client, err: unknown): void {
+  function lost(c: pgModule.Client, err: unknown): void {
     if (client !== c) return;
     client = null;
     inFlight = null;
@@ -128,7 +130,7 @@ export function postgresInvalidationFeed(options: PostgresFeedOptions): Invalida
     retryTimer.unref();
   }
 
-  function barrier(c: pg.Client): Promise<boolean> {
+  function barrier(c: pgModule.Client): Promise<boolean> {
     const p = new Promise<boolean>((resolve) => {
       const timer = setTimeout(() => {
         resolve(false);

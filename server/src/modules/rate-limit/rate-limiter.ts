@@ -7,7 +7,8 @@
  * its own), a warning is logged once, and requests keep being served: availability of the lending
  * API matters more than exactness of the limit for a few seconds. Recovery is logged too.
  */
-import { Redis } from 'ioredis';
+import { createRequire } from 'node:module';
+import type { Redis as RedisClient } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Clock } from '../../lib/clock.js';
 import { takeToken, type BucketLimits, type BucketState, type TakeResult } from './token-bucket.js';
@@ -68,6 +69,8 @@ return {allowed, tostring(tokens)}
 export function createRedisRateLimiter(options: { url: string; clock: Clock; logger: Logger; keyPrefix?: string }): RateLimiter {
   const { clock, logger } = options;
   const prefix = options.keyPrefix ?? 'cds:rl:';
+  // Loaded only with REDIS_URL: a process without Redis starts faster without the client library.
+  const { Redis } = createRequire(import.meta.url)('ioredis') as { Redis: typeof RedisClient };
   const redis = new Redis(options.url, {
     // Never queue commands while disconnected: a request must not wait for Redis to come back.
     enableOfflineQueue: false,
