@@ -122,7 +122,7 @@ export function postgresInvalidationFeed(options: PostgresFeedOptions): Invalida
     c.end().catch(() => undefined);
     if (state === 'closed') return;
     if (failures === 0) {
-      logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'API-key cache: revocation listener lost; every request reads the database until it is back');
+      logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'API-key cache: not listening for revocations; every request reads the database until the listener is back');
     }
     failures++;
     setState('down');
