@@ -6,6 +6,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.js';
 import { openStorage, type Storage } from '../db/database.js';
+import { createTransactionRunner } from '../db/group-commit.js';
 import { cryptoRandom, systemClock, type Clock, type Random } from '../lib/clock.js';
 import { createSecretBox, type SecretBox } from '../lib/crypto.js';
 import { createLogger } from '../lib/logger.js';
@@ -93,7 +94,9 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
     openStorage({
       databaseUrl: config.databaseUrl,
       dataDir: config.dataDir,
+      poolSize: config.databasePoolSize,
       onPoolError: (err) => logger.warn({ err: err.message }, 'database connection lost; the pool will reconnect'),
+      onCheckpointError: (err) => logger.warn({ err: err.message }, 'background WAL checkpoint failed; the next one retries'),
     });
   const secretBox = createSecretBox(config.dataEncryptionKey);
   const rateLimiter = config.redisUrl
@@ -109,7 +112,7 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
   const apiKeys = createApiKeysService({ db: storage.db, readDb: storage.readDb, clock, random, cache: apiKeyCache, feed: apiKeyFeed });
   const consumers = createConsumersService({ db: storage.db, readDb: storage.readDb, clock, random, secretBox });
   const tenants = createTenantsService({ db: storage.db, clock, random, apiKeys, consumers });
-  const idempotency = createIdempotencyService({ db: storage.db, readDb: storage.readDb, dialect: storage.dialect, clock });
+  const idempotency = createIdempotencyService({ db: storage.db, readDb: storage.readDb, transactions: createTransactionRunner(storage), clock, secretBox });
   // Every event appended also becomes its webhook deliveries, in the same transaction.
   const outbox = createOutbox({ clock, random, fanOut: createWebhookFanOut({ random }) });
   const webhooks = createWebhooksService({
@@ -117,7 +120,12 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
   });
   const webhookDelivery = createDeliveryWorker(
     { db: storage.db, dialect: storage.dialect, clock, random, secretBox, logger },
-    { allowPrivateNetworks: config.webhookAllowPrivateNetworks, ...overrides.webhookDelivery },
+    {
+      allowPrivateNetworks: config.webhookAllowPrivateNetworks,
+      concurrency: config.webhookDelivery.concurrency,
+      perEndpointConcurrency: config.webhookDelivery.perEndpointConcurrency,
+      ...overrides.webhookDelivery,
+    },
   );
   const creditData = createCreditDataConnectors(config, { clock, random });
   // Each tenant, environment and product (bnpl, auto_loan) decides with its active policy version,

@@ -153,13 +153,16 @@ export function createDecisionsService(deps: DecisionsDeps) {
   /** Everything after a product's request rules: applicant, tier, and the pending or soft path. */
   async function prepareDecision(scope: Scope, now: Date, startedMs: number, intake: Intake): Promise<(trx: Kysely<Database>) => Promise<DecisionView>> {
     let existing: Consumer | null = null;
+    let ssnLast4: string | null;
     if (intake.applicant.kind === 'existing') {
-      existing = await deps.consumers.findConsumer(scope, intake.applicant.consumerId);
-      if (!existing) throw new ApiError('unprocessable_entity', 'consumer.consumer_id does not match a consumer of this tenant and environment.');
+      const found = await deps.consumers.findConsumerWithSsn(scope, intake.applicant.consumerId);
+      if (!found) throw new ApiError('unprocessable_entity', 'consumer.consumer_id does not match a consumer of this tenant and environment.');
+      existing = found.consumer;
+      ssnLast4 = found.ssnLast4;
+    } else {
+      ssnLast4 = intake.applicant.identity.ssnLast4;
     }
     const tier = kycTierFor(intake.tierAmountCents, intake.documents.policy);
-    const ssnLast4 =
-      intake.applicant.kind === 'new' ? intake.applicant.identity.ssnLast4 : existing!.hasSsnLast4 ? await deps.consumers.revealSsnLast4(existing!.id) : null;
     if (tier !== 'soft' && ssnLast4 === null) {
       const { enhancedFromCents, hardFromCents } = intake.documents.policy.constants.kycTiers;
       const band = tier === 'hard' ? `from ${formatCentsGrouped(hardFromCents)} USD` : `from ${formatCentsGrouped(enhancedFromCents)} to below ${formatCentsGrouped(hardFromCents)} USD`;

@@ -50,4 +50,26 @@ describe('configuration', () => {
       }
     }
   });
+
+  it('reads the scale-out settings of each role, with defaults and bounds', () => {
+    const defaults = loadConfig({}, tmp());
+    expect(defaults.databasePoolSize).toBe(10);
+    expect(defaults.webhookDelivery).toEqual({ concurrency: 64, perEndpointConcurrency: 8 });
+    expect(defaults.shutdownDrainMs).toBe(0);
+    expect(defaults.trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: '2' }, tmp()).trustProxy).toBe(2);
+    expect(loadConfig({ TRUST_PROXY: '10.0.0.5, 10.1.0.0/16,loopback,fd00::/8' }, tmp()).trustProxy).toEqual(['10.0.0.5', '10.1.0.0/16', 'loopback', 'fd00::/8']);
+    for (const bad of ['0', 'yes', '10.0.0.0/33', '10.0.0.5/8/1', 'lb.internal']) expect(() => loadConfig({ TRUST_PROXY: bad }, tmp())).toThrow(/TRUST_PROXY/);
+    const set = loadConfig({ DATABASE_POOL_SIZE: '4', WEBHOOK_CONCURRENCY: '16', WEBHOOK_ENDPOINT_CONCURRENCY: '2', SHUTDOWN_DRAIN_MS: '15000' }, tmp());
+    expect(set.databasePoolSize).toBe(4);
+    expect(set.webhookDelivery).toEqual({ concurrency: 16, perEndpointConcurrency: 2 });
+    expect(set.shutdownDrainMs).toBe(15_000);
+    try {
+      loadConfig({ DATABASE_POOL_SIZE: '0', WEBHOOK_CONCURRENCY: 'many', WEBHOOK_ENDPOINT_CONCURRENCY: '-1', SHUTDOWN_DRAIN_MS: '1h' }, tmp());
+      expect.unreachable();
+    } catch (err) {
+      expect(err).toBeInstanceOf(ConfigError);
+      for (const name of ['DATABASE_POOL_SIZE', 'WEBHOOK_CONCURRENCY', 'WEBHOOK_ENDPOINT_CONCURRENCY', 'SHUTDOWN_DRAIN_MS']) expect((err as Error).message).toContain(name);
+    }
+  });
 });
