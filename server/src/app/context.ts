@@ -10,7 +10,9 @@ import { createTransactionRunner } from '../db/group-commit.js';
 import { cryptoRandom, systemClock, type Clock, type Random } from '../lib/clock.js';
 import { createSecretBox, type SecretBox } from '../lib/crypto.js';
 import { createLogger } from '../lib/logger.js';
-import { createApiKeysService, type ApiKeysService } from '../modules/api-keys/api-keys.service.js';
+import { createApiKeysService, SQLITE_MAX_AGE_MS, type ApiKeysService } from '../modules/api-keys/api-keys.service.js';
+import { ApiKeyCache } from '../modules/api-keys/api-key-cache.js';
+import { localInvalidationFeed, postgresInvalidationFeed, type PostgresFeedOptions } from '../modules/api-keys/api-key-invalidation.js';
 import { createIdempotencyService, type IdempotencyService } from '../modules/idempotency/idempotency.service.js';
 import { createLocalRateLimiter, createRedisRateLimiter, type RateLimiter } from '../modules/rate-limit/rate-limiter.js';
 import { createTenantsService, type TenantsService } from '../modules/tenants/tenants.service.js';
@@ -79,6 +81,8 @@ export interface ContextOverrides {
   codeSender?: CodeSender;
   /** Webhook delivery knobs (tests: a receiver's CA, shorter time-out and lease). */
   webhookDelivery?: Partial<DeliveryWorkerOptions>;
+  /** The API-key cache's PostgreSQL listener (tests: reconnect delay, barrier time-out). */
+  apiKeyInvalidation?: Partial<Pick<PostgresFeedOptions, 'barrierTimeoutMs' | 'reconnectDelayMs'>>;
 }
 
 export function createContext(config: Readonly<Config>, overrides: ContextOverrides = {}): AppContext {
@@ -98,7 +102,14 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
   const rateLimiter = config.redisUrl
     ? createRedisRateLimiter({ url: config.redisUrl, clock, logger })
     : createLocalRateLimiter(clock);
-  const apiKeys = createApiKeysService({ db: storage.db, readDb: storage.readDb, clock, random });
+  // Cached key lookups; on PostgreSQL kept current across processes by LISTEN/NOTIFY (api-keys.service.ts).
+  const cacheable = config.apiKeyCacheSize > 0 && (storage.dialect === 'sqlite' || config.databaseUrl !== null);
+  const apiKeyCache = cacheable ? new ApiKeyCache(config.apiKeyCacheSize, storage.dialect === 'sqlite' ? SQLITE_MAX_AGE_MS : Infinity) : null;
+  const apiKeyFeed =
+    apiKeyCache && storage.dialect === 'postgres' && config.databaseUrl
+      ? postgresInvalidationFeed({ databaseUrl: config.databaseUrl, cache: apiKeyCache, logger, ...overrides.apiKeyInvalidation })
+      : localInvalidationFeed();
+  const apiKeys = createApiKeysService({ db: storage.db, readDb: storage.readDb, clock, random, cache: apiKeyCache, feed: apiKeyFeed });
   const consumers = createConsumersService({ db: storage.db, readDb: storage.readDb, clock, random, secretBox });
   const tenants = createTenantsService({ db: storage.db, clock, random, apiKeys, consumers });
   const idempotency = createIdempotencyService({ db: storage.db, readDb: storage.readDb, transactions: createTransactionRunner(storage), clock, secretBox });
@@ -165,6 +176,7 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
       codeSender.close();
       creditData.close();
       await rateLimiter.close();
+      await apiKeys.close();
       await storage.close();
     },
   };

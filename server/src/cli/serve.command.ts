@@ -14,6 +14,12 @@ import { migrateToLatest } from '../db/database.js';
 import { buildApp, type ServerLifecycle } from '../http/build-app.js';
 import { startWorkers } from '../workers/workers.js';
 
+/** CPU time this process has used so far (start-up cost that a busy machine's waiting does not inflate). */
+const cpuMs = () => {
+  const u = process.cpuUsage();
+  return Math.round((u.user + u.system) / 1000);
+};
+
 export async function serveCommand(config: Readonly<Config>, role: 'api' | 'worker' | 'all'): Promise<number> {
   const startedAt = performance.now();
   const ctx = createContext(config);
@@ -25,9 +31,11 @@ export async function serveCommand(config: Readonly<Config>, role: 'api' | 'work
   if (app) {
     // Bounded (the Redis connect time-out): the first requests are limited through Redis, not per process.
     await ctx.rateLimiter.ready();
+    // Open the API-key cache's revocation listener now rather than on the first request (not awaited: requests read the database until it listens).
+    void ctx.apiKeys.startCache();
     const address = await app.listen({ port: config.port, host: config.host });
     log.info(
-      { address, role, database: `${ctx.storage.dialect} ${ctx.storage.location}`, rateLimiting: config.redisUrl ? 'redis' : 'in-process', encryptionKey: config.dataEncryptionKeySource, startupMs: Math.round(performance.now() - startedAt) },
+      { address, role, database: `${ctx.storage.dialect} ${ctx.storage.location}`, rateLimiting: config.redisUrl ? 'redis' : 'in-process', encryptionKey: config.dataEncryptionKeySource, startupMs: Math.round(performance.now() - startedAt), sinceProcessStartMs: Math.round(performance.now()), startupCpuMs: cpuMs() },
       'credit decisioning service ready',
     );
   }

@@ -28,6 +28,8 @@ export interface Config {
   webhookAllowPrivateNetworks: boolean;
   tls: { certFile: string; keyFile: string } | null;
   rateLimits: { livePerSecond: number; sandboxPerSecond: number };
+  /** Successful API-key lookups cached per process (api-keys.service.ts); 0 = no cache. */
+  apiKeyCacheSize: number;
   logLevel: string;
   production: boolean;
   /** Live credit data: the lender's credit-data gateway (docs/credit-gateway.md); null = none configured. */
@@ -121,6 +123,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     livePerSecond: integer('RATE_LIMIT_LIVE_PER_S', 100, 1, 1_000_000),
     sandboxPerSecond: integer('RATE_LIMIT_SANDBOX_PER_S', 25, 1, 1_000_000),
   };
+  const apiKeyCacheSize = integer('API_KEY_CACHE_SIZE', 10_000, 0, 1_000_000);
   const webhookAllowPrivateNetworks = flag('WEBHOOK_ALLOW_PRIVATE_NETWORKS');
   const gatewayUrl = get('CREDIT_GATEWAY_URL');
   const gatewayToken = get('CREDIT_GATEWAY_TOKEN');
@@ -168,7 +171,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze({
     port, host, databaseUrl, dataDir, redisUrl, publicBaseUrl, dataEncryptionKey, dataEncryptionKeySource,
-    webhookAllowPrivateNetworks, tls, rateLimits: Object.freeze(rateLimits), logLevel, production, creditGateway, smtp, smsGateway,
+    webhookAllowPrivateNetworks, tls, rateLimits: Object.freeze(rateLimits), apiKeyCacheSize, logLevel, production, creditGateway, smtp, smsGateway,
     databasePoolSize, webhookDelivery: Object.freeze(webhookDelivery), shutdownDrainMs, trustProxy: Array.isArray(trustProxy) ? Object.freeze(trustProxy) as string[] : trustProxy,
   });
 }

@@ -9,7 +9,7 @@ import addFormats from 'ajv-formats';
 import type { Ajv } from 'ajv';
 import { readFileSync } from 'node:fs';
 import type { AppContext } from '../app/context.js';
-import { randomBase62 } from '../lib/clock.js';
+import { pooledBase62 } from '../lib/clock.js';
 import { registerOpenApi } from './openapi.js';
 import { collectRoutes, registerErrorHandling, sendError } from './plugins/errors.js';
 import { registerAuthentication } from './plugins/authentication.js';
@@ -58,10 +58,11 @@ function hopsWithin(hops: number): (address: string, hop: number) => boolean {
 
 export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): Promise<FastifyInstance> {
   const { config } = ctx;
+  const requestIdChars = pooledBase62(ctx.random);
   const lifecycle: ServerLifecycle = options.lifecycle ?? { draining: false };
   const app = Fastify({
     loggerInstance: ctx.logger,
-    genReqId: () => `req_${randomBase62(ctx.random, 20)}`,
+    genReqId: () => `req_${requestIdChars(20)}`,
     requestIdHeader: false,
     bodyLimit: BODY_LIMIT_BYTES,
     onProtoPoisoning: 'error',
@@ -83,8 +84,10 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
   // JSON is the only request media type; Fastify's built-in text/plain parser would let a
   // non-JSON body reach validation as a string instead of being refused with 415.
   app.removeContentTypeParser('text/plain');
-  app.addHook('onRequest', async (request, reply) => {
+  // Callback-style hooks where nothing is awaited: no promise per request.
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('Request-Id', request.id);
+    done();
   });
   // Graceful shutdown: requests already running finish; their keep-alive connections are then
   // closed instead of idling until the keep-alive timeout and holding the process open. While
@@ -95,10 +98,10 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
   });
   // Over HTTPS every response, whatever its route, pins HTTPS (transport-security.ts).
   const hsts = servedOverHttps(config);
-  app.addHook('onSend', async (_request, reply, payload) => {
+  app.addHook('onSend', (_request, reply, payload, done) => {
     if (closing || lifecycle.draining) reply.header('Connection', 'close');
     if (hsts) reply.header('Strict-Transport-Security', HSTS_VALUE);
-    return payload;
+    done(null, payload);
   });
   registerErrorHandling(app);
   const finishRoutes = collectRoutes(app);
