@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import type { AppContext } from '../app/context.js';
 import { pooledBase62 } from '../lib/clock.js';
 import { registerOpenApi } from './openapi.js';
-import { collectRoutes, registerErrorHandling, sendError } from './plugins/errors.js';
+import { collectRoutes, handleFrameworkError, registerErrorHandling, sendError, writeClientError } from './plugins/errors.js';
 import { registerAuthentication } from './plugins/authentication.js';
 import { registerRateLimit } from './plugins/rate-limit.js';
 import { registerSystemRoutes } from './routes/system.routes.js';
@@ -47,7 +47,7 @@ export interface BuildAppOptions {
   registerExtraV1Routes?: (v1: FastifyInstance, ctx: AppContext) => void;
   /** `cds serve` passes the one it flips on SIGTERM; in-process apps never drain. */
   lifecycle?: ServerLifecycle;
-  /** Sees every route as it is declared (the isolation matrix enumerates the route table with it). */
+  /** Sees every route as it is declared (the isolation matrix and the hostile-input suite enumerate routes with it). */
   onRoute?: (route: RouteOptions) => void;
 }
 
@@ -72,6 +72,8 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
     // per-address limits (failed authentication, portal sign-in) see the real client.
     trustProxy: typeof config.trustProxy === 'number' ? hopsWithin(config.trustProxy) : config.trustProxy,
     return503OnClosing: true,
+    frameworkErrors: handleFrameworkError,
+    clientErrorHandler: (err, socket) => writeClientError(err, socket, `req_${requestIdChars(20)}`),
     https: config.tls ? { cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile) } : null,
     ajv: {
       // Wrong types are errors, never silently coerced; unknown fields are refused, never dropped.

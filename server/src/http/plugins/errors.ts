@@ -5,7 +5,8 @@
  * outages become 503 with Retry-After; anything else is a 500 that says nothing about internals
  * while the log line (with the same request id) says everything.
  */
-import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Duplex } from 'node:stream';
 import { isDatabaseUnavailable } from '../../db/database.js';
 import { ApiError, ERROR_REGISTRY, errorBody, type ErrorCode } from '../errors/error-registry.js';
 
@@ -29,6 +30,11 @@ export function registerErrorHandling(app: FastifyInstance): void {
         return sendError(reply, 'payload_too_large', ERROR_REGISTRY.payload_too_large.message);
       case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
         return sendError(reply, 'unsupported_media_type', ERROR_REGISTRY.unsupported_media_type.message);
+      // Multipart limits of the hosted upload forms: not the body size, so not its message.
+      case 'FST_FILES_LIMIT':
+      case 'FST_FIELDS_LIMIT':
+      case 'FST_PARTS_LIMIT':
+        return sendError(reply, 'payload_too_large', 'The upload has more files or fields than this form takes.');
       case 'FST_ERR_CTP_EMPTY_JSON_BODY':
         return sendError(reply, 'invalid_request', 'The request body is empty; send a JSON object.');
       case 'FST_ERR_CTP_INVALID_JSON_BODY':
@@ -52,6 +58,45 @@ export function registerErrorHandling(app: FastifyInstance): void {
   });
 
   app.setNotFoundHandler((request, reply) => sendError(reply, 'not_found', `No route ${request.method} ${request.url.split('?')[0]}.`));
+}
+
+/**
+ * Errors the router raises before any hook runs (Fastify's `frameworkErrors`): a path that is not
+ * valid percent-encoding, or a path parameter past the router's length limit. Without this they
+ * leave with Fastify's own body, no Request-Id and the raw path echoed back.
+ */
+export function handleFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  reply.header('Request-Id', request.id);
+  if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') return sendError(reply, 'invalid_request', 'A path segment is longer than 100 characters; no resource has an id that long.');
+  if (error.code === 'FST_ERR_BAD_URL') return sendError(reply, 'invalid_request', describeFramework4xx(error, error.code));
+  request.log.error({ err: error }, 'router error');
+  return sendError(reply, 'internal_error', ERROR_REGISTRY.internal_error.message);
+}
+
+/**
+ * A request Node's HTTP parser refused before Fastify saw it (malformed request line or header,
+ * invalid characters, conflicting Content-Length and Transfer-Encoding, headers over the size
+ * limit, a request not completed in time). Fastify's default writes its own body; this writes the
+ * stable one, with a request id of its own, and closes the connection as Node does.
+ */
+export function writeClientError(err: NodeJS.ErrnoException, socket: Duplex, requestId: string): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const message =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? 'The request headers are larger than this server accepts; send fewer or shorter headers.'
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? 'The request was not completed in time; send the whole request at once.'
+        : 'The request is not valid HTTP/1.1 (its request line, a header, or the framing of its body is malformed).';
+  const body = errorBody('invalid_request', message, requestId);
+  // An answer to HEAD has no body (a client would read ours as garbage); the raw bytes say if it was one.
+  const head = (err as { rawPacket?: unknown }).rawPacket;
+  const isHead = Buffer.isBuffer(head) && head.subarray(0, 5).toString('latin1') === 'HEAD ';
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nRequest-Id: ${requestId}\r\nConnection: close\r\n\r\n${isHead ? '' : body}`,
+    );
+  }
+  socket.destroy(err);
 }
 
 /** The remaining framework 4xx: a prototype-poisoning key, malformed JSON, a bad header or URL. */

@@ -163,6 +163,11 @@ export function renderForbidden(): string {
   return layout('Please reload', '<h1>Your session has expired</h1><p>Please reload this page and try again.</p>', false);
 }
 
+/** A multipart body that cannot be read (no boundary, cut short): the browser never sends one. */
+export function renderUnreadableUpload(): string {
+  return layout('Upload failed', '<h1>The upload did not arrive complete</h1><p>Please go back, choose the file again and send it once more.</p>', false);
+}
+
 export const VERIFY_CSS = `:root{--ink:#14213d;--muted:#4a5568;--line:#d5dae3;--accent:#1d4ed8;--accent-ink:#fff;--bad:#b42318;--ok:#05603a;--bg:#f5f7fb}
 *{box-sizing:border-box}
 body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--ink);background:var(--bg)}

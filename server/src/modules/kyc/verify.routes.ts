@@ -15,7 +15,7 @@ import type { AppContext } from '../../app/context.js';
 import { servedOverHttps } from '../../http/transport-security.js';
 import { safeEqual } from '../../lib/crypto.js';
 import { MAX_DOCUMENT_BYTES, MAX_REQUESTED_FILES, type ActionResult, type DocumentUpload } from './verification.service.js';
-import { renderDocumentRequestPage, renderForbidden, renderNotFound, renderPage, VERIFY_CSS } from './verify.pages.js';
+import { renderDocumentRequestPage, renderForbidden, renderNotFound, renderPage, renderUnreadableUpload, VERIFY_CSS } from './verify.pages.js';
 
 const CSRF_COOKIE = 'cds_verify';
 
@@ -61,6 +61,7 @@ export async function registerVerifyRoutes(app: FastifyInstance, ctx: AppContext
       const nonce = readCookie(request.headers.cookie, CSRF_COOKIE);
       return typeof nonce === 'string' && typeof field === 'string' && safeEqual(csrfFor(nonce, request.params.token), field);
     };
+    const unreadable = (reply: FastifyReply) => reply.code(400).type('text/html; charset=utf-8').send(renderUnreadableUpload());
     const forbidden = (reply: FastifyReply) => reply.code(403).type('text/html; charset=utf-8').send(renderForbidden());
     const params = { type: 'object', required: ['token'], properties: { token: { type: 'string', maxLength: 64 } } } as const;
     const formSchema = { hide: true, params } as const;
@@ -91,14 +92,20 @@ export async function registerVerifyRoutes(app: FastifyInstance, ctx: AppContext
       let csrf: unknown;
       let upload: DocumentUpload | null = null;
       let tooLarge = false;
-      for await (const part of request.parts()) {
-        if (part.type === 'field' && part.fieldname === 'csrf') csrf = part.value;
-        if (part.type === 'file' && part.fieldname === 'document') {
-          const bytes = await part.toBuffer().catch(() => null);
-          if (bytes === null || part.file.truncated) tooLarge = true;
-          else upload = { contentType: part.mimetype, bytes };
+      const read = await readMultipart(async () => {
+        for await (const part of request.parts()) {
+          if (part.type === 'field' && part.fieldname === 'csrf') csrf = part.value;
+          if (part.type === 'file' && part.fieldname === 'document') {
+            const bytes = await part.toBuffer().catch(() => null);
+            if (bytes === null || part.file.truncated) tooLarge = true;
+            else upload = { contentType: part.mimetype, bytes };
+          } else if (part.type === 'file') {
+            // A file under another name is skipped, but must be drained or the request never ends.
+            part.file.resume();
+          }
         }
-      }
+      });
+      if (!read) return unreadable(reply);
       if (!csrfValid(request as TokenRequest, csrf)) return forbidden(reply);
       const result = await ctx.verification.submitDocument(request.params.token, tooLarge ? 'too_large' : upload);
       return render(request as TokenRequest, reply, result, result.kind === 'ok' && result.page.notice?.kind === 'error' ? 422 : 200);
@@ -109,21 +116,43 @@ export async function registerVerifyRoutes(app: FastifyInstance, ctx: AppContext
       if (!request.isMultipart()) return reply.code(415).type('text/html; charset=utf-8').send(renderForbidden());
       let csrf: unknown;
       const uploads = new Map<string, DocumentUpload | 'too_large'>();
-      for await (const part of request.parts({ limits: { files: MAX_REQUESTED_FILES, fields: 4 } })) {
-        if (part.type === 'field' && part.fieldname === 'csrf') csrf = part.value;
-        if (part.type === 'file' && part.fieldname.startsWith('document_')) {
-          const bytes = await part.toBuffer().catch(() => null);
-          const type = part.fieldname.slice('document_'.length);
-          if (bytes === null || part.file.truncated) uploads.set(type, 'too_large');
-          else if (bytes.length > 0) uploads.set(type, { contentType: part.mimetype, bytes });
+      const read = await readMultipart(async () => {
+        for await (const part of request.parts({ limits: { files: MAX_REQUESTED_FILES, fields: 4 } })) {
+          if (part.type === 'field' && part.fieldname === 'csrf') csrf = part.value;
+          if (part.type === 'file' && part.fieldname.startsWith('document_')) {
+            const bytes = await part.toBuffer().catch(() => null);
+            const type = part.fieldname.slice('document_'.length);
+            if (bytes === null || part.file.truncated) uploads.set(type, 'too_large');
+            else if (bytes.length > 0) uploads.set(type, { contentType: part.mimetype, bytes });
+          } else if (part.type === 'file') {
+            part.file.resume();
+          }
         }
-      }
+      });
+      if (!read) return unreadable(reply);
       if (!csrfValid(request as TokenRequest, csrf)) return forbidden(reply);
       const result = await ctx.verification.submitRequestedDocuments(request.params.token, uploads);
       const failed = result.kind === 'documents' && result.page.notice?.kind === 'error';
       return render(request as TokenRequest, reply, result, failed ? 422 : 200);
     });
   });
+}
+
+/**
+ * Runs a multipart read; false when the body is not readable multipart (no boundary, cut short,
+ * malformed headers): the parser's errors are the client's fault, not a 500. Limits that the
+ * parser enforces (too many files or fields) still surface as the framework's 413.
+ */
+async function readMultipart(read: () => Promise<void>): Promise<boolean> {
+  try {
+    await read();
+    return true;
+  } catch (err) {
+    const status = (err as { statusCode?: unknown }).statusCode;
+    if (typeof status === 'number') throw err;
+    // Only the parser runs inside `read` (file reads catch their own errors).
+    return false;
+  }
 }
 
 /** The value of one cookie from a Cookie header (our nonce is base64url, so no decoding is needed). */
