@@ -106,7 +106,11 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
   });
   const webhookDelivery = createDeliveryWorker(
     { db: storage.db, dialect: storage.dialect, clock, random, secretBox, logger },
-    { allowPrivateNetworks: config.webhookAllowPrivateNetworks, ...overrides.webhookDelivery },
+    {
+      allowPrivateNetworks: config.webhookAllowPrivateNetworks,
+      ...(config.webhookRetryDelaysMs ? { schedule: { delaysMs: config.webhookRetryDelaysMs } } : {}),
+      ...overrides.webhookDelivery,
+    },
   );
   const creditData = createCreditDataConnectors(config, { clock, random });
   // Each tenant, environment and product (bnpl, auto_loan) decides with its active policy version,
