@@ -85,7 +85,8 @@ export function analyse(input) {
     for (const [group, values] of Object.entries(row ?? {})) out[group] = stats(values);
     return out;
   });
-  const full = perMinute.filter((m) => m.requests >= 0.5 * opts.rate * 60);
+  // Minutes at the full rate (after the ramp) with at least half their requests.
+  const full = perMinute.filter((m) => (m.minute - 1) * 60_000 >= opts.rampMs && m.requests >= 0.5 * opts.rate * 60);
   const first = full[0] ?? perMinute[0];
   const last = full.at(-1) ?? perMinute.at(-1);
   const drift = first && last ? {
@@ -169,7 +170,7 @@ export function analyse(input) {
     startedAt: input.startedWall.toISOString(),
     machine: input.machine,
     settings: {
-      database: input.databaseKind, minutes: opts.minutes, ratePerS: opts.rate, retryDelaysMs: opts.retryDelaysMs,
+      database: input.databaseKind, minutes: opts.minutes, ratePerS: opts.rate, rampSeconds: opts.rampMs / 1000, retryDelaysMs: opts.retryDelaysMs,
       outageSeconds: { from: opts.outage.startMs / 1000, to: opts.outage.endMs / 1000 }, drainLimitSeconds: opts.drainMs / 1000,
     },
     verdict: { pass: reasons.length === 0, reasons },

@@ -13,7 +13,7 @@
  *    process (soak/receivers.mjs: healthy, healthy on fewer types, failing 10% with 500, slow with
  *    some answers past the 10 s time-out, and one that goes down for a stretch and comes back),
  *    each registered with `cds webhooks create`; then `cds serve` with the probe preloaded
- *    (soak/probe.cjs), raised rate limits, WEBHOOK_ALLOW_PRIVATE_NETWORKS=1, the receivers' CA in
+ *    (soak/probe.mjs), raised rate limits, WEBHOOK_ALLOW_PRIVATE_NETWORKS=1, the receivers' CA in
  *    NODE_EXTRA_CA_CERTS and a retry schedule of seconds (WEBHOOK_RETRY_DELAYS_MS) so retries
  *    finish within the run.
  * 2. Load: an open-loop generator starts requests at a fixed rate whatever the server's answer
@@ -38,14 +38,14 @@
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { execFile, execFileSync, fork, spawn } from 'node:child_process';
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { createWriteStream, existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { analyse, renderMarkdown, renderSummary } from './report.mjs';
@@ -62,7 +62,8 @@ const USAGE = `Usage: node soak/run.mjs [options]   (npm run soak:traffic -- [op
   --minutes N        minutes of load (default 30); the drain and checks come after
   --quick            90 s of load with a 20 s receiver outage and second-scale retries (development)
   --db NAME          sqlite (default) or postgres
-  --rate N           requests started per second, open loop (default 50)
+  --rate N           requests started per second, open loop (default 50), reached after a ramp
+                     over the first 10% of the load (at most 60 s)
   --postgres URL     server to create the throw-away database on
                      (default $SOAK_POSTGRES_URL or postgres://root@127.0.0.1:5432/postgres)
   --drain-seconds N  longest wait for webhook retries after the load (default: the retry schedule's sum + 60 s)
@@ -110,11 +111,13 @@ function options() {
   // retry schedule (so no delivery runs out of attempts) and starting after the warm-up.
   const outageMs = values.quick ? 20_000 : Math.min(Math.round(loadMs * 0.15), 270_000, retryTotalMs - 60_000);
   const outageStartMs = Math.round(loadMs * 0.35);
+  const rampMs = Math.min(60_000, Math.round(loadMs * 0.1));
   const dbLabel = values.db;
   return {
     quick: values.quick,
     minutes,
     loadMs,
+    rampMs,
     db: values.db,
     rate: positive('rate', values.rate),
     postgresUrl: values.postgres,
@@ -388,7 +391,7 @@ function serverEnv({ port, dataDir, database, caFile, retryDelaysMs, probeFile }
 
 async function startServer(env, logFile) {
   const out = createWriteStream(logFile);
-  const child = spawn(process.execPath, ['--require', path.join(HERE, 'probe.cjs'), CLI, 'serve'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', pathToFileURL(path.join(HERE, 'probe.mjs')).href, CLI, 'serve'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout.pipe(out, { end: false });
   child.stderr.pipe(out, { end: false });
   let exitInfo = null;
@@ -575,7 +578,7 @@ function errorCode(res) {
   }
 }
 
-function createTraffic({ client, tenant, ledger, startedAt, opts }) {
+function createTraffic({ client, tenant, ledger, startedAt }) {
   const seeded = tenant.consumers;
   let seq = 0;
 
@@ -844,6 +847,20 @@ function createTraffic({ client, tenant, ledger, startedAt, opts }) {
   }
 
   return { start, resolveUnresolved, flushCompletions };
+}
+
+/**
+ * When requests are due: the rate climbs linearly from 0 to `rate` over `rampMs` (a cold server
+ * compiles its code and fills its pools first), then holds. count(t) is how many are due by t ms,
+ * timeOf(k) when the k-th (0-based) is due: its inverse.
+ */
+function openLoopSchedule(rate, rampMs) {
+  const perMs = rate / 1000;
+  const rampCount = (perMs * rampMs) / 2;
+  return {
+    count: (t) => (t < rampMs ? (perMs * t * t) / (2 * rampMs) : rampCount + perMs * (t - rampMs)),
+    timeOf: (k) => (k < rampCount ? Math.sqrt((2 * rampMs * k) / perMs) : rampMs + (k - rampCount) / perMs),
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1156,10 +1173,11 @@ async function main() {
   const peers = { serverPort: port, receiverPorts: new Set(Object.values(receivers.ports)), databasePort: database.url ? Number(new URL(database.url).port || 5432) : null };
   const answered = () => [...ledger.counts.values()].reduce((a, c) => a + c.sent, 0);
   const sampler = startSampler(server, probeFile, startedAt, () => phase, peers, answered);
-  const traffic = createTraffic({ client, tenant, ledger, startedAt, opts });
+  const traffic = createTraffic({ client, tenant, ledger, startedAt });
 
-  // The open loop: a request is due every 1/rate s; late ticks catch up, so a stall shows up as
-  // latency (measured from the due time) instead of as fewer requests.
+  // The open loop: a request is due every 1/rate s (after the ramp); late ticks catch up, so a
+  // stall shows up as latency (measured from the due time) instead of as fewer requests.
+  const schedule = openLoopSchedule(opts.rate, opts.rampMs);
   const inFlight = new Set();
   let started = 0;
   let skipped = 0;
@@ -1186,9 +1204,9 @@ async function main() {
         log(`receiver "${outageName}" back`);
         void receivers.up(outageName);
       }
-      const due = Math.floor((Math.min(elapsed, opts.loadMs) / 1000) * opts.rate);
+      const due = Math.floor(schedule.count(Math.min(elapsed, opts.loadMs)));
       while (started < due) {
-        const dueAt = startedAt + (started / opts.rate) * 1000;
+        const dueAt = startedAt + schedule.timeOf(started);
         started += 1;
         if (inFlight.size >= MAX_IN_FLIGHT) {
           skipped += 1;
@@ -1284,7 +1302,8 @@ async function main() {
   process.exit(result.verdict.pass ? 0 : 1);
 }
 
-main().catch(async (err) => {
+// Only when run (never on import), so nothing starts a soak by accident.
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) await main().catch(async (err) => {
   log(`failed: ${err instanceof Error ? err.stack : String(err)}`);
   for (const fn of cleanups.reverse()) await fn().catch(() => {});
   process.exit(2);

@@ -1,5 +1,5 @@
 /**
- * Preloaded into the soaked server (`node --require soak/probe.cjs server/dist/cli/main.js serve`):
+ * Preloaded into the soaked server (`node --import ./soak/probe.mjs server/dist/cli/main.js serve`):
  * what only the process itself can see, appended as one JSON line every SOAK_PROBE_INTERVAL_MS to
  * SOAK_PROBE_FILE: V8 heap (used, total), external and array-buffer memory, event-loop delay
  * (p50/p99/max over the interval, from perf_hooks' histogram), event-loop utilisation, and the
@@ -9,9 +9,8 @@
  * It changes nothing in the service: no forced garbage collection, no route, an unref'd timer,
  * and one small synchronous append per interval. Without SOAK_PROBE_FILE it does nothing.
  */
-'use strict';
-const fs = require('node:fs');
-const { monitorEventLoopDelay, performance } = require('node:perf_hooks');
+import fs from 'node:fs';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 
 const file = process.env.SOAK_PROBE_FILE;
 if (file) {
