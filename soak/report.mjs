@@ -86,7 +86,7 @@ export function analyse(input) {
     return out;
   });
   // Minutes at the full rate (after the ramp) with at least half their requests.
-  const full = perMinute.filter((m) => (m.minute - 1) * 60_000 >= opts.rampMs && m.requests >= 0.5 * opts.rate * 60);
+  const full = perMinute.filter((m) => (m.minute - 0.5) * 60_000 >= opts.rampMs && m.requests >= 0.5 * opts.rate * 60);
   const first = full[0] ?? perMinute[0];
   const last = full.at(-1) ?? perMinute.at(-1);
   const drift = first && last ? {
