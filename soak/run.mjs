@@ -442,27 +442,40 @@ async function startServer(env, logFile) {
 function createClient(port, apiKey) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
   const auth = `Bearer ${apiKey}`;
+  const counters = { staleSocketRetries: 0 };
+  function once(method, pathName, { body, idempotencyKey }) {
+    return new Promise((resolve) => {
+      const headers = { authorization: auth };
+      if (body !== undefined) {
+        headers['content-type'] = 'application/json';
+        headers['content-length'] = Buffer.byteLength(body);
+      }
+      if (idempotencyKey) headers['idempotency-key'] = idempotencyKey;
+      const req = http.request({ host: '127.0.0.1', port, method, path: pathName, headers, agent, timeout: 30_000 }, (res) => {
+        const chunks = [];
+        res.on('data', (c) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
+        res.on('error', (err) => resolve({ error: err.code ?? err.message }));
+      });
+      req.on('timeout', () => req.destroy(Object.assign(new Error('client time-out (30 s)'), { code: 'CLIENT_TIMEOUT' })));
+      req.on('error', (err) => resolve({ error: err.code ?? err.message, staleSocket: req.reusedSocket && (err.code === 'ECONNRESET' || err.code === 'EPIPE') }));
+      req.end(body);
+    });
+  }
   return {
     agent,
-    /** → { status, headers, body } or { error: code } */
-    request(method, pathName, { body, idempotencyKey } = {}) {
-      return new Promise((resolve) => {
-        const headers = { authorization: auth };
-        if (body !== undefined) {
-          headers['content-type'] = 'application/json';
-          headers['content-length'] = Buffer.byteLength(body);
-        }
-        if (idempotencyKey) headers['idempotency-key'] = idempotencyKey;
-        const req = http.request({ host: '127.0.0.1', port, method, path: pathName, headers, agent, timeout: 30_000 }, (res) => {
-          const chunks = [];
-          res.on('data', (c) => chunks.push(c));
-          res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
-          res.on('error', (err) => resolve({ error: err.code ?? err.message }));
-        });
-        req.on('timeout', () => req.destroy(Object.assign(new Error('client time-out (30 s)'), { code: 'CLIENT_TIMEOUT' })));
-        req.on('error', (err) => resolve({ error: err.code ?? err.message }));
-        req.end(body);
-      });
+    counters,
+    /**
+     * → { status, headers, body } or { error: code }. A reset on a REUSED keep-alive socket before
+     * any answer is the server closing an idle connection as the request left (HTTP/1.1's
+     * keep-alive race; the server never read it): sent again once on a fresh socket, as Node's
+     * documentation advises and as our webhook sender does, and counted.
+     */
+    async request(method, pathName, options = {}) {
+      const res = await once(method, pathName, options);
+      if (!res.staleSocket) return res;
+      counters.staleSocketRetries += 1;
+      return once(method, pathName, options);
     },
   };
 }
@@ -1289,6 +1302,7 @@ async function main() {
     deliveryStates,
     serverLog,
     databaseKind: database.kind,
+    staleSocketRetries: client.counters.staleSocketRetries,
   });
   await mkdir(RESULTS_DIR, { recursive: true });
   const base = path.join(RESULTS_DIR, opts.out);
