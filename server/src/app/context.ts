@@ -124,6 +124,7 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
       allowPrivateNetworks: config.webhookAllowPrivateNetworks,
       concurrency: config.webhookDelivery.concurrency,
       perEndpointConcurrency: config.webhookDelivery.perEndpointConcurrency,
+      ...(config.webhookRetryDelaysMs ? { schedule: { delaysMs: config.webhookRetryDelaysMs } } : {}),
       ...overrides.webhookDelivery,
     },
   );

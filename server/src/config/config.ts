@@ -26,6 +26,11 @@ export interface Config {
   /** Where the key came from, for the boot log (never the key itself). */
   dataEncryptionKeySource: 'environment' | 'generated-file';
   webhookAllowPrivateNetworks: boolean;
+  /**
+   * Waits between webhook attempts (ms), replacing the spec's 1 min ... 72 h schedule; null = the
+   * spec's. For soaks and tests that must see retries finish within minutes; refused in production.
+   */
+  webhookRetryDelaysMs: readonly number[] | null;
   tls: { certFile: string; keyFile: string } | null;
   rateLimits: { livePerSecond: number; sandboxPerSecond: number };
   /** Successful API-key lookups cached per process (api-keys.service.ts); 0 = no cache. */
@@ -125,6 +130,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
   };
   const apiKeyCacheSize = integer('API_KEY_CACHE_SIZE', 10_000, 0, 1_000_000);
   const webhookAllowPrivateNetworks = flag('WEBHOOK_ALLOW_PRIVATE_NETWORKS');
+  const webhookRetryDelaysMs = retryDelays(get('WEBHOOK_RETRY_DELAYS_MS'), production, problems);
   const gatewayUrl = get('CREDIT_GATEWAY_URL');
   const gatewayToken = get('CREDIT_GATEWAY_TOKEN');
   const gatewayTimeoutMs = integer('CREDIT_GATEWAY_TIMEOUT_MS', 1_500, 50, 30_000);
@@ -171,7 +177,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze({
     port, host, databaseUrl, dataDir, redisUrl, publicBaseUrl, dataEncryptionKey, dataEncryptionKeySource,
-    webhookAllowPrivateNetworks, tls, rateLimits: Object.freeze(rateLimits), apiKeyCacheSize, logLevel, production, creditGateway, smtp, smsGateway,
+    webhookAllowPrivateNetworks, webhookRetryDelaysMs, tls, rateLimits: Object.freeze(rateLimits), apiKeyCacheSize, logLevel, production, creditGateway, smtp, smsGateway,
     databasePoolSize, webhookDelivery: Object.freeze(webhookDelivery), shutdownDrainMs, trustProxy: Array.isArray(trustProxy) ? Object.freeze(trustProxy) as string[] : trustProxy,
   });
 }
@@ -200,6 +206,23 @@ function parseTrustProxy(raw: string | undefined, problems: string[]): false | n
     return false;
   }
   return entries;
+}
+
+/** WEBHOOK_RETRY_DELAYS_MS: 1 to 20 comma-separated waits of 100 ms to 30 days; attempts = waits + 1. */
+function retryDelays(raw: string | undefined, production: boolean, problems: string[]): readonly number[] | null {
+  if (raw === undefined) return null;
+  if (production) {
+    // The spec fixes the schedule for lenders; a shortened one would give up on a receiver within minutes.
+    problems.push('WEBHOOK_RETRY_DELAYS_MS is for tests and soaks and cannot be set when NODE_ENV=production');
+    return null;
+  }
+  const parts = raw.split(',').map((p) => p.trim());
+  const max = 30 * 24 * 3600_000;
+  if (parts.length > 20 || parts.some((p) => !/^\d+$/.test(p) || Number(p) < 100 || Number(p) > max)) {
+    problems.push(`WEBHOOK_RETRY_DELAYS_MS must be 1 to 20 comma-separated whole milliseconds from 100 to ${max}, got "${raw}"`);
+    return null;
+  }
+  return Object.freeze(parts.map(Number));
 }
 
 function decodeKey(raw: string): Buffer | null {

@@ -16,6 +16,7 @@ describe('configuration', () => {
     expect(c.redisUrl).toBeNull();
     expect(c.publicBaseUrl).toBe('http://localhost:3000');
     expect(c.webhookAllowPrivateNetworks).toBe(false);
+    expect(c.webhookRetryDelaysMs).toBeNull();
     expect(c.rateLimits).toEqual({ livePerSecond: 100, sandboxPerSecond: 25 });
     expect(c.dataDir).toBe(path.join(dir, 'data'));
     expect(Object.isFrozen(c)).toBe(true);
@@ -71,5 +72,15 @@ describe('configuration', () => {
       expect(err).toBeInstanceOf(ConfigError);
       for (const name of ['DATABASE_POOL_SIZE', 'WEBHOOK_CONCURRENCY', 'WEBHOOK_ENDPOINT_CONCURRENCY', 'SHUTDOWN_DRAIN_MS']) expect((err as Error).message).toContain(name);
     }
+  });
+
+  it('takes a shortened webhook retry schedule for soaks, refuses a malformed one, and refuses any in production', () => {
+    expect(loadConfig({ WEBHOOK_RETRY_DELAYS_MS: '1000, 5000,30000' }, tmp()).webhookRetryDelaysMs).toEqual([1000, 5000, 30000]);
+    for (const bad of ['1000,,2000', '50', '1000,abc', '-1', '1.5', Array.from({ length: 21 }, () => '1000').join(',')]) {
+      expect(() => loadConfig({ WEBHOOK_RETRY_DELAYS_MS: bad }, tmp()), bad).toThrow(/WEBHOOK_RETRY_DELAYS_MS must be 1 to 20/);
+    }
+    expect(loadConfig({ WEBHOOK_RETRY_DELAYS_MS: '' }, tmp()).webhookRetryDelaysMs).toBeNull(); // empty is unset, like every variable
+    const key = Buffer.alloc(32, 7).toString('base64');
+    expect(() => loadConfig({ NODE_ENV: 'production', DATA_ENCRYPTION_KEY: key, WEBHOOK_RETRY_DELAYS_MS: '1000' }, tmp())).toThrow(/cannot be set when NODE_ENV=production/);
   });
 });
