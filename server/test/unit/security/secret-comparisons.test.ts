@@ -1,7 +1,7 @@
 /**
  * Timing-safe comparisons for every secret (issue 11 item 4), kept so by a source scan.
  *
- * Where secrets are compared, and how (the audit, docs/reliability-isolation.fragment.md):
+ * Where secrets are compared, and how (the audit, docs/reliability.md, "Timing-safe comparisons"):
  * - API keys, portal session tokens, invitation tokens, verification and document-request tokens:
  *   never compared at all. The presented value is hashed (SHA-256) and the hash is looked up
  *   through an index; a timing difference there can only reveal a prefix of a hash, which does
