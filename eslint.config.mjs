@@ -3,7 +3,7 @@ import tseslint from 'typescript-eslint';
 import globals from 'globals';
 
 export default tseslint.config(
-  { ignores: ['**/dist/**', '**/node_modules/**', 'data/**', 'bench/results/**', 'coverage/**'] },
+  { ignores: ['**/dist/**', '**/node_modules/**', 'data/**', 'bench/results/**', 'soak/results/**', 'coverage/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -31,7 +31,7 @@ export default tseslint.config(
   },
   {
     // The one place configuration comes from, plus tests and tools that set up child processes.
-    files: ['server/src/config/config.ts', 'server/test/**', 'bench/**', 'vitest.config.ts', 'sdks/node/test/**'],
+    files: ['server/src/config/config.ts', 'server/test/**', 'bench/**', 'soak/**', 'vitest.config.ts', 'sdks/node/test/**'],
     rules: { 'no-restricted-properties': 'off' },
   },
 );

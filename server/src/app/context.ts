@@ -6,10 +6,13 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.js';
 import { openStorage, type Storage } from '../db/database.js';
+import { createTransactionRunner } from '../db/group-commit.js';
 import { cryptoRandom, systemClock, type Clock, type Random } from '../lib/clock.js';
 import { createSecretBox, type SecretBox } from '../lib/crypto.js';
 import { createLogger } from '../lib/logger.js';
-import { createApiKeysService, type ApiKeysService } from '../modules/api-keys/api-keys.service.js';
+import { createApiKeysService, SQLITE_MAX_AGE_MS, type ApiKeysService } from '../modules/api-keys/api-keys.service.js';
+import { ApiKeyCache } from '../modules/api-keys/api-key-cache.js';
+import { localInvalidationFeed, postgresInvalidationFeed, type PostgresFeedOptions } from '../modules/api-keys/api-key-invalidation.js';
 import { createIdempotencyService, type IdempotencyService } from '../modules/idempotency/idempotency.service.js';
 import { createLocalRateLimiter, createRedisRateLimiter, type RateLimiter } from '../modules/rate-limit/rate-limiter.js';
 import { createTenantsService, type TenantsService } from '../modules/tenants/tenants.service.js';
@@ -78,6 +81,8 @@ export interface ContextOverrides {
   codeSender?: CodeSender;
   /** Webhook delivery knobs (tests: a receiver's CA, shorter time-out and lease). */
   webhookDelivery?: Partial<DeliveryWorkerOptions>;
+  /** The API-key cache's PostgreSQL listener (tests: reconnect delay, barrier time-out). */
+  apiKeyInvalidation?: Partial<Pick<PostgresFeedOptions, 'barrierTimeoutMs' | 'reconnectDelayMs'>>;
 }
 
 export function createContext(config: Readonly<Config>, overrides: ContextOverrides = {}): AppContext {
@@ -89,16 +94,25 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
     openStorage({
       databaseUrl: config.databaseUrl,
       dataDir: config.dataDir,
+      poolSize: config.databasePoolSize,
       onPoolError: (err) => logger.warn({ err: err.message }, 'database connection lost; the pool will reconnect'),
+      onCheckpointError: (err) => logger.warn({ err: err.message }, 'background WAL checkpoint failed; the next one retries'),
     });
   const secretBox = createSecretBox(config.dataEncryptionKey);
   const rateLimiter = config.redisUrl
     ? createRedisRateLimiter({ url: config.redisUrl, clock, logger })
     : createLocalRateLimiter(clock);
-  const apiKeys = createApiKeysService({ db: storage.db, readDb: storage.readDb, clock, random });
+  // Cached key lookups; on PostgreSQL kept current across processes by LISTEN/NOTIFY (api-keys.service.ts).
+  const cacheable = config.apiKeyCacheSize > 0 && (storage.dialect === 'sqlite' || config.databaseUrl !== null);
+  const apiKeyCache = cacheable ? new ApiKeyCache(config.apiKeyCacheSize, storage.dialect === 'sqlite' ? SQLITE_MAX_AGE_MS : Infinity) : null;
+  const apiKeyFeed =
+    apiKeyCache && storage.dialect === 'postgres' && config.databaseUrl
+      ? postgresInvalidationFeed({ databaseUrl: config.databaseUrl, cache: apiKeyCache, logger, ...overrides.apiKeyInvalidation })
+      : localInvalidationFeed();
+  const apiKeys = createApiKeysService({ db: storage.db, readDb: storage.readDb, clock, random, cache: apiKeyCache, feed: apiKeyFeed });
   const consumers = createConsumersService({ db: storage.db, readDb: storage.readDb, clock, random, secretBox });
   const tenants = createTenantsService({ db: storage.db, clock, random, apiKeys, consumers });
-  const idempotency = createIdempotencyService({ db: storage.db, readDb: storage.readDb, dialect: storage.dialect, clock });
+  const idempotency = createIdempotencyService({ db: storage.db, readDb: storage.readDb, transactions: createTransactionRunner(storage), clock, secretBox });
   // Every event appended also becomes its webhook deliveries, in the same transaction.
   const outbox = createOutbox({ clock, random, fanOut: createWebhookFanOut({ random }) });
   const webhooks = createWebhooksService({
@@ -106,7 +120,13 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
   });
   const webhookDelivery = createDeliveryWorker(
     { db: storage.db, dialect: storage.dialect, clock, random, secretBox, logger },
-    { allowPrivateNetworks: config.webhookAllowPrivateNetworks, ...overrides.webhookDelivery },
+    {
+      allowPrivateNetworks: config.webhookAllowPrivateNetworks,
+      concurrency: config.webhookDelivery.concurrency,
+      perEndpointConcurrency: config.webhookDelivery.perEndpointConcurrency,
+      ...(config.webhookRetryDelaysMs ? { schedule: { delaysMs: config.webhookRetryDelaysMs } } : {}),
+      ...overrides.webhookDelivery,
+    },
   );
   const creditData = createCreditDataConnectors(config, { clock, random });
   // Each tenant, environment and product (bnpl, auto_loan) decides with its active policy version,
@@ -157,6 +177,7 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
       codeSender.close();
       creditData.close();
       await rateLimiter.close();
+      await apiKeys.close();
       await storage.close();
     },
   };

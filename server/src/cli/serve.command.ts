@@ -1,13 +1,24 @@
 /**
  * `cds serve`: migrate, then run the HTTP app (role api), the background workers (role worker), or
- * both (all, the default and what `npm start` runs). SIGTERM/SIGINT stop taking new connections,
- * let in-flight requests finish, stop the workers, then close the database.
+ * both (all, the default and what `npm start` runs). Several processes may start at once on one
+ * PostgreSQL database: the migrator takes a lock, so one applies and the others find it done.
+ *
+ * SIGTERM/SIGINT: first drain (SHUTDOWN_DRAIN_MS, default 0): keep serving while /readyz answers
+ * 503 so the load balancer stops sending traffic here; a second signal cuts the drain short. Then
+ * stop taking new connections, let in-flight requests finish, stop the workers (in-flight webhook
+ * sends finish and are recorded), log what the delivery worker did, close the database.
  */
 import type { Config } from '../config/config.js';
 import { createContext } from '../app/context.js';
 import { migrateToLatest } from '../db/database.js';
-import { buildApp } from '../http/build-app.js';
+import { buildApp, type ServerLifecycle } from '../http/build-app.js';
 import { startWorkers } from '../workers/workers.js';
+
+/** CPU time this process has used so far (start-up cost that a busy machine's waiting does not inflate). */
+const cpuMs = () => {
+  const u = process.cpuUsage();
+  return Math.round((u.user + u.system) / 1000);
+};
 
 export async function serveCommand(config: Readonly<Config>, role: 'api' | 'worker' | 'all'): Promise<number> {
   const startedAt = performance.now();
@@ -15,21 +26,51 @@ export async function serveCommand(config: Readonly<Config>, role: 'api' | 'work
   const log = ctx.logger;
   await migrateToLatest(ctx.storage.db);
 
-  const app = role === 'worker' ? null : await buildApp(ctx);
+  const lifecycle: ServerLifecycle = { draining: false };
+  const app = role === 'worker' ? null : await buildApp(ctx, { lifecycle });
   if (app) {
+    // Bounded (the Redis connect time-out): the first requests are limited through Redis, not per process.
+    await ctx.rateLimiter.ready();
+    // Open the API-key cache's revocation listener now rather than on the first request (not awaited: requests read the database until it listens).
+    void ctx.apiKeys.startCache();
     const address = await app.listen({ port: config.port, host: config.host });
     log.info(
-      { address, role, database: `${ctx.storage.dialect} ${ctx.storage.location}`, rateLimiting: config.redisUrl ? 'redis' : 'in-process', encryptionKey: config.dataEncryptionKeySource, startupMs: Math.round(performance.now() - startedAt) },
+      { address, role, database: `${ctx.storage.dialect} ${ctx.storage.location}`, rateLimiting: config.redisUrl ? 'redis' : 'in-process', encryptionKey: config.dataEncryptionKeySource, startupMs: Math.round(performance.now() - startedAt), sinceProcessStartMs: Math.round(performance.now()), startupCpuMs: cpuMs() },
       'credit decisioning service ready',
     );
   }
   const workers = role === 'api' ? null : startWorkers(ctx);
-  if (!app) log.info({ role, database: `${ctx.storage.dialect} ${ctx.storage.location}` }, 'worker ready');
+  if (workers) {
+    log.info(
+      { role, database: `${ctx.storage.dialect} ${ctx.storage.location}`, webhookConcurrency: config.webhookDelivery.concurrency, webhookEndpointConcurrency: config.webhookDelivery.perEndpointConcurrency },
+      'worker ready',
+    );
+  }
 
   let stopping = false;
+  let endDrain: (() => void) | null = null;
   const stop = async (signal: string) => {
-    if (stopping) return;
+    if (stopping) {
+      // A second signal: the operator (or orchestrator) wants it gone now. During the drain that
+      // means the graceful stop starts at once; during the graceful stop, exiting at once.
+      if (endDrain) return endDrain();
+      log.error({ signal }, 'second signal during shutdown; exiting now');
+      log.flush();
+      process.exit(1);
+    }
     stopping = true;
+    if (app && config.shutdownDrainMs > 0) {
+      lifecycle.draining = true;
+      log.info({ signal, drainMs: config.shutdownDrainMs }, 'draining: /readyz answers 503, requests are still served');
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, config.shutdownDrainMs);
+        endDrain = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      endDrain = null;
+    }
     log.info({ signal }, 'shutting down: finishing in-flight work');
     const force = setTimeout(() => {
       log.error('shutdown took longer than 25 s; exiting');
@@ -38,6 +79,7 @@ export async function serveCommand(config: Readonly<Config>, role: 'api' | 'work
     try {
       await app?.close();
       await workers?.stop();
+      if (workers) log.info({ webhookDelivery: ctx.webhookDelivery.stats() }, 'workers stopped');
       await ctx.close();
     } finally {
       clearTimeout(force);
@@ -47,7 +89,7 @@ export async function serveCommand(config: Readonly<Config>, role: 'api' | 'work
       process.exit(0);
     }
   };
-  process.once('SIGTERM', () => void stop('SIGTERM'));
-  process.once('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
   return -1;
 }

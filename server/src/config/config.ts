@@ -7,6 +7,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
+import { isIP } from 'node:net';
 import path from 'node:path';
 
 export type Environment = 'sandbox' | 'live';
@@ -25,8 +26,15 @@ export interface Config {
   /** Where the key came from, for the boot log (never the key itself). */
   dataEncryptionKeySource: 'environment' | 'generated-file';
   webhookAllowPrivateNetworks: boolean;
+  /**
+   * Waits between webhook attempts (ms), replacing the spec's 1 min ... 72 h schedule; null = the
+   * spec's. For soaks and tests that must see retries finish within minutes; refused in production.
+   */
+  webhookRetryDelaysMs: readonly number[] | null;
   tls: { certFile: string; keyFile: string } | null;
   rateLimits: { livePerSecond: number; sandboxPerSecond: number };
+  /** Successful API-key lookups cached per process (api-keys.service.ts); 0 = no cache. */
+  apiKeyCacheSize: number;
   logLevel: string;
   production: boolean;
   /** Live credit data: the lender's credit-data gateway (docs/credit-gateway.md); null = none configured. */
@@ -35,6 +43,20 @@ export interface Config {
   smtp: { url: string; from: string } | null;
   /** One-time codes by SMS (live): the HTTP SMS gateway (docs/verification.md); null = not configured. */
   smsGateway: { url: string; token: string | null } | null;
+  /** PostgreSQL connections per process (each process has its own pool; docs/deployment.md). */
+  databasePoolSize: number;
+  /** Webhook sends in flight per worker process, and per endpoint across every worker. */
+  webhookDelivery: { concurrency: number; perEndpointConcurrency: number };
+  /**
+   * On SIGTERM, how long /readyz answers 503 while requests are still served, so a load balancer
+   * takes the process out of rotation before it stops listening (0: stop at once).
+   */
+  shutdownDrainMs: number;
+  /**
+   * Which peers' X-Forwarded-For to believe for the client address (per-address limits, logs):
+   * false = none (the socket's address), a hop count, or addresses/CIDRs of the load balancers.
+   */
+  trustProxy: false | number | string[];
 }
 
 export class ConfigError extends Error {
@@ -106,7 +128,9 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     livePerSecond: integer('RATE_LIMIT_LIVE_PER_S', 100, 1, 1_000_000),
     sandboxPerSecond: integer('RATE_LIMIT_SANDBOX_PER_S', 25, 1, 1_000_000),
   };
+  const apiKeyCacheSize = integer('API_KEY_CACHE_SIZE', 10_000, 0, 1_000_000);
   const webhookAllowPrivateNetworks = flag('WEBHOOK_ALLOW_PRIVATE_NETWORKS');
+  const webhookRetryDelaysMs = retryDelays(get('WEBHOOK_RETRY_DELAYS_MS'), production, problems);
   const gatewayUrl = get('CREDIT_GATEWAY_URL');
   const gatewayToken = get('CREDIT_GATEWAY_TOKEN');
   const gatewayTimeoutMs = integer('CREDIT_GATEWAY_TIMEOUT_MS', 1_500, 50, 30_000);
@@ -122,6 +146,13 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     if (gatewayToken === undefined) problems.push('CREDIT_GATEWAY_TOKEN is required when CREDIT_GATEWAY_URL is set');
     creditGateway = { url: gatewayUrl, token: gatewayToken ?? '', timeoutMs: gatewayTimeoutMs };
   }
+  const databasePoolSize = integer('DATABASE_POOL_SIZE', 10, 1, 1_000);
+  const webhookDelivery = {
+    concurrency: integer('WEBHOOK_CONCURRENCY', 64, 1, 4_096),
+    perEndpointConcurrency: integer('WEBHOOK_ENDPOINT_CONCURRENCY', 8, 1, 1_024),
+  };
+  const shutdownDrainMs = integer('SHUTDOWN_DRAIN_MS', 0, 0, 600_000);
+  const trustProxy = parseTrustProxy(get('TRUST_PROXY'), problems);
   const logLevel = get('LOG_LEVEL') ?? 'info';
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
     problems.push(`LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "${logLevel}"`);
@@ -146,8 +177,52 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze({
     port, host, databaseUrl, dataDir, redisUrl, publicBaseUrl, dataEncryptionKey, dataEncryptionKeySource,
-    webhookAllowPrivateNetworks, tls, rateLimits: Object.freeze(rateLimits), logLevel, production, creditGateway, smtp, smsGateway,
+    webhookAllowPrivateNetworks, webhookRetryDelaysMs, tls, rateLimits: Object.freeze(rateLimits), apiKeyCacheSize, logLevel, production, creditGateway, smtp, smsGateway,
+    databasePoolSize, webhookDelivery: Object.freeze(webhookDelivery), shutdownDrainMs, trustProxy: Array.isArray(trustProxy) ? Object.freeze(trustProxy) as string[] : trustProxy,
   });
+}
+
+/**
+ * TRUST_PROXY: unset = trust no X-Forwarded-For (behind no proxy, a client could forge it); a whole
+ * number = that many proxy hops; else a comma-separated list of addresses or CIDR ranges (or
+ * `loopback`, `linklocal`, `uniquelocal`) of the load balancers whose X-Forwarded-For is believed.
+ */
+function parseTrustProxy(raw: string | undefined, problems: string[]): false | number | string[] {
+  if (raw === undefined) return false;
+  if (/^\d+$/.test(raw)) {
+    const hops = Number(raw);
+    if (hops >= 1 && hops <= 10) return hops;
+  }
+  const entries = raw.split(',').map((e) => e.trim()).filter((e) => e !== '');
+  const valid = (entry: string): boolean => {
+    if (['loopback', 'linklocal', 'uniquelocal'].includes(entry)) return true;
+    const [address, prefix, ...rest] = entry.split('/');
+    const family = isIP(address ?? '');
+    if (family === 0 || rest.length > 0) return false;
+    return prefix === undefined || (/^\d+$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128));
+  };
+  if (entries.length === 0 || !entries.every(valid)) {
+    problems.push(`TRUST_PROXY must be a hop count from 1 to 10 or a comma-separated list of addresses or CIDR ranges (or loopback, linklocal, uniquelocal), got "${raw}"`);
+    return false;
+  }
+  return entries;
+}
+
+/** WEBHOOK_RETRY_DELAYS_MS: 1 to 20 comma-separated waits of 100 ms to 30 days; attempts = waits + 1. */
+function retryDelays(raw: string | undefined, production: boolean, problems: string[]): readonly number[] | null {
+  if (raw === undefined) return null;
+  if (production) {
+    // The spec fixes the schedule for lenders; a shortened one would give up on a receiver within minutes.
+    problems.push('WEBHOOK_RETRY_DELAYS_MS is for tests and soaks and cannot be set when NODE_ENV=production');
+    return null;
+  }
+  const parts = raw.split(',').map((p) => p.trim());
+  const max = 30 * 24 * 3600_000;
+  if (parts.length > 20 || parts.some((p) => !/^\d+$/.test(p) || Number(p) < 100 || Number(p) > max)) {
+    problems.push(`WEBHOOK_RETRY_DELAYS_MS must be 1 to 20 comma-separated whole milliseconds from 100 to ${max}, got "${raw}"`);
+    return null;
+  }
+  return Object.freeze(parts.map(Number));
 }
 
 function decodeKey(raw: string): Buffer | null {

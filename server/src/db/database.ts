@@ -4,7 +4,14 @@
  * - DATABASE_URL unset: embedded SQLite (better-sqlite3) in `<dataDir>/cds.sqlite`, WAL journal,
  *   synchronous=FULL so a 200 means the decision is on disk, busy_timeout so the CLI and the server
  *   can share the file. better-sqlite3 is synchronous; Kysely serialises access to its single
- *   connection, which is exactly SQLite's single-writer model.
+ *   connection, which is exactly SQLite's single-writer model. Idempotent state changes share
+ *   that connection's transactions through the group-commit runner (group-commit.ts), so one
+ *   COMMIT's fsync covers a batch of requests.
+ *   Checkpoints: the writer never checkpoints (`wal_autocheckpoint = 0`); a worker thread with its
+ *   own connection runs PASSIVE checkpoints every 200 ms and a TRUNCATE when the WAL passes 64 MB
+ *   (wal-checkpointer.ts), so copying the WAL into the database file and its fsync never run on the
+ *   event loop inside some request's COMMIT. `journal_size_limit` trims the WAL file after a
+ *   reset. Should the worker die, the writer takes automatic checkpoints back.
  * - DATABASE_URL=postgres://...: a pg Pool. int8 is parsed to a JS number (our epoch-ms times and
  *   cents are far below 2^53). Connection attempts time out quickly so an unreachable database
  *   becomes a 503 rather than a hung request, and the pool reconnects by itself when it returns.
@@ -16,6 +23,7 @@ import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.js';
 import { migrations } from './migrations/index.js';
+import { CHECKPOINT_DEFAULTS, startCheckpointer, type Checkpointer, type CheckpointerOptions } from './wal-checkpointer.js';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -40,6 +48,12 @@ export interface StorageOptions {
   /** Called when an idle pooled connection dies (database restarted); the pool recovers by itself. */
   onPoolError?: (err: Error) => void;
   poolSize?: number;
+  /** SQLite: checkpoint the WAL in a worker thread instead of on commits (default true). */
+  backgroundCheckpoints?: boolean;
+  /** A background checkpoint failed (logged; the next one retries). */
+  onCheckpointError?: (err: Error) => void;
+  /** SQLite: the background checkpointer's interval, WAL limit and report (tests). */
+  checkpoints?: Pick<CheckpointerOptions, 'intervalMs' | 'truncateAboveBytes' | 'onCheckpoint'>;
 }
 
 pg.types.setTypeParser(20, (value) => Number(value));
@@ -53,6 +67,19 @@ export function openStorage(options: StorageOptions): Storage {
     sqlite.pragma('synchronous = FULL');
     sqlite.pragma('busy_timeout = 5000');
     sqlite.pragma('foreign_keys = ON');
+    sqlite.pragma(`journal_size_limit = ${CHECKPOINT_DEFAULTS.truncateAboveBytes}`);
+    let checkpointer: Checkpointer | null = null;
+    if (options.backgroundCheckpoints !== false) {
+      sqlite.pragma('wal_autocheckpoint = 0');
+      checkpointer = startCheckpointer({
+        ...options.checkpoints,
+        file,
+        onError: options.onCheckpointError,
+        onStopped: () => {
+          if (sqlite.open) sqlite.pragma('wal_autocheckpoint = 1000');
+        },
+      });
+    }
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
     const reader = new SqliteDatabase(file);
     reader.pragma('busy_timeout = 5000');
@@ -63,6 +90,7 @@ export function openStorage(options: StorageOptions): Storage {
       dialect: 'sqlite',
       location: file,
       close: async () => {
+        await checkpointer?.stop();
         await readDb.destroy();
         await db.destroy();
       },

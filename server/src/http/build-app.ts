@@ -9,12 +9,13 @@ import addFormats from 'ajv-formats';
 import type { Ajv } from 'ajv';
 import { readFileSync } from 'node:fs';
 import type { AppContext } from '../app/context.js';
-import { randomBase62 } from '../lib/clock.js';
+import { pooledBase62 } from '../lib/clock.js';
 import { registerOpenApi } from './openapi.js';
 import { collectRoutes, handleFrameworkError, registerErrorHandling, sendError, writeClientError } from './plugins/errors.js';
 import { registerAuthentication } from './plugins/authentication.js';
 import { registerRateLimit } from './plugins/rate-limit.js';
 import { registerSystemRoutes } from './routes/system.routes.js';
+import { HSTS_VALUE, servedOverHttps } from './transport-security.js';
 import { registerBnplRoutes } from '../modules/decisions/bnpl.routes.js';
 import { registerAutoLoanRoutes } from '../modules/decisions/auto-loan.routes.js';
 import { registerComingSoonRoutes } from '../modules/decisions/coming-soon.routes.js';
@@ -31,26 +32,48 @@ function registerSchemaKeywords(ajv: Ajv): Ajv {
   return ajv.addKeyword('x-error').addKeyword('example');
 }
 
+/**
+ * Where the process is in its life, as the HTTP layer shows it: while `draining` (a rolling deploy
+ * sent SIGTERM and SHUTDOWN_DRAIN_MS has not passed), requests are still served but `/readyz`
+ * answers 503 and every response closes its connection, so load balancers and keep-alive clients
+ * move to the other nodes before this one stops listening.
+ */
+export interface ServerLifecycle {
+  draining: boolean;
+}
+
 export interface BuildAppOptions {
   /** Extra `/v1` routes (tests use this for a probe route); they get auth, limits and errors. */
   registerExtraV1Routes?: (v1: FastifyInstance, ctx: AppContext) => void;
-  /** Sees every route as it is declared (the hostile-input suite enumerates routes with it). */
+  /** `cds serve` passes the one it flips on SIGTERM; in-process apps never drain. */
+  lifecycle?: ServerLifecycle;
+  /** Sees every route as it is declared (the isolation matrix and the hostile-input suite enumerate routes with it). */
   onRoute?: (route: RouteOptions) => void;
+}
+
+/** A hop count as Fastify applies it (hop 0 is the socket's peer). */
+function hopsWithin(hops: number): (address: string, hop: number) => boolean {
+  return (_address, hop) => hop < hops;
 }
 
 export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): Promise<FastifyInstance> {
   const { config } = ctx;
+  const requestIdChars = pooledBase62(ctx.random);
+  const lifecycle: ServerLifecycle = options.lifecycle ?? { draining: false };
   const app = Fastify({
     loggerInstance: ctx.logger,
-    genReqId: () => `req_${randomBase62(ctx.random, 20)}`,
+    genReqId: () => `req_${requestIdChars(20)}`,
     requestIdHeader: false,
     bodyLimit: BODY_LIMIT_BYTES,
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
     forceCloseConnections: 'idle',
+    // Behind a load balancer the socket's address is the balancer's; TRUST_PROXY names it, so
+    // per-address limits (failed authentication, portal sign-in) see the real client.
+    trustProxy: typeof config.trustProxy === 'number' ? hopsWithin(config.trustProxy) : config.trustProxy,
     return503OnClosing: true,
     frameworkErrors: handleFrameworkError,
-    clientErrorHandler: (err, socket) => writeClientError(err, socket, `req_${randomBase62(ctx.random, 20)}`),
+    clientErrorHandler: (err, socket) => writeClientError(err, socket, `req_${requestIdChars(20)}`),
     https: config.tls ? { cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile) } : null,
     ajv: {
       // Wrong types are errors, never silently coerced; unknown fields are refused, never dropped.
@@ -58,29 +81,35 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
       plugins: [addFormats as unknown as (ajv: Ajv) => Ajv, registerSchemaKeywords],
     },
   }) as unknown as FastifyInstance;
+  if (options.onRoute) app.addHook('onRoute', options.onRoute);
 
   // JSON is the only request media type; Fastify's built-in text/plain parser would let a
   // non-JSON body reach validation as a string instead of being refused with 415.
-  if (options.onRoute) app.addHook('onRoute', options.onRoute);
   app.removeContentTypeParser('text/plain');
-  app.addHook('onRequest', async (request, reply) => {
+  // Callback-style hooks where nothing is awaited: no promise per request.
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('Request-Id', request.id);
+    done();
   });
   // Graceful shutdown: requests already running finish; their keep-alive connections are then
-  // closed instead of idling until the keep-alive timeout and holding the process open.
+  // closed instead of idling until the keep-alive timeout and holding the process open. While
+  // draining (before close), the same: a kept-alive client reconnects, through the balancer, elsewhere.
   let closing = false;
   app.addHook('preClose', async () => {
     closing = true;
   });
-  app.addHook('onSend', async (_request, reply, payload) => {
-    if (closing) reply.header('Connection', 'close');
-    return payload;
+  // Over HTTPS every response, whatever its route, pins HTTPS (transport-security.ts).
+  const hsts = servedOverHttps(config);
+  app.addHook('onSend', (_request, reply, payload, done) => {
+    if (closing || lifecycle.draining) reply.header('Connection', 'close');
+    if (hsts) reply.header('Strict-Transport-Security', HSTS_VALUE);
+    done(null, payload);
   });
   registerErrorHandling(app);
   const finishRoutes = collectRoutes(app);
   await registerOpenApi(app);
 
-  registerSystemRoutes(app, ctx);
+  registerSystemRoutes(app, ctx, lifecycle);
   await registerVerifyRoutes(app, ctx);
   // The lender portal: its own session/CSRF/role guard and the built web app (modules/portal).
   await registerPortal(app, ctx);

@@ -53,3 +53,26 @@ export function randomBase62(random: Random, length: number): string {
   }
   return out;
 }
+
+/**
+ * A source of base62 strings that draws random bytes `poolBytes` at a time: one call into the
+ * random source per couple of hundred request ids instead of one per id (it showed as 2 to 5% of
+ * a poll's CPU). Same rejection sampling as randomBase62. For identifiers, not secrets: keys and
+ * tokens keep using randomBase62 directly.
+ */
+export function pooledBase62(random: Random, poolBytes = 4096): (length: number) => string {
+  let pool = random.bytes(poolBytes);
+  let at = 0;
+  return (length) => {
+    let out = '';
+    while (out.length < length) {
+      if (at >= pool.length) {
+        pool = random.bytes(poolBytes);
+        at = 0;
+      }
+      const byte = pool[at++]!;
+      if (byte < 248) out += BASE62[byte % 62];
+    }
+    return out;
+  };
+}

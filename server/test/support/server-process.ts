@@ -16,6 +16,7 @@ import https from 'node:https';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { logArchive } from './log-archive.js';
 import { fileURLToPath } from 'node:url';
 
 export const CLI_PATH = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
@@ -81,18 +82,24 @@ class LineCollector {
   readonly lines: string[] = [];
   private partial = '';
   private readonly waiters = new Set<() => void>();
-  constructor(stream: NodeJS.ReadableStream | null) {
+  /** `archive`: also append the lines to the run's log archive (stderr, where `cds` logs go). */
+  constructor(stream: NodeJS.ReadableStream | null, private readonly archive: ((lines: readonly string[]) => void) | null = null) {
     stream?.setEncoding('utf8');
     stream?.on('data', (chunk: string) => {
       const parts = (this.partial + chunk).split('\n');
       this.partial = parts.pop() ?? '';
-      this.lines.push(...parts.filter((l) => l.length > 0));
+      const complete = parts.filter((l) => l.length > 0);
+      this.lines.push(...complete);
+      this.archive?.(complete);
       for (const w of this.waiters) w();
     });
     stream?.on('end', () => this.flush());
   }
   flush(): void {
-    if (this.partial) this.lines.push(this.partial);
+    if (this.partial) {
+      this.lines.push(this.partial);
+      this.archive?.([this.partial]);
+    }
     this.partial = '';
     for (const w of this.waiters) w();
   }
@@ -162,7 +169,7 @@ export function startCli(args: string[], env: ChildEnv = {}, options: { timeoutM
 function startProcess(nodeArgs: string[], env: ChildEnv, options: { timeoutMs?: number }): RunningCli {
   const child = spawnNode(nodeArgs, env);
   const out = new LineCollector(child.stdout);
-  const err = new LineCollector(child.stderr);
+  const err = new LineCollector(child.stderr, logArchive('child'));
   const exited = trackExit(child);
   const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 60_000);
   const result = exited.then((exit) => {
@@ -284,6 +291,11 @@ export interface StartServerOptions {
   ca?: string | Buffer;
   /** How long to wait for /healthz (default 20 s). */
   readyTimeoutMs?: number;
+  /**
+   * Ready when a log line's `msg` equals this, instead of when /healthz answers: for
+   * `--role worker`, which serves no HTTP (`'worker ready'`).
+   */
+  readyLog?: string;
 }
 
 export interface ServerProcess {
@@ -314,7 +326,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Ser
   const env: ChildEnv = { HOST: '127.0.0.1', ...options.env, PORT: String(port) };
   const child = spawnNode([CLI_PATH, 'serve', ...(options.args ?? [])], env);
   const out = new LineCollector(child.stdout);
-  const err = new LineCollector(child.stderr);
+  const err = new LineCollector(child.stderr, logArchive('child'));
   const exited = trackExit(child);
   let exitInfo: ExitInfo | null = null;
   void exited.then((e) => (exitInfo = e));
@@ -384,24 +396,29 @@ export async function startServer(options: StartServerOptions = {}): Promise<Ser
     },
   };
 
-  // Ready = /healthz answers 200. Fail fast if the process exits; fail with its stderr on timeout.
+  // Ready = /healthz answers 200 (or the ready log line). Fail fast if the process exits; fail with its stderr on timeout.
   const timeoutMs = options.readyTimeoutMs ?? 20_000;
   const deadline = Date.now() + timeoutMs;
+  const readyLog = options.readyLog;
   for (;;) {
     if (exitInfo !== null || !isAlive(child)) {
       const e = await exited;
       err.flush();
       throw new Error(`cds serve exited before becoming healthy (code ${e.code}, signal ${e.signal}); stderr:\n${err.text}`);
     }
-    try {
-      const r = await server.request('/healthz', { timeoutMs: 1_000 });
-      if (r.status === 200) return server;
-    } catch {
-      // not listening yet
+    if (readyLog !== undefined) {
+      if (server.logs().some((l) => l.msg === readyLog)) return server;
+    } else {
+      try {
+        const r = await server.request('/healthz', { timeoutMs: 1_000 });
+        if (r.status === 200) return server;
+      } catch {
+        // not listening yet
+      }
     }
     if (Date.now() > deadline) {
       await server.kill9();
-      throw new Error(`cds serve did not answer /healthz within ${timeoutMs} ms; stderr:\n${err.text}`);
+      throw new Error(`cds serve did not ${readyLog !== undefined ? `log "${readyLog}"` : 'answer /healthz'} within ${timeoutMs} ms; stderr:\n${err.text}`);
     }
     await sleep(50);
   }

@@ -12,14 +12,23 @@ import { createLogger } from '../../src/lib/logger.js';
 import type { Clock } from '../../src/lib/clock.js';
 import type { ProvisionedTenant } from '../../src/modules/tenants/tenants.service.js';
 import type { TestDatabase } from './databases.js';
+import { logArchive } from './log-archive.js';
 
 export const TEST_ENCRYPTION_KEY = '11'.repeat(32);
 
-/** Log lines a test can inspect (for "no PII in logs" assertions). */
+/** Log lines a test can inspect (for "no PII in logs" assertions), also archived for the run's scan. */
 export class LogCapture extends Writable {
   readonly lines: string[] = [];
+  private readonly archive: ((lines: readonly string[]) => void) | null;
+  /** `archive: false` only for a test that logs PII on purpose (the scan's own test). */
+  constructor(options: { archive?: boolean } = {}) {
+    super();
+    this.archive = options.archive === false ? null : logArchive('app');
+  }
   override _write(chunk: Buffer, _enc: string, done: () => void): void {
-    this.lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
+    const lines = chunk.toString('utf8').split('\n').filter(Boolean);
+    this.lines.push(...lines);
+    this.archive?.(lines);
     done();
   }
   get text(): string {

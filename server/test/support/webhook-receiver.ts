@@ -131,8 +131,21 @@ export async function startWebhookReceiver(options: { certificate?: 'trusted' | 
       const now = (inFlight.get(pathname) ?? 0) + 1;
       inFlight.set(pathname, now);
       maxInFlight.set(pathname, Math.max(maxInFlight.get(pathname) ?? 0, now));
-      const done = () => inFlight.set(pathname, (inFlight.get(pathname) ?? 1) - 1);
+      // A request stops counting when its answer is written: 'close' alone comes only after the
+      // write's completion callback, which a busy event loop can run after the client has already
+      // read the answer and sent its next request (an over-count of what was really in flight).
+      let counted = true;
+      const done = () => {
+        if (!counted) return;
+        counted = false;
+        inFlight.set(pathname, (inFlight.get(pathname) ?? 1) - 1);
+      };
       res.on('close', done);
+      const end = res.end.bind(res) as (...args: unknown[]) => ServerResponse;
+      res.end = ((...args: unknown[]) => {
+        done();
+        return end(...args);
+      }) as typeof res.end;
       for (const w of waiters) w();
       answer(modes.get(pathname) ?? modes.get('*')!, req, res);
     });

@@ -14,6 +14,8 @@ import * as m0008 from './0008-policy-versions.js';
 import * as m0009 from './0009-decision-metrics.js';
 import * as m0010 from './0010-event-history.js';
 import * as m0011 from './0011-delivery-lease-index.js';
+import * as m0012 from './0012-auth-change-notifications.js';
+import * as m0013 from './0013-consumer-history-index.js';
 
 export const migrations: Record<string, Migration> = {
   '0001-foundation': m0001,
@@ -27,4 +29,6 @@ export const migrations: Record<string, Migration> = {
   '0009-decision-metrics': m0009,
   '0010-event-history': m0010,
   '0011-delivery-lease-index': m0011,
+  '0012-auth-change-notifications': m0012,
+  '0013-consumer-history-index': m0013,
 };

@@ -3,8 +3,24 @@
  *
  * Only the SHA-256 of the whole key and its last four characters are stored; the key is shown once
  * at creation and cannot be recovered. A request's key is hashed and looked up by that hash; the
- * environment is taken from the stored record and must agree with the prefix. Revocation sets
- * `revoked_at` and is effective on the very next request (there is no cache to outlive it).
+ * environment is taken from the stored record and must agree with the prefix.
+ *
+ * Successful lookups are cached per process by hash (api-key-cache.ts: bounded by
+ * API_KEY_CACHE_SIZE, 0 turns it off), together with the tenant's rate-limit override the limiter
+ * needs. Unknown, malformed and revoked keys are never cached. Revocation is immediate, which here
+ * means precisely:
+ * - In the process that revokes (portal -> `revokeKey`) or changes a tenant's limits
+ *   (`invalidateTenant`), the entry is dropped before the call returns: the next request fails.
+ * - PostgreSQL, every other process: a request is served from the cache only after the freshness
+ *   barrier of api-key-invalidation.ts, which guarantees that every revocation committed before the
+ *   request arrived (by any process, or by hand in SQL: the trigger of migration 0012 fires
+ *   whatever the writer) has been applied. While that listener is not listening, no request uses
+ *   the cache. So a key revoked anywhere is refused by every server on the very next request.
+ * - SQLite: one server process, so every revocation goes through this service. A change written
+ *   into the file by another process (the sqlite3 shell) is seen within the cache's maximum age,
+ *   SQLITE_MAX_AGE_MS; in-process changes are immediate as above.
+ * A lookup that misses fills the cache only if nothing was invalidated while it read the database,
+ * so a revocation racing a lookup cannot be overwritten by the row read just before it.
  */
 import type { Kysely } from 'kysely';
 import type { Clock, Random } from '../../lib/clock.js';
@@ -12,6 +28,8 @@ import { randomBase62 } from '../../lib/clock.js';
 import { sha256Hex } from '../../lib/crypto.js';
 import type { Environment } from '../../config/config.js';
 import type { ApiKeysTable, Database } from '../../db/schema.js';
+import type { ApiKeyCache } from './api-key-cache.js';
+import { localInvalidationFeed, type InvalidationFeed } from './api-key-invalidation.js';
 
 const PREFIX: Record<Environment, string> = { sandbox: 'svc_test_', live: 'svc_live_' };
 const KEY_SHAPE = /^svc_(test|live)_[0-9A-Za-z]{32,128}$/;
@@ -46,10 +64,38 @@ export interface ApiKeySummary {
 
 /** How often last_used_at is written per key: a write per request would be a write per request. */
 const LAST_USED_RESOLUTION_MS = 60_000;
+/** Keys whose last write is remembered (to skip rewrites); beyond it the oldest are forgotten. */
+const LAST_USED_TRACKED = 10_000;
+/** SQLite: how long a cached lookup may miss a change written by another process. */
+export const SQLITE_MAX_AGE_MS = 1_000;
 
-export function createApiKeysService(deps: { db: Kysely<Database>; readDb: Kysely<Database>; clock: Clock; random: Random }) {
+export interface ApiKeysDeps {
+  db: Kysely<Database>;
+  readDb: Kysely<Database>;
+  clock: Clock;
+  random: Random;
+  /** Null: no cache, every request reads the database. */
+  cache?: ApiKeyCache | null;
+  /** When the cache may be used (default: always, for a single process on SQLite). */
+  feed?: InvalidationFeed;
+}
+
+export interface ApiKeyCacheStats {
+  enabled: boolean;
+  feed: ReturnType<InvalidationFeed['state']>;
+  entries: number;
+  hits: number;
+  misses: number;
+  /** Lookups that read the database without the cache because the feed was not ready. */
+  bypassed: number;
+}
+
+export function createApiKeysService(deps: ApiKeysDeps) {
   const { clock, random } = deps;
+  const cache = deps.cache ?? null;
+  const feed = deps.feed ?? localInvalidationFeed();
   const lastUsedWritten = new Map<string, number>();
+  const stats = { hits: 0, misses: 0, bypassed: 0 };
 
   async function createKey(
     db: Kysely<Database>,
@@ -79,6 +125,28 @@ export function createApiKeysService(deps: { db: Kysely<Database>; readDb: Kysel
   async function authenticate(rawKey: string): Promise<AuthenticatedKey | null> {
     const shape = KEY_SHAPE.exec(rawKey);
     if (!shape) return null;
+    const keyHash = sha256Hex(rawKey);
+    if (cache === null) return lookup(keyHash, shape[1]!);
+    const ready = feed.ready();
+    if (ready === false || (ready !== true && !(await ready))) {
+      stats.bypassed++;
+      return lookup(keyHash, shape[1]!);
+    }
+    const nowMs = clock.now().getTime();
+    const hit = cache.get(keyHash, nowMs);
+    if (hit !== undefined) {
+      stats.hits++;
+      noteUse(hit.keyId);
+      return hit;
+    }
+    stats.misses++;
+    const generation = cache.generation;
+    const found = await lookup(keyHash, shape[1]!);
+    if (found) cache.set(keyHash, found, generation, nowMs);
+    return found;
+  }
+
+  async function lookup(keyHash: string, prefix: string): Promise<AuthenticatedKey | null> {
     // One indexed lookup also fetches the tenant's rate-limit overrides the limiter needs next.
     const row = await deps.readDb
       .selectFrom('api_keys')
@@ -91,10 +159,10 @@ export function createApiKeysService(deps: { db: Kysely<Database>; readDb: Kysel
         'tenants.rate_limit_live_per_s as live_limit',
         'tenants.rate_limit_sandbox_per_s as sandbox_limit',
       ])
-      .where('api_keys.key_hash', '=', sha256Hex(rawKey))
+      .where('api_keys.key_hash', '=', keyHash)
       .executeTakeFirst();
     if (!row || row.revoked_at !== null) return null;
-    const prefixEnvironment: Environment = shape[1] === 'test' ? 'sandbox' : 'live';
+    const prefixEnvironment: Environment = prefix === 'test' ? 'sandbox' : 'live';
     if (row.environment !== prefixEnvironment) return null;
     noteUse(row.id);
     return {
@@ -109,7 +177,9 @@ export function createApiKeysService(deps: { db: Kysely<Database>; readDb: Kysel
     const now = clock.now().getTime();
     const last = lastUsedWritten.get(keyId);
     if (last !== undefined && now - last < LAST_USED_RESOLUTION_MS) return;
+    lastUsedWritten.delete(keyId);
     lastUsedWritten.set(keyId, now);
+    if (lastUsedWritten.size > LAST_USED_TRACKED) lastUsedWritten.delete(lastUsedWritten.keys().next().value!);
     // Best effort and off the request path: a lost "last used" time never fails a request.
     deps.db.updateTable('api_keys').set({ last_used_at: now }).where('id', '=', keyId).execute().catch(() => undefined);
   }
@@ -122,7 +192,32 @@ export function createApiKeysService(deps: { db: Kysely<Database>; readDb: Kysel
       .where('tenant_id', '=', input.tenantId)
       .where('revoked_at', 'is', null)
       .executeTakeFirst();
+    // After the commit, before answering: this process's next request already fails.
+    cache?.invalidateKeyId(input.keyId);
     return Number(result.numUpdatedRows) > 0;
+  }
+
+  /** A tenant's rate limits changed (tenants.service): its cached keys carry the old ones. */
+  function invalidateTenant(tenantId: string): void {
+    cache?.invalidateTenant(tenantId);
+  }
+
+  function cacheStats(): ApiKeyCacheStats {
+    return { enabled: cache !== null, feed: feed.state(), entries: cache?.size ?? 0, ...stats };
+  }
+
+  /** Resolves once the cache can serve (PostgreSQL: its listener listens); started lazily otherwise. */
+  function startCache(): Promise<void> {
+    return feed.start();
+  }
+
+  /** Resolves the next time the cache's feed reaches `state` (tests, diagnostics). */
+  function whenCacheFeed(state: ReturnType<InvalidationFeed['state']>): Promise<void> {
+    return feed.whenState(state);
+  }
+
+  async function close(): Promise<void> {
+    await feed.close();
   }
 
   async function listKeys(tenantId: string): Promise<ApiKeySummary[]> {
@@ -159,7 +254,7 @@ export function createApiKeysService(deps: { db: Kysely<Database>; readDb: Kysel
     return { total: Number(n), keys: rows.map(summaryOf) };
   }
 
-  return { createKey, authenticate, revokeKey, listKeys, listKeysPage };
+  return { createKey, authenticate, revokeKey, invalidateTenant, listKeys, listKeysPage, cacheStats, startCache, whenCacheFeed, close };
 }
 
 export type ApiKeysService = ReturnType<typeof createApiKeysService>;

@@ -108,6 +108,22 @@ export function createConsumersService(deps: { db: Kysely<Database>; readDb: Kys
     return row ? toConsumer(row) : null;
   }
 
+  /**
+   * The consumer and its ssn_last4 (opened) from one read: a create needs both, and the sealed
+   * value is in the row findConsumer already fetches (one round trip fewer per decision).
+   */
+  async function findConsumerWithSsn(scope: { tenantId: string; environment: Environment }, consumerId: string): Promise<{ consumer: Consumer; ssnLast4: string | null } | null> {
+    const row = await deps.readDb
+      .selectFrom('consumers')
+      .selectAll()
+      .where('id', '=', consumerId)
+      .where('tenant_id', '=', scope.tenantId)
+      .where('environment', '=', scope.environment)
+      .executeTakeFirst();
+    if (!row) return null;
+    return { consumer: toConsumer(row), ssnLast4: row.ssn_last4_sealed ? deps.secretBox.openText(row.ssn_last4_sealed, row.id) : null };
+  }
+
   async function createConsumer(trx: Kysely<Database>, scope: { tenantId: string; environment: Environment }, identity: NewConsumerIdentity, id = deps.random.uuid()): Promise<Consumer> {
     const now = deps.clock.now().getTime();
     const row: ConsumersTable = {
@@ -246,7 +262,7 @@ export function createConsumersService(deps: { db: Kysely<Database>; readDb: Kys
     });
   }
 
-  return { findConsumer, createConsumer, seedSandboxConsumers, revealSsnLast4, setIdentityStatus, history, listConsumers, resetSandboxConsumer };
+  return { findConsumer, findConsumerWithSsn, createConsumer, seedSandboxConsumers, revealSsnLast4, setIdentityStatus, history, listConsumers, resetSandboxConsumer };
 }
 
 export type ConsumersService = ReturnType<typeof createConsumersService>;

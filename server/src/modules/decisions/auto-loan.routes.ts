@@ -58,9 +58,9 @@ export function registerAutoLoanRoutes(v1: FastifyInstance, ctx: AppContext): vo
       },
     },
     async (request, reply) => {
-      const view = await ctx.decisions.getDecision(request.auth, 'auto_loan', request.params.decision_id);
-      if (!view) throw new ApiError('not_found', 'No auto-loan decision with this decision_id exists for this API key.');
-      return reply.type('application/json; charset=utf-8').send(JSON.stringify(view.body));
+      const json = await ctx.decisions.getDecisionJson(request.auth, 'auto_loan', request.params.decision_id);
+      if (json === null) throw new ApiError('not_found', 'No auto-loan decision with this decision_id exists for this API key.');
+      return reply.type('application/json; charset=utf-8').send(json);
     },
   );
 }

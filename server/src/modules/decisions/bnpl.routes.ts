@@ -54,9 +54,9 @@ export function registerBnplRoutes(v1: FastifyInstance, ctx: AppContext): void {
       },
     },
     async (request, reply) => {
-      const view = await ctx.decisions.getDecision(request.auth, 'bnpl', request.params.decision_id);
-      if (!view) throw new ApiError('not_found', 'No BNPL decision with this decision_id exists for this API key.');
-      return reply.type('application/json; charset=utf-8').send(JSON.stringify(view.body));
+      const json = await ctx.decisions.getDecisionJson(request.auth, 'bnpl', request.params.decision_id);
+      if (json === null) throw new ApiError('not_found', 'No BNPL decision with this decision_id exists for this API key.');
+      return reply.type('application/json; charset=utf-8').send(json);
     },
   );
 }

@@ -55,3 +55,28 @@ export function presentDecision(row: DecisionsTable, consumerCompleteUrl: string
       : {}),
   };
 }
+
+/**
+ * The same bytes as `JSON.stringify(presentDecision(row, url))`, built for the poll path. An
+ * approved decision's schedule and TILA block are stored as JSON text written by JSON.stringify,
+ * so they are embedded as they are instead of being parsed and serialised again on every poll
+ * (a parse-stringify round trip of JSON.stringify output is the identity). Other shapes are small
+ * and go through presentDecision. The presenter tests check both give identical text.
+ */
+export function presentDecisionJson(row: DecisionsTable, consumerCompleteUrl: string | null): string {
+  if (row.status === 'needs_consumer_action' || row.outcome !== 'approved' || row.schedule_json === null || row.tila_json === null) {
+    return JSON.stringify(presentDecision(row, consumerCompleteUrl));
+  }
+  const q = JSON.stringify;
+  let out =
+    `{"decision_id":${q(row.id)},"application_id":${q(row.application_id)},"status":${q(row.status)}` +
+    `,"kyc_tier":${q(row.kyc_tier)},"kyc_status":${q(row.kyc_status)},"outcome":"approved"` +
+    `,"approved_amount":${q(formatMoney(row.approved_amount_cents!))},"currency":${q(row.currency)},"apr":${q(row.apr)},"term_months":${q(row.term_months)}` +
+    `,"payment_schedule":${row.schedule_json},"tila_disclosure":${row.tila_json}` +
+    `,"decline_reasons":[],"consumer_complete_url":null,"polling_url":${q(pollingUrlOf(row))},"expires_at":${q(new Date(row.expires_at).toISOString())}`;
+  if (row.product === 'auto_loan') {
+    if (row.buy_rate === undefined || row.contract_rate === undefined || row.ltv === undefined) return JSON.stringify(presentDecision(row, consumerCompleteUrl));
+    out += `,"buy_rate":${q(row.buy_rate)},"contract_rate":${q(row.contract_rate)},"dealer_reserve":${q(formatMoney(Number(row.dealer_reserve_cents)))},"ltv":${q(row.ltv)}`;
+  }
+  return out + '}';
+}

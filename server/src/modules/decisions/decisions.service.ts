@@ -38,7 +38,7 @@ import { buildOffer, presentOffer, type Offer } from '../offers/offer.js';
 import { monthlyTermFor, type Plan } from '../offers/schedule.js';
 import { formatLtv, normalizeAutoLoanRequest, type AutoLoanApplication, type AutoLoanCreateBody } from './auto-loan-request.js';
 import { normalizeBnplRequest, type ApplicantRef, type BnplApplication, type BnplCreateBody } from './bnpl-request.js';
-import { presentDecision } from './decision.presenter.js';
+import { presentDecision, presentDecisionJson } from './decision.presenter.js';
 
 export interface Scope {
   tenantId: string;
@@ -153,13 +153,16 @@ export function createDecisionsService(deps: DecisionsDeps) {
   /** Everything after a product's request rules: applicant, tier, and the pending or soft path. */
   async function prepareDecision(scope: Scope, now: Date, startedMs: number, intake: Intake): Promise<(trx: Kysely<Database>) => Promise<DecisionView>> {
     let existing: Consumer | null = null;
+    let ssnLast4: string | null;
     if (intake.applicant.kind === 'existing') {
-      existing = await deps.consumers.findConsumer(scope, intake.applicant.consumerId);
-      if (!existing) throw new ApiError('unprocessable_entity', 'consumer.consumer_id does not match a consumer of this tenant and environment.');
+      const found = await deps.consumers.findConsumerWithSsn(scope, intake.applicant.consumerId);
+      if (!found) throw new ApiError('unprocessable_entity', 'consumer.consumer_id does not match a consumer of this tenant and environment.');
+      existing = found.consumer;
+      ssnLast4 = found.ssnLast4;
+    } else {
+      ssnLast4 = intake.applicant.identity.ssnLast4;
     }
     const tier = kycTierFor(intake.tierAmountCents, intake.documents.policy);
-    const ssnLast4 =
-      intake.applicant.kind === 'new' ? intake.applicant.identity.ssnLast4 : existing!.hasSsnLast4 ? await deps.consumers.revealSsnLast4(existing!.id) : null;
     if (tier !== 'soft' && ssnLast4 === null) {
       const { enhancedFromCents, hardFromCents } = intake.documents.policy.constants.kycTiers;
       const band = tier === 'hard' ? `from ${formatCentsGrouped(hardFromCents)} USD` : `from ${formatCentsGrouped(enhancedFromCents)} to below ${formatCentsGrouped(hardFromCents)} USD`;
@@ -405,22 +408,41 @@ export function createDecisionsService(deps: DecisionsDeps) {
 
   /** A decision of `product` (null: of any product, for the product-neutral sandbox helper). */
   async function getDecision(scope: Scope, product: Product | null, decisionId: string): Promise<DecisionView | null> {
-    const view = await readDecision(scope, product, decisionId);
-    // Lazy expiry: a poll never shows a pending state past its deadline (the sweeper catches the rest).
-    if (view && view.row.status === 'needs_consumer_action' && view.row.expires_at <= clock.now().getTime()) {
-      await deps.db.transaction().execute((trx) => finalizeExpired(trx, view.row.id));
-      return readDecision(scope, product, decisionId, deps.db);
-    }
-    return view;
+    const row = await currentRow(scope, product, decisionId);
+    return row ? { row, body: presentDecision(row, consumerCompleteUrlOf(row)) } : null;
   }
 
-  async function readDecision(scope: Scope, product: Product | null, decisionId: string, db: Kysely<Database> = deps.readDb): Promise<DecisionView | null> {
+  /** The poll's body as JSON text: the bytes of JSON.stringify(getDecision().body), built without re-parsing stored JSON. */
+  async function getDecisionJson(scope: Scope, product: Product | null, decisionId: string): Promise<string | null> {
+    const row = await currentRow(scope, product, decisionId);
+    return row ? presentDecisionJson(row, consumerCompleteUrlOf(row)) : null;
+  }
+
+  async function currentRow(scope: Scope, product: Product | null, decisionId: string): Promise<DecisionsTable | null> {
+    const row = await readRow(scope, product, decisionId);
+    // Lazy expiry: a poll never shows a pending state past its deadline (the sweeper catches the rest).
+    if (row && row.status === 'needs_consumer_action' && row.expires_at <= clock.now().getTime()) {
+      await deps.db.transaction().execute((trx) => finalizeExpired(trx, row.id));
+      return readRow(scope, product, decisionId, deps.db);
+    }
+    return row;
+  }
+
+  // Compiled once: polls run this on every request, and building and compiling it each time cost
+  // more than SQLite's own work. The one parameter is the id.
+  const rowByIdQuery = deps.readDb.selectFrom('decisions').selectAll().where('id', '=', '').compile();
+
+  async function readRow(scope: Scope, product: Product | null, decisionId: string, db: Kysely<Database> = deps.readDb): Promise<DecisionsTable | null> {
     // By primary key alone, scope checked here: the plan never depends on table statistics, and a
     // decision of another tenant or environment is indistinguishable from one that does not exist.
-    const row = await db.selectFrom('decisions').selectAll().where('id', '=', decisionId.toLowerCase()).executeTakeFirst();
+    const { rows } = await db.executeQuery<DecisionsTable>({ ...rowByIdQuery, parameters: [decisionId.toLowerCase()] });
+    const row = rows[0];
     if (!row || row.tenant_id !== scope.tenantId || row.environment !== scope.environment || (product !== null && row.product !== product)) return null;
-    const url = row.status === 'needs_consumer_action' && row.verification_token_sealed ? completeUrl(deps.secretBox.openText(row.verification_token_sealed, row.id)) : null;
-    return { row, body: presentDecision(row, url) };
+    return row;
+  }
+
+  function consumerCompleteUrlOf(row: DecisionsTable): string | null {
+    return row.status === 'needs_consumer_action' && row.verification_token_sealed ? completeUrl(deps.secretBox.openText(row.verification_token_sealed, row.id)) : null;
   }
 
   async function getAuditRecord(scope: Scope, decisionId: string): Promise<unknown> {
@@ -489,6 +511,7 @@ export function createDecisionsService(deps: DecisionsDeps) {
     prepareBnplDecision,
     prepareAutoLoanDecision,
     getDecision,
+    getDecisionJson,
     getAuditRecord,
     listForConsumer,
     prepareVerifiedCompletion,

@@ -10,24 +10,32 @@
  * 2. If this process is already running the same key, wait for it (at most 5 s), then go to 1;
  *    still running after 5 s: 409.
  * 3. Otherwise prepare (slow work such as a credit pull runs here, outside any transaction), then
- *    open ONE transaction: claim the key (insert the record; an expired record is taken
- *    over), do the work, write the response into the record, commit. The state change, its events
- *    and the stored response therefore land together or not at all: a crash leaves no trace and a
- *    retry simply runs again. On PostgreSQL a second process inserting the same key blocks on the
- *    unique index until the first commits (lock_timeout 5 s, else 409), then finds the record and
- *    replays it.
+ *    run ONE unit of work in a transaction of the group-commit runner (db/group-commit.ts; it may
+ *    share the transaction with concurrent requests, each in its own savepoint): do the work,
+ *    then claim the key by inserting the finished record with the response (an expired record is
+ *    taken over); the unit resolves only after the COMMIT. The state change, its events and the
+ *    stored response therefore land together or not at all: a crash leaves no trace and a retry
+ *    simply runs again. A live record found at the claim rolls the unit back and the request
+ *    replays that record. On PostgreSQL a second process inserting the same key blocks on the
+ *    unique index until the first commits (lock_timeout 5 s, set by the runner, else 409), then
+ *    finds the record and replays it.
  *
  * Stored: 2xx and 422 (a business-rule refusal is a real answer). Not stored: 400, 401, 429 (they
  * are decided before the work, so retrying them is free) and 5xx (the transaction rolled back, so
  * a retry re-drives the work instead of replaying a failure). Records expire 24 h after the first
  * request; a worker purges them, and a retry after that runs as new.
+ *
+ * The stored body is sealed (AES-GCM, lib/crypto.ts, bound to its scope and key): a pending
+ * decision's answer carries its consumer_complete_url, whose token is a capability that the
+ * decisions table itself keeps only sealed. Bodies stored before sealing (plain JSON) still replay.
  */
 import { createHash } from 'node:crypto';
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Clock } from '../../lib/clock.js';
+import type { SecretBox } from '../../lib/crypto.js';
 import type { Environment } from '../../config/config.js';
 import type { Database } from '../../db/schema.js';
-import type { DialectName } from '../../db/database.js';
+import type { TransactionRunner } from '../../db/group-commit.js';
 import { ApiError, errorBody } from '../../http/errors/error-registry.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -96,14 +104,14 @@ export function canonicalJson(value: unknown): string {
 
 class KeyAlreadyClaimed extends Error {}
 
-export function createIdempotencyService(deps: { db: Kysely<Database>; readDb: Kysely<Database>; dialect: DialectName; clock: Clock }) {
-  const { db, clock } = deps;
+export function createIdempotencyService(deps: { db: Kysely<Database>; readDb: Kysely<Database>; transactions: TransactionRunner; clock: Clock; secretBox: SecretBox }) {
+  const { db, transactions, clock } = deps;
   const inFlight = new Map<string, Promise<unknown>>();
 
   async function execute(params: ExecuteParams): Promise<FinalResponse> {
     if (params.key === null) {
       const write = await params.prepare();
-      const response = await db.transaction().execute(write);
+      const response = await transactions.run(write);
       return { ...response, replayed: false, requestId: params.requestId };
     }
     const flightKey = `${params.scope.tenantId}\u0000${params.scope.environment}\u0000${params.key}`;
@@ -145,16 +153,15 @@ export function createIdempotencyService(deps: { db: Kysely<Database>; readDb: K
     if (row.fingerprint !== params.fingerprint) {
       throw new ApiError('idempotency_conflict', 'This Idempotency-Key was already used with a different request; use a new key for a new request.');
     }
-    return { statusCode: row.status_code, body: row.response_body, replayed: true, requestId: row.request_id };
+    return { statusCode: row.status_code, body: openBody(params, row.response_body), replayed: true, requestId: row.request_id };
   }
 
   async function runClaimed(params: ExecuteParams): Promise<FinalResponse> {
     try {
       const write = await params.prepare();
-      const response = await db.transaction().execute(async (trx) => {
-        await claim(trx, params);
+      const response = await transactions.run(async (trx) => {
         const result = await write(trx);
-        await record(trx, params, result);
+        await claim(trx, params, result);
         return result;
       });
       return { ...response, replayed: false, requestId: params.requestId };
@@ -166,14 +173,17 @@ export function createIdempotencyService(deps: { db: Kysely<Database>; readDb: K
     }
   }
 
-  /** Insert the record, or take over an expired one. Throws KeyAlreadyClaimed if a live one exists. */
-  async function claim(trx: Kysely<Database>, params: ExecuteParams): Promise<void> {
-    if (deps.dialect === 'postgres') await sql`set local lock_timeout = '5s'`.execute(trx);
+  /**
+   * Insert the finished record (or take over an expired one) after the work, in the same
+   * transaction: one statement instead of a claim before and an update after. Throws
+   * KeyAlreadyClaimed if a live record exists, which rolls the unit's work back with it.
+   */
+  async function claim(trx: Kysely<Database>, params: ExecuteParams, response: WorkResponse): Promise<void> {
     const now = clock.now().getTime();
     const values = {
       fingerprint: params.fingerprint,
-      status_code: null,
-      response_body: null,
+      status_code: response.statusCode,
+      response_body: deps.secretBox.seal(response.body, bodyBinding(params)),
       request_id: params.requestId,
       created_at: now,
       expires_at: now + IDEMPOTENCY_TTL_MS,
@@ -189,24 +199,21 @@ export function createIdempotencyService(deps: { db: Kysely<Database>; readDb: K
     if (!claimed) throw new KeyAlreadyClaimed();
   }
 
-  async function record(trx: Kysely<Database>, params: ExecuteParams, response: WorkResponse): Promise<void> {
-    await trx
-      .updateTable('idempotency_keys')
-      .set({ status_code: response.statusCode, response_body: response.body })
-      .where('tenant_id', '=', params.scope.tenantId)
-      .where('environment', '=', params.scope.environment)
-      .where('idempotency_key', '=', params.key!)
-      .execute();
+  /** The associated data of a sealed body: it opens only in the row it was written to. */
+  function bodyBinding(params: ExecuteParams): string {
+    return `idempotency:${params.scope.tenantId}:${params.scope.environment}:${params.key!}`;
+  }
+
+  function openBody(params: ExecuteParams, stored: string): string {
+    // JSON never starts with the sealed-value prefix: a legacy plain body is returned as it is.
+    return stored.startsWith('v1.') ? deps.secretBox.openText(stored, bodyBinding(params)) : stored;
   }
 
   /** A 422 changed nothing, but it is the request's answer: store it so a retry gets the same. */
   async function storeRefusal(params: ExecuteParams, err: ApiError): Promise<FinalResponse> {
     const response = { statusCode: err.status, body: errorBody(err.code, err.message, params.requestId) };
     try {
-      await db.transaction().execute(async (trx) => {
-        await claim(trx, params);
-        await record(trx, params, response);
-      });
+      await transactions.run((trx) => claim(trx, params, response));
     } catch (e) {
       if (e instanceof KeyAlreadyClaimed) return replayAfterRace(params);
       throw e;

@@ -11,7 +11,8 @@
  * otherwise email. A failure is reported to the page ("we couldn't send a code, try again"), logged
  * without the destination, and never consumes one of the consumer's tries.
  */
-import nodemailer from 'nodemailer';
+import { createRequire } from 'node:module';
+import type nodemailerModule from 'nodemailer';
 import type { Config } from '../../config/config.js';
 
 export interface CodeMessage {
@@ -39,7 +40,8 @@ export function codeText(m: CodeMessage): string {
 }
 
 export function createLiveCodeSender(config: Pick<Config, 'smtp' | 'smsGateway'>): CodeSender {
-  const transport = config.smtp ? nodemailer.createTransport(config.smtp.url) : null;
+  // Loaded only when SMTP is configured: most processes never send email, and start faster without it.
+  const transport = config.smtp ? (createRequire(import.meta.url)('nodemailer') as typeof nodemailerModule).createTransport(config.smtp.url) : null;
   return {
     async send(message) {
       if (message.channel === 'sms') {

@@ -276,7 +276,10 @@ export function createVerificationService(deps: {
     const { decision } = loaded;
     const consumer = await deps.consumers.findConsumer({ tenantId: decision.tenant_id, environment: decision.environment }, decision.consumer_id, deps.db);
     const storedSsn = await deps.consumers.revealSsnLast4(decision.consumer_id, deps.db);
-    const matches = consumer !== null && storedSsn !== null && safeEqual(storedSsn, input.ssnLast4) && safeEqual(consumer.dob, input.dob);
+    // Both comparisons always run (no short circuit): the time taken must not tell which one failed.
+    const ssnMatches = safeEqual(storedSsn ?? '', input.ssnLast4);
+    const dobMatches = safeEqual(consumer?.dob ?? '', input.dob);
+    const matches = consumer !== null && storedSsn !== null && ssnMatches && dobMatches;
     await apply(loaded, { kind: 'identity_checked', matches });
     const after = await load(token);
     if (!after) return { kind: 'not_found' };

@@ -12,6 +12,7 @@ import multipart from '@fastify/multipart';
 import { createHmac } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../app/context.js';
+import { servedOverHttps } from '../../http/transport-security.js';
 import { safeEqual } from '../../lib/crypto.js';
 import { MAX_DOCUMENT_BYTES, MAX_REQUESTED_FILES, type ActionResult, type DocumentUpload } from './verification.service.js';
 import { renderDocumentRequestPage, renderForbidden, renderNotFound, renderPage, renderUnreadableUpload, VERIFY_CSS } from './verify.pages.js';
@@ -21,7 +22,7 @@ const CSRF_COOKIE = 'cds_verify';
 type TokenRequest = FastifyRequest<{ Params: { token: string }; Body: Record<string, unknown> | undefined }>;
 
 export async function registerVerifyRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
-  const secure = ctx.config.publicBaseUrl.startsWith('https://') || ctx.config.tls !== null;
+  const secure = servedOverHttps(ctx.config);
   const csrfKey = createHmac('sha256', ctx.config.dataEncryptionKey).update('cds-verify-csrf').digest();
   const csrfFor = (nonce: string, token: string) => createHmac('sha256', csrfKey).update(`${nonce}:${token}`).digest('base64url');
 
@@ -35,7 +36,7 @@ export async function registerVerifyRoutes(app: FastifyInstance, ctx: AppContext
         'X-Content-Type-Options': 'nosniff',
         'Referrer-Policy': 'no-referrer',
         'X-Frame-Options': 'DENY',
-        ...(secure ? { 'Strict-Transport-Security': 'max-age=31536000; includeSubDomains' } : {}),
+        // Strict-Transport-Security: on every response over HTTPS (http/transport-security.ts).
       });
       if (!reply.hasHeader('Cache-Control')) reply.header('Cache-Control', 'no-store');
       return payload;

@@ -15,6 +15,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../app/context.js';
 import { ApiError } from '../../http/errors/error-registry.js';
+import { servedOverHttps } from '../../http/transport-security.js';
 import { safeEqual } from '../../lib/crypto.js';
 import type { PortalSession } from './accounts.service.js';
 import { can, type Permission } from './permissions.js';
@@ -37,7 +38,7 @@ declare module 'fastify' {
 }
 
 export function cookieSettings(ctx: AppContext): { secure: boolean } {
-  return { secure: ctx.config.publicBaseUrl.startsWith('https://') || ctx.config.tls !== null };
+  return { secure: servedOverHttps(ctx.config) };
 }
 
 /**

@@ -33,7 +33,7 @@ export async function registerPortal(app: FastifyInstance, ctx: AppContext, opti
             'X-Frame-Options': 'DENY',
             'Referrer-Policy': 'same-origin',
             'Content-Security-Policy': "default-src 'none'; frame-ancestors 'none'",
-            ...(secure ? { 'Strict-Transport-Security': 'max-age=31536000; includeSubDomains' } : {}),
+            // Strict-Transport-Security: on every response over HTTPS (http/transport-security.ts).
           });
           return payload;
         });

@@ -6,8 +6,12 @@
  * answering, limiting degrades to the in-process buckets (each process then allows the full rate on
  * its own), a warning is logged once, and requests keep being served: availability of the lending
  * API matters more than exactness of the limit for a few seconds. Recovery is logged too.
+ * `cds serve` awaits `ready()` before it listens: commands are never queued while disconnected, so
+ * a request arriving before the first connection is up would otherwise be limited per process and
+ * log a false "Redis unavailable" at every start under traffic.
  */
-import { Redis } from 'ioredis';
+import { createRequire } from 'node:module';
+import type { Redis as RedisClient } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Clock } from '../../lib/clock.js';
 import { takeToken, type BucketLimits, type BucketState, type TakeResult } from './token-bucket.js';
@@ -16,6 +20,11 @@ export interface RateLimiter {
   take(bucketKey: string, limits: BucketLimits): Promise<TakeResult>;
   /** 'redis' while Redis serves, 'local' without Redis or while degraded. */
   mode(): 'redis' | 'local';
+  /**
+   * Resolves once the first connection to the shared store is up, has failed, or the connect
+   * time-out has passed (at once without a shared store). Never rejects.
+   */
+  ready(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -28,6 +37,7 @@ export function createLocalRateLimiter(clock: Clock): RateLimiter {
       return takeLocal(buckets, bucketKey, limits, clock.now().getTime());
     },
     mode: () => 'local',
+    ready: async () => undefined,
     close: async () => undefined,
   };
 }
@@ -65,19 +75,36 @@ redis.call('PEXPIRE', KEYS[1], math.ceil((burst / rate) * 1000) + 1000)
 return {allowed, tostring(tokens)}
 `;
 
+const CONNECT_TIMEOUT_MS = 1_000;
+
 export function createRedisRateLimiter(options: { url: string; clock: Clock; logger: Logger; keyPrefix?: string }): RateLimiter {
   const { clock, logger } = options;
   const prefix = options.keyPrefix ?? 'cds:rl:';
+  // Loaded only with REDIS_URL: a process without Redis starts faster without the client library.
+  const { Redis } = createRequire(import.meta.url)('ioredis') as { Redis: typeof RedisClient };
   const redis = new Redis(options.url, {
     // Never queue commands while disconnected: a request must not wait for Redis to come back.
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     commandTimeout: 250,
-    connectTimeout: 1_000,
+    connectTimeout: CONNECT_TIMEOUT_MS,
     lazyConnect: false,
     retryStrategy: (times) => Math.min(times * 200, 2_000),
   });
   redis.on('error', () => undefined); // state changes are logged below, not every reconnect attempt
+  const firstConnection = new Promise<void>((resolve) => {
+    const settle = () => {
+      clearTimeout(timer);
+      redis.off('ready', settle);
+      redis.off('error', settle);
+      resolve();
+    };
+    // A failed first attempt also settles it: the first request then degrades and says so.
+    const timer = setTimeout(settle, CONNECT_TIMEOUT_MS);
+    timer.unref();
+    redis.once('ready', settle);
+    redis.once('error', settle);
+  });
   const fallback = new Map<string, BucketState>();
   let degraded = false;
 
@@ -111,6 +138,7 @@ export function createRedisRateLimiter(options: { url: string; clock: Clock; log
       }
     },
     mode: () => (degraded ? 'local' : 'redis'),
+    ready: () => firstConnection,
     close: async () => {
       redis.disconnect();
     },

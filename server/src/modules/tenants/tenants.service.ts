@@ -83,6 +83,8 @@ export function createTenantsService(deps: {
       })
       .where('id', '=', tenantId)
       .execute();
+    // Cached API-key lookups carry the limits: this process uses the new ones from the next request.
+    deps.apiKeys.invalidateTenant(tenantId);
   }
 
   return { createTenant, getTenant, setRateLimits };

@@ -17,7 +17,7 @@ const render = (files: DocsFile[], registry: Record<string, { status: number; me
   renderDocsSite({ files, errorRegistry: registry, assets: ASSETS, openApiUrl: '/v1/openapi.json' });
 
 /** Pages whose every code block must be tagged (run, file, output or illustrative). */
-const FULLY_TESTED_PAGES = ['quickstart.md', 'webhooks.md'];
+const FULLY_TESTED_PAGES = ['quickstart.md', 'webhooks.md', 'deployment.md'];
 
 describe('docs site on the real docs/ folder', () => {
   const files = readDocsFiles(DOCS_DIR);

@@ -16,6 +16,7 @@ describe('configuration', () => {
     expect(c.redisUrl).toBeNull();
     expect(c.publicBaseUrl).toBe('http://localhost:3000');
     expect(c.webhookAllowPrivateNetworks).toBe(false);
+    expect(c.webhookRetryDelaysMs).toBeNull();
     expect(c.rateLimits).toEqual({ livePerSecond: 100, sandboxPerSecond: 25 });
     expect(c.dataDir).toBe(path.join(dir, 'data'));
     expect(Object.isFrozen(c)).toBe(true);
@@ -49,5 +50,37 @@ describe('configuration', () => {
         expect(text).toContain(name);
       }
     }
+  });
+
+  it('reads the scale-out settings of each role, with defaults and bounds', () => {
+    const defaults = loadConfig({}, tmp());
+    expect(defaults.databasePoolSize).toBe(10);
+    expect(defaults.webhookDelivery).toEqual({ concurrency: 64, perEndpointConcurrency: 8 });
+    expect(defaults.shutdownDrainMs).toBe(0);
+    expect(defaults.trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: '2' }, tmp()).trustProxy).toBe(2);
+    expect(loadConfig({ TRUST_PROXY: '10.0.0.5, 10.1.0.0/16,loopback,fd00::/8' }, tmp()).trustProxy).toEqual(['10.0.0.5', '10.1.0.0/16', 'loopback', 'fd00::/8']);
+    for (const bad of ['0', 'yes', '10.0.0.0/33', '10.0.0.5/8/1', 'lb.internal']) expect(() => loadConfig({ TRUST_PROXY: bad }, tmp())).toThrow(/TRUST_PROXY/);
+    const set = loadConfig({ DATABASE_POOL_SIZE: '4', WEBHOOK_CONCURRENCY: '16', WEBHOOK_ENDPOINT_CONCURRENCY: '2', SHUTDOWN_DRAIN_MS: '15000' }, tmp());
+    expect(set.databasePoolSize).toBe(4);
+    expect(set.webhookDelivery).toEqual({ concurrency: 16, perEndpointConcurrency: 2 });
+    expect(set.shutdownDrainMs).toBe(15_000);
+    try {
+      loadConfig({ DATABASE_POOL_SIZE: '0', WEBHOOK_CONCURRENCY: 'many', WEBHOOK_ENDPOINT_CONCURRENCY: '-1', SHUTDOWN_DRAIN_MS: '1h' }, tmp());
+      expect.unreachable();
+    } catch (err) {
+      expect(err).toBeInstanceOf(ConfigError);
+      for (const name of ['DATABASE_POOL_SIZE', 'WEBHOOK_CONCURRENCY', 'WEBHOOK_ENDPOINT_CONCURRENCY', 'SHUTDOWN_DRAIN_MS']) expect((err as Error).message).toContain(name);
+    }
+  });
+
+  it('takes a shortened webhook retry schedule for soaks, refuses a malformed one, and refuses any in production', () => {
+    expect(loadConfig({ WEBHOOK_RETRY_DELAYS_MS: '1000, 5000,30000' }, tmp()).webhookRetryDelaysMs).toEqual([1000, 5000, 30000]);
+    for (const bad of ['1000,,2000', '50', '1000,abc', '-1', '1.5', Array.from({ length: 21 }, () => '1000').join(',')]) {
+      expect(() => loadConfig({ WEBHOOK_RETRY_DELAYS_MS: bad }, tmp()), bad).toThrow(/WEBHOOK_RETRY_DELAYS_MS must be 1 to 20/);
+    }
+    expect(loadConfig({ WEBHOOK_RETRY_DELAYS_MS: '' }, tmp()).webhookRetryDelaysMs).toBeNull(); // empty is unset, like every variable
+    const key = Buffer.alloc(32, 7).toString('base64');
+    expect(() => loadConfig({ NODE_ENV: 'production', DATA_ENCRYPTION_KEY: key, WEBHOOK_RETRY_DELAYS_MS: '1000' }, tmp())).toThrow(/cannot be set when NODE_ENV=production/);
   });
 });

@@ -1,0 +1,169 @@
+/**
+ * Group commit: concurrent state changes share one durable transaction (ADR 0014).
+ *
+ * How it works. `run(unit)` queues the unit and resolves with its result only after the COMMIT
+ * that made it durable. A batch takes the write connection (`db.connection()`), opens ONE
+ * transaction (SQLite `begin immediate`; PostgreSQL `begin` plus `set local lock_timeout`, in one
+ * round trip), and runs the queued units one after another, each inside the savepoint `unit`:
+ * a unit that throws is rolled back to that savepoint alone and its caller gets the error at
+ * once (it wrote nothing), while its batch-mates go on. When the queue is empty the batch yields
+ * to the event loop once (setImmediate), so requests that arrived meanwhile can join; it COMMITs
+ * when a yield brought nobody, when it holds `maxBatch` units, or `maxWaitMs` after it opened.
+ * One fsync then covers every unit of the batch, which is what lifts SQLite's single writer from
+ * one commit per request to one per batch. If the COMMIT (or anything outside a unit) fails, the
+ * whole transaction is rolled back and every unit of the batch fails with that error: nothing of
+ * the batch is written, and a database that cannot write becomes a 503 for each of them.
+ *
+ * Rules for a unit: it writes only through the `trx` it is given (the batch holds the only write
+ * connection on SQLite, so `db` would wait for the batch that waits for the unit), it does no slow
+ * or external work (that belongs before `run`), and it must not open a transaction of its own.
+ * Units run serially, so a unit sees its batch-mates' writes exactly as it would after their
+ * commits; a rolled-back unit's writes are gone before the next unit starts.
+ *
+ * `maxBatches` batches may be open at once, each on its own connection: 1 on SQLite (one writer),
+ * more on PostgreSQL, where a single batch would put every write behind one connection's round
+ * trips. At low load a unit finds no company, so its batch is a plain transaction plus one event
+ * loop turn.
+ */
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { sql, type Kysely } from 'kysely';
+import type { Database } from './schema.js';
+import type { DialectName } from './database.js';
+
+export type Unit<T> = (trx: Kysely<Database>) => Promise<T>;
+
+export interface GroupCommitOptions {
+  /** Most units one transaction holds. */
+  maxBatch?: number;
+  /** Longest a batch stays open waiting for company, from its BEGIN (ms). */
+  maxWaitMs?: number;
+  /** Batches open at once (each on its own connection). SQLite: always 1. */
+  maxBatches?: number;
+  /** PostgreSQL: how long a statement of a unit may wait for a row lock (set local in the BEGIN round trip). */
+  lockTimeoutMs?: number;
+}
+
+export interface GroupCommitStats {
+  batches: number;
+  units: number;
+  failedUnits: number;
+  failedBatches: number;
+  largestBatch: number;
+}
+
+export interface TransactionRunner {
+  /** Runs `unit` in a shared transaction; resolves after its COMMIT, rejects if it or the COMMIT fails. */
+  run<T>(unit: Unit<T>): Promise<T>;
+  stats(): GroupCommitStats;
+}
+
+interface Pending {
+  unit: Unit<unknown>;
+  resolve: (value: unknown) => void;
+  reject: (err: unknown) => void;
+}
+
+export const GROUP_COMMIT_DEFAULTS = { maxBatch: 64, maxWaitMs: 2, maxBatches: 4, lockTimeoutMs: 5_000 } as const;
+
+export function createTransactionRunner(storage: { db: Kysely<Database>; dialect: DialectName }, options: GroupCommitOptions = {}): TransactionRunner {
+  const { db, dialect } = storage;
+  const maxBatch = Math.max(1, options.maxBatch ?? GROUP_COMMIT_DEFAULTS.maxBatch);
+  const maxWaitMs = options.maxWaitMs ?? GROUP_COMMIT_DEFAULTS.maxWaitMs;
+  const maxBatches = dialect === 'sqlite' ? 1 : Math.max(1, options.maxBatches ?? GROUP_COMMIT_DEFAULTS.maxBatches);
+  // Multi-statement text runs as one round trip on PostgreSQL (simple protocol: no parameters).
+  const statements =
+    dialect === 'sqlite'
+      ? { open: ['begin immediate', 'savepoint unit'], next: ['release unit', 'savepoint unit'], undo: ['rollback to unit'] }
+      : {
+          open: [`begin; set local lock_timeout = '${Math.round(options.lockTimeoutMs ?? GROUP_COMMIT_DEFAULTS.lockTimeoutMs)}ms'; savepoint unit`],
+          next: ['release savepoint unit; savepoint unit'],
+          undo: ['rollback to savepoint unit'],
+        };
+  const queue: Pending[] = [];
+  const stats: GroupCommitStats = { batches: 0, units: 0, failedUnits: 0, failedBatches: 0, largestBatch: 0 };
+  let openBatches = 0;
+
+  const exec = async (trx: Kysely<Database>, list: readonly string[]) => {
+    for (const text of list) await sql.raw(text).execute(trx);
+  };
+
+  function run<T>(unit: Unit<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      queue.push({ unit, resolve: resolve as (value: unknown) => void, reject });
+      if (openBatches < maxBatches) {
+        openBatches++;
+        void worker();
+      }
+    });
+  }
+
+  async function worker(): Promise<void> {
+    try {
+      while (queue.length > 0) {
+        try {
+          await db.connection().execute(batch);
+        } catch (err) {
+          // No connection (database down): every waiting unit would meet the same error.
+          for (const p of queue.splice(0)) p.reject(err);
+        }
+      }
+    } finally {
+      openBatches--;
+    }
+  }
+
+  /** One transaction: never throws; settles every unit it took. */
+  async function batch(trx: Kysely<Database>): Promise<void> {
+    const committed: Array<{ pending: Pending; value: unknown }> = [];
+    let current: Pending | null = null;
+    let taken = 0;
+    let clean = true; // the savepoint holds no writes of a finished unit
+    try {
+      await exec(trx, statements.open);
+      const opened = performance.now();
+      for (;;) {
+        while (queue.length > 0 && taken < maxBatch) {
+          current = queue.shift()!;
+          taken++;
+          if (!clean) await exec(trx, statements.next);
+          let value: unknown;
+          try {
+            value = await current.unit(trx);
+          } catch (err) {
+            const failed = current;
+            current = null;
+            stats.failedUnits++;
+            failed.reject(err);
+            // If the savepoint cannot be restored the database undid the transaction itself
+            // (SQLite does on a full disk or an I/O error): the batch fails with the unit's error.
+            await exec(trx, statements.undo).catch(() => {
+              throw err;
+            });
+            continue;
+          }
+          clean = false;
+          committed.push({ pending: current, value });
+          current = null;
+        }
+        if (taken >= maxBatch || performance.now() - opened >= maxWaitMs) break;
+        await nextTurn();
+        if (queue.length === 0) break;
+      }
+      await sql.raw('commit').execute(trx);
+    } catch (err) {
+      stats.failedBatches++;
+      await sql.raw('rollback').execute(trx).catch(() => undefined);
+      current?.reject(err);
+      for (const { pending } of committed) pending.reject(err);
+      stats.failedUnits += committed.length + (current ? 1 : 0);
+      return;
+    } finally {
+      stats.batches++;
+      stats.units += taken;
+      if (taken > stats.largestBatch) stats.largestBatch = taken;
+    }
+    for (const { pending, value } of committed) pending.resolve(value);
+  }
+
+  return { run, stats: () => ({ ...stats }) };
+}

@@ -1,0 +1,75 @@
+/**
+ * The poll path's hand-built JSON (presentDecisionJson) must be byte for byte what
+ * JSON.stringify(presentDecision(...)) gives, for every shape a decision can have.
+ */
+import { describe, expect, it } from 'vitest';
+import type { DecisionsTable } from '../../../src/db/schema.js';
+import { presentDecision, presentDecisionJson } from '../../../src/modules/decisions/decision.presenter.js';
+
+const schedule = [
+  { num: 1, due_date: '2026-12-01', amount: '37.50' },
+  { num: 2, due_date: '2026-12-15', amount: '37.50', note: 'quote " and \\ and é and \u2028' },
+];
+const tila = { apr: '0.00', finance_charge: '0.00', amount_financed: '150.00', total_of_payments: '150.00', nested: { list: [1, 2.5, -0.125, null, true] } };
+
+const base: DecisionsTable = {
+  id: '0b0f5d6e-7f55-4b8e-9a9c-3d1b2a4c5e6f',
+  application_id: '0b0f5d6e-7f55-4b8e-9a9c-3d1b2a4c5e6f',
+  tenant_id: 't',
+  environment: 'sandbox',
+  consumer_id: 'c',
+  product: 'bnpl',
+  status: 'complete',
+  kyc_tier: 'soft',
+  kyc_status: 'skipped',
+  outcome: 'approved',
+  currency: 'USD',
+  requested_amount_cents: 15_000,
+  requested_plan: null,
+  requested_term_months: null,
+  merchant_name: 'M',
+  merchant_category: 'electronics',
+  approved_amount_cents: 15_000,
+  plan: 'pay_in_4',
+  term_months: 2,
+  apr: '0.00',
+  payment_frequency: 'biweekly',
+  schedule_json: JSON.stringify(schedule),
+  tila_json: JSON.stringify(tila),
+  reasons_json: '[]',
+  score: 700,
+  risk_grade: 'A',
+  engine_version: 'bnpl-policy-2026.11.1',
+  verification_token_hash: null,
+  verification_token_sealed: null,
+  expires_at: Date.UTC(2026, 11, 1),
+  created_at: Date.UTC(2026, 10, 24),
+  updated_at: Date.UTC(2026, 10, 24),
+  completed_at: Date.UTC(2026, 10, 24),
+  version: 1,
+  channel: null,
+  dealer_id: null,
+  vin: null,
+  auto_loan_json: null,
+  buy_rate: null,
+  contract_rate: null,
+  dealer_reserve_cents: null,
+  ltv: null,
+};
+
+const shapes: Array<[string, DecisionsTable, string | null]> = [
+  ['approved BNPL', base, null],
+  ['approved auto loan', { ...base, product: 'auto_loan', term_months: 60, apr: '6.99', buy_rate: '6.49', contract_rate: '6.99', dealer_reserve_cents: 41_250, ltv: '85.23' }, null],
+  ['approved auto loan without the auto-loan columns', { ...base, product: 'auto_loan', buy_rate: undefined, contract_rate: undefined, ltv: undefined }, null],
+  ['declined', { ...base, outcome: 'declined', approved_amount_cents: null, schedule_json: null, tila_json: null, reasons_json: JSON.stringify([{ code: 'AA-01', reason: 'Score "too" low' }]) }, null],
+  ['referred', { ...base, outcome: 'referred', kyc_status: 'matched', schedule_json: null, tila_json: null, reasons_json: JSON.stringify([{ code: 'AA-25', reason: 'Credit data unavailable' }]) }, null],
+  ['pending', { ...base, status: 'needs_consumer_action', outcome: null, kyc_tier: 'enhanced', kyc_status: 'pending', schedule_json: null, tila_json: null }, 'https://example.test/verify/abc'],
+];
+
+describe('presentDecisionJson', () => {
+  it.each(shapes)('%s: the same bytes as JSON.stringify(presentDecision())', (_name, row, url) => {
+    const json = presentDecisionJson(row, url);
+    expect(json).toBe(JSON.stringify(presentDecision(row, url)));
+    expect(() => JSON.parse(json) as unknown).not.toThrow();
+  });
+});
