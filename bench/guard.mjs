@@ -33,9 +33,16 @@ const { values } = parseArgs({
     record: { type: 'boolean', default: false },
     db: { type: 'string', default: 'sqlite,postgres' },
     baseline: { type: 'string', default: path.join(ROOT, 'bench', 'results', 'guard-baseline.json') },
+    help: { type: 'boolean', default: false },
   },
   strict: true,
 });
+if (values.help) {
+  // The usage is the opening comment's table.
+  const usage = readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n').filter((l) => /^ \*   /.test(l)).map((l) => l.slice(3));
+  process.stdout.write(`${usage.join('\n')}\n`);
+  process.exit(0);
+}
 
 const log = (line = '') => process.stdout.write(line + '\n');
 
