@@ -39,7 +39,7 @@ const { values } = parseArgs({
 });
 if (values.help) {
   // The usage is the opening comment's table.
-  const usage = readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n').filter((l) => /^ \*   /.test(l)).map((l) => l.slice(3));
+  const usage = readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n').filter((l) => /^ \* {3}/.test(l)).map((l) => l.slice(3));
   process.stdout.write(`${usage.join('\n')}\n`);
   process.exit(0);
 }
