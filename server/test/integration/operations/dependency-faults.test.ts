@@ -19,9 +19,9 @@
  * is still limited by the process's own bucket, the degraded warning is logged once, and when Redis
  * returns the limiter says so and shares its buckets through Redis again.
  */
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, isPostgresReachable, type TestDatabase } from '../../support/databases.js';
+import { isRedisReachable, REDIS_TEST_URL } from '../../support/redis.js';
 import { catchUpDeliveries, createSpecGenerator, faultSeed, mapConcurrent, seededRandom, sendCreate, type CreateSpec } from '../../support/decision-load.js';
 import { halfWrittenState, queryRows, WHOLE } from '../../support/integrity-checks.js';
 import {
@@ -38,7 +38,7 @@ afterAll(cleanupProcesses);
 const CLIENTS = 6;
 /** Documented bound: no request waits longer than this for its answer, database up or down. */
 const ANSWER_BOUND_MS = 15_000;
-const REDIS_URL = process.env.REDIS_TEST_URL ?? 'redis://127.0.0.1:6379';
+const REDIS_URL = REDIS_TEST_URL;
 
 interface Tenant {
   tenant_id: string;
@@ -60,22 +60,6 @@ function unavailableProblem(r: HttpResponse): string | null {
   if (r.headers['request-id'] !== body.request_id) return 'Request-Id header differs from request_id';
   if (!(Number(r.headers['retry-after']) >= 1)) return `Retry-After ${String(r.headers['retry-after'])}`;
   return null;
-}
-
-async function isRedisReachable(): Promise<boolean> {
-  const redis = new Redis(REDIS_URL, { lazyConnect: true, connectTimeout: 1_000, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  redis.on('error', () => undefined);
-  try {
-    await redis.connect();
-    await redis.ping();
-    return true;
-  } catch (err) {
-    if (process.env.CI === 'true') throw new Error(`Redis is required in CI but unreachable at ${REDIS_URL}: ${String(err)}`);
-    console.warn(`\n!!! Redis unreachable at ${REDIS_URL}: the Redis fault test is SKIPPED in this local run !!!\n`);
-    return false;
-  } finally {
-    redis.disconnect();
-  }
 }
 
 /**
@@ -257,7 +241,7 @@ describe.skipIf(!(await isPostgresReachable()))('PostgreSQL stopped and restarte
   }, 180_000);
 });
 
-describe.skipIf(!(await isRedisReachable()))('Redis down under load', () => {
+describe.skipIf(!(await isRedisReachable('the Redis fault test')))('Redis down under load', () => {
   let db: TestDatabase;
   let proxy: TcpProxy;
   let server: ServerProcess;

@@ -17,41 +17,25 @@
  *   acknowledged decision is there, once, and retries under the same keys replay.
  * Synchronisation is on observable state (pollUntil, receiver.waitFor), never on sleeps.
  */
-import { Redis } from 'ioredis';
 import http from 'node:http';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrations } from '../../../src/db/migrations/index.js';
 import { createTestDatabase, isPostgresReachable, type TestDatabase } from '../../support/databases.js';
+import { isRedisReachable, REDIS_TEST_URL } from '../../support/redis.js';
 import { startLoadBalancer, type LoadBalancer } from '../../support/load-balancer.js';
 import {
   cleanupProcesses, databaseEnv, httpRequest, pollUntil, runCli, startServer, type HttpResponse, type RequestOptions, type ServerProcess,
 } from '../../support/server-process.js';
 import { startWebhookReceiver, writeCaFile, type ReceivedWebhook, type WebhookReceiver } from '../../support/webhook-receiver.js';
 
-const REDIS_URL = process.env.REDIS_TEST_URL ?? 'redis://127.0.0.1:6379';
+const REDIS_URL = REDIS_TEST_URL;
 /** Each worker holds at most this many sends: with a slow receiver neither can take all the work. */
 const WORKER_CONCURRENCY = 4;
 const WEBHOOK_DECISIONS = 30;
 const EVENTS_PER_SOFT_APPROVAL = ['application.created', 'decision.created', 'decision.finalized', 'score.completed'];
 
-async function isRedisReachable(): Promise<boolean> {
-  const redis = new Redis(REDIS_URL, { lazyConnect: true, connectTimeout: 1_000, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  redis.on('error', () => undefined);
-  try {
-    await redis.connect();
-    await redis.ping();
-    return true;
-  } catch (err) {
-    if (process.env.CI === 'true') throw new Error(`Redis is required in CI but unreachable at ${REDIS_URL}: ${String(err)}`);
-    console.warn(`\n!!! Redis unreachable at ${REDIS_URL}: the multi-node suite is SKIPPED in this local run !!!\n`);
-    return false;
-  } finally {
-    redis.disconnect();
-  }
-}
-
-const available = (await isPostgresReachable()) && (await isRedisReachable());
+const available = (await isPostgresReachable()) && (await isRedisReachable('the multi-node suite'));
 
 interface Tenant {
   tenant_id: string;

@@ -3,35 +3,19 @@
  * limit is one bucket across both; revocation is seen by both at once. When Redis goes away a
  * server keeps serving, limits per process, and says so in its log (decisions.md section 8).
  */
-import { Redis } from 'ioredis';
 import pg from 'pg';
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, isPostgresReachable, type TestDatabase } from '../../support/databases.js';
+import { isRedisReachable, REDIS_TEST_URL } from '../../support/redis.js';
 import {
   cleanupProcesses, databaseEnv, pollUntil, runCli, startServer, startTcpProxy, type HttpResponse, type ServerProcess, type TcpProxy,
 } from '../../support/server-process.js';
 
-const REDIS_URL = process.env.REDIS_TEST_URL ?? 'redis://127.0.0.1:6379';
+const REDIS_URL = REDIS_TEST_URL;
 const SANDBOX_RATE = 5; // burst 10
 
-async function isRedisReachable(): Promise<boolean> {
-  const redis = new Redis(REDIS_URL, { lazyConnect: true, connectTimeout: 1_000, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  redis.on('error', () => undefined);
-  try {
-    await redis.connect();
-    await redis.ping();
-    return true;
-  } catch (err) {
-    if (process.env.CI === 'true') throw new Error(`Redis is required in CI but unreachable at ${REDIS_URL}: ${String(err)}`);
-    console.warn(`\n!!! Redis unreachable at ${REDIS_URL}: the scale-out suite is SKIPPED in this local run !!!\n`);
-    return false;
-  } finally {
-    redis.disconnect();
-  }
-}
-
-const available = (await isPostgresReachable()) && (await isRedisReachable());
+const available = (await isPostgresReachable()) && (await isRedisReachable('the scale-out suite'));
 
 interface Tenant {
   tenant_id: string;
