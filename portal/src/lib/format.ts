@@ -19,3 +19,10 @@ export function formatRelative(iso: string | null | undefined, now: Date = new D
 export function titleCase(value: string): string {
   return value.charAt(0).toUpperCase() + value.slice(1).replace(/_/g, ' ');
 }
+
+/** A two-decimal amount string ("1250.00", "1250") as integer cents; null when it is not one. */
+export function toCents(amount: string): number | null {
+  const m = /^(\d{1,12})(?:\.(\d{1,2}))?$/.exec(amount.trim());
+  if (!m) return null;
+  return Number(m[1]) * 100 + Number((m[2] ?? '').padEnd(2, '0'));
+}

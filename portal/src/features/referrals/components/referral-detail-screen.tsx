@@ -17,7 +17,7 @@ import { Card, DetailList, PageHeader } from '../../../components/page';
 import { DataTable } from '../../../components/table';
 import type { ApiError } from '../../../lib/api-client';
 import { useEnvironment } from '../../../lib/environment';
-import { formatDateTime, titleCase } from '../../../lib/format';
+import { formatDateTime, titleCase, toCents } from '../../../lib/format';
 import { Link } from '../../../lib/router';
 import { useSignedIn } from '../../../lib/session';
 import { useAsync } from '../../../lib/use-async';
@@ -153,10 +153,17 @@ function AutoLoanCard({ auto }: { auto: AutoLoanReferral }) {
   );
 }
 
+/** The first plan (in the catalogue's order) whose range holds the amount: the ranges come from the service, never from here. */
+function defaultPlan(amount: string, plans: Catalogue['plans']): string {
+  const cents = toCents(amount);
+  const fits = plans.find((p) => cents !== null && cents >= (toCents(p.min_amount) ?? Infinity) && cents <= (toCents(p.max_amount) ?? -Infinity));
+  return (fits ?? plans[plans.length - 1])?.plan ?? '';
+}
+
 function ApproveForm({ referral, catalogue, busy, onSubmit }: { referral: ReferralDetail; catalogue: Catalogue; busy: boolean; onSubmit(input: { amount: string; plan: string; term_months: number | null }): void }) {
   const start = referral.recommended_amount ?? referral.requested_amount;
   const [amount, setAmount] = useState(start);
-  const [plan, setPlan] = useState(referral.requested_plan ?? (Number(start) <= 1000 ? 'pay_in_4' : Number(start) <= 2500 ? 'pay_in_6' : 'monthly'));
+  const [plan, setPlan] = useState(referral.requested_plan ?? defaultPlan(start, catalogue.plans));
   const [term, setTerm] = useState<string>('');
   const rate = referral.pricing?.rates_bps[plan];
   return (
