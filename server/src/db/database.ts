@@ -15,6 +15,8 @@
  * - DATABASE_URL=postgres://...: a pg Pool. int8 is parsed to a JS number (our epoch-ms times and
  *   cents are far below 2^53). Connection attempts time out quickly so an unreachable database
  *   becomes a 503 rather than a hung request, and the pool reconnects by itself when it returns.
+ * - `prepareRead`: the hottest read (a poll's decision by primary key) runs outside Kysely's
+ *   executor, prepared once, its row as an array of values (see `PreparedRead`).
  */
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
@@ -39,8 +41,28 @@ export interface Storage {
   dialect: DialectName;
   /** Where the data lives, without credentials (for logs). */
   location: string;
+  /** A read run on every request, prepared once (`PreparedRead`); `name` must be unique per SQL text. */
+  prepareRead: (name: string, sql: string) => PreparedRead;
   close(): Promise<void>;
 }
+
+/**
+ * A read prepared once and run many times, on the read connection: the SQL as Kysely compiled it
+ * for this dialect (`?` or `$1` placeholders), its first row as the select list's values in order,
+ * or undefined. For the requests that run one read each (polls); everything else goes through
+ * Kysely. Why, per dialect (measured in docs/performance.md, "The read path"):
+ * - SQLite: the reader's better-sqlite3 statement, prepared on first use and run synchronously
+ *   in raw mode. A statement runs to completion on the event loop, so it never interleaves with
+ *   another use of the connection and needs no lock; an array of values costs a third less
+ *   to build than better-sqlite3's row object, and Kysely's connection mutex and promises are skipped.
+ * - PostgreSQL: a named prepared statement: each pooled connection parses and plans it once instead
+ *   of on every execution, which was most of the backend's CPU for a lookup by primary key. The
+ *   select list must name its columns, never `*`: a rolling deploy adds columns while older
+ *   processes serve, and PostgreSQL refuses to run a prepared statement whose result columns
+ *   changed ("cached plan must not change result type"); named columns never change. Needs
+ *   session-level connections (as LISTEN does): a pooler in transaction mode would lose them.
+ */
+export type PreparedRead = (parameters: readonly unknown[]) => Promise<unknown[] | undefined>;
 
 export interface StorageOptions {
   databaseUrl: string | null;
@@ -89,6 +111,15 @@ export function openStorage(options: StorageOptions): Storage {
       readDb,
       dialect: 'sqlite',
       location: file,
+      prepareRead: (_name, sql) => {
+        // Prepared on first use (the tables exist only after migrations) and kept out of the
+        // shared statement cache: raw mode is a property of the statement object.
+        let statement: SqliteDatabase.Statement | null = null;
+        return async (parameters) => {
+          statement ??= reader.prepare(sql).raw(true);
+          return statement.get(...parameters) as unknown[] | undefined;
+        };
+      },
       close: async () => {
         await checkpointer?.stop();
         await readDb.destroy();
@@ -109,7 +140,14 @@ export function openStorage(options: StorageOptions): Storage {
   pool.on('connect', (client) => client.on('error', () => undefined));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   const url = new URL(options.databaseUrl);
-  return { db, readDb: db, dialect: 'postgres', location: `${url.hostname}:${url.port || 5432}${url.pathname}`, close: () => db.destroy() };
+  return {
+    db,
+    readDb: db,
+    dialect: 'postgres',
+    location: `${url.hostname}:${url.port || 5432}${url.pathname}`,
+    prepareRead: (name, text) => async (parameters) => (await pool.query({ name, text, values: parameters as unknown[], rowMode: 'array' })).rows[0] as unknown[] | undefined,
+    close: () => db.destroy(),
+  };
 }
 
 /**

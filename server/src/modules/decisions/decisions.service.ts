@@ -19,6 +19,7 @@
 import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Config, Environment } from '../../config/config.js';
+import type { PreparedRead } from '../../db/database.js';
 import type { Database, DecisionsTable } from '../../db/schema.js';
 import { ApiError } from '../../http/errors/error-registry.js';
 import { formatCentsGrouped } from '../../http/errors/messages.js';
@@ -38,7 +39,7 @@ import { buildOffer, presentOffer, type Offer } from '../offers/offer.js';
 import { monthlyTermFor, type Plan } from '../offers/schedule.js';
 import { formatLtv, normalizeAutoLoanRequest, type AutoLoanApplication, type AutoLoanCreateBody } from './auto-loan-request.js';
 import { normalizeBnplRequest, type ApplicantRef, type BnplApplication, type BnplCreateBody } from './bnpl-request.js';
-import { presentDecision, presentDecisionJson } from './decision.presenter.js';
+import { PRESENTED_COLUMNS, presentDecision, presentDecisionJson } from './decision.presenter.js';
 
 export interface Scope {
   tenantId: string;
@@ -71,7 +72,13 @@ export interface DecisionsDeps {
   merchantDefaultsFor(tenantId: string): Promise<{ merchantName: string; merchantCategory: string }>;
   /** The active dealer an indirect auto loan names, or null (modules/dealers). */
   findActiveDealer(scope: Scope, dealerId: string): Promise<{ id: string; name: string } | null>;
+  /** The storage's prepared reads (`Storage.prepareRead`): the poll's read. */
+  prepareRead: (name: string, sql: string) => PreparedRead;
 }
+
+/** What a poll reads: the presenter's columns, the scope it is checked against, the pending state's sealed token. */
+const POLL_COLUMNS = [...PRESENTED_COLUMNS, 'tenant_id', 'environment', 'verification_token_sealed'] as const;
+type PollRow = Pick<DecisionsTable, (typeof POLL_COLUMNS)[number]>;
 
 /** One line of a consumer's application history (portal). */
 export interface ConsumerApplication {
@@ -412,10 +419,33 @@ export function createDecisionsService(deps: DecisionsDeps) {
     return row ? { row, body: presentDecision(row, consumerCompleteUrlOf(row)) } : null;
   }
 
-  /** The poll's body as JSON text: the bytes of JSON.stringify(getDecision().body), built without re-parsing stored JSON. */
+  /**
+   * The poll's body as JSON text: the bytes of JSON.stringify(getDecision().body), built without
+   * re-parsing stored JSON, from a read of only the columns it needs (prepared once: `pollRead`).
+   */
   async function getDecisionJson(scope: Scope, product: Product | null, decisionId: string): Promise<string | null> {
-    const row = await currentRow(scope, product, decisionId);
-    return row ? presentDecisionJson(row, consumerCompleteUrlOf(row)) : null;
+    const row = await pollRow(scope, product, decisionId);
+    if (row === null) return null;
+    if (row.status === 'needs_consumer_action' && row.expires_at <= clock.now().getTime()) {
+      const current = await currentRow(scope, product, decisionId);
+      return current ? presentDecisionJson(current, consumerCompleteUrlOf(current)) : null;
+    }
+    return presentDecisionJson(row, consumerCompleteUrlOf(row));
+  }
+
+  // Compiled once by Kysely (the dialect's quoting and placeholder), then prepared once per
+  // connection and run without Kysely's executor (database.ts, PreparedRead).
+  const pollRead = deps.prepareRead('cds_decision_poll', deps.readDb.selectFrom('decisions').select(POLL_COLUMNS).where('id', '=', '').compile().sql);
+
+  /** As readRow, for a poll: by primary key alone, scope checked here. */
+  async function pollRow(scope: Scope, product: Product | null, decisionId: string): Promise<PollRow | null> {
+    const values = await pollRead([decisionId.toLowerCase()]);
+    if (values === undefined) return null;
+    const fields: Record<string, unknown> = {};
+    for (let i = 0; i < POLL_COLUMNS.length; i++) fields[POLL_COLUMNS[i]!] = values[i];
+    const row = fields as PollRow;
+    if (row.tenant_id !== scope.tenantId || row.environment !== scope.environment || (product !== null && row.product !== product)) return null;
+    return row;
   }
 
   async function currentRow(scope: Scope, product: Product | null, decisionId: string): Promise<DecisionsTable | null> {
@@ -441,7 +471,7 @@ export function createDecisionsService(deps: DecisionsDeps) {
     return row;
   }
 
-  function consumerCompleteUrlOf(row: DecisionsTable): string | null {
+  function consumerCompleteUrlOf(row: Pick<DecisionsTable, 'id' | 'status' | 'verification_token_sealed'>): string | null {
     return row.status === 'needs_consumer_action' && row.verification_token_sealed ? completeUrl(deps.secretBox.openText(row.verification_token_sealed, row.id)) : null;
   }
 
