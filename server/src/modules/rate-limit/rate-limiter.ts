@@ -17,7 +17,8 @@ import type { Clock } from '../../lib/clock.js';
 import { takeToken, type BucketLimits, type BucketState, type TakeResult } from './token-bucket.js';
 
 export interface RateLimiter {
-  take(bucketKey: string, limits: BucketLimits): Promise<TakeResult>;
+  /** In-process buckets answer synchronously (no promise on every request); Redis asynchronously. */
+  take(bucketKey: string, limits: BucketLimits): TakeResult | Promise<TakeResult>;
   /** 'redis' while Redis serves, 'local' without Redis or while degraded. */
   mode(): 'redis' | 'local';
   /**
@@ -33,7 +34,7 @@ const MAX_LOCAL_BUCKETS = 100_000;
 export function createLocalRateLimiter(clock: Clock): RateLimiter {
   const buckets = new Map<string, BucketState>();
   return {
-    async take(bucketKey, limits) {
+    take(bucketKey, limits) {
       return takeLocal(buckets, bucketKey, limits, clock.now().getTime());
     },
     mode: () => 'local',
