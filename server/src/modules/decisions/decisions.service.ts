@@ -19,7 +19,7 @@
 import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Config, Environment } from '../../config/config.js';
-import type { PreparedRead } from '../../db/database.js';
+import type { Storage } from '../../db/database.js';
 import type { Database, DecisionsTable } from '../../db/schema.js';
 import { ApiError } from '../../http/errors/error-registry.js';
 import { formatCentsGrouped } from '../../http/errors/messages.js';
@@ -72,8 +72,8 @@ export interface DecisionsDeps {
   merchantDefaultsFor(tenantId: string): Promise<{ merchantName: string; merchantCategory: string }>;
   /** The active dealer an indirect auto loan names, or null (modules/dealers). */
   findActiveDealer(scope: Scope, dealerId: string): Promise<{ id: string; name: string } | null>;
-  /** The storage's prepared reads (`Storage.prepareRead`): the poll's read. */
-  prepareRead: (name: string, sql: string) => PreparedRead;
+  /** The storage's batched reads by id (`Storage.readByIds`): the poll's read. */
+  readByIds: Storage['readByIds'];
 }
 
 /** What a poll reads: the presenter's columns, the scope it is checked against, the pending state's sealed token. */
@@ -421,7 +421,7 @@ export function createDecisionsService(deps: DecisionsDeps) {
 
   /**
    * The poll's body as JSON text: the bytes of JSON.stringify(getDecision().body), built without
-   * re-parsing stored JSON, from a read of only the columns it needs (prepared once: `pollRead`).
+   * re-parsing stored JSON, from a read of only the columns it needs (`pollRead`).
    */
   async function getDecisionJson(scope: Scope, product: Product | null, decisionId: string): Promise<string | null> {
     const row = await pollRow(scope, product, decisionId);
@@ -433,13 +433,13 @@ export function createDecisionsService(deps: DecisionsDeps) {
     return presentDecisionJson(row, consumerCompleteUrlOf(row));
   }
 
-  // Compiled once by Kysely (the dialect's quoting and placeholder), then prepared once per
-  // connection and run without Kysely's executor (database.ts, PreparedRead).
-  const pollRead = deps.prepareRead('cds_decision_poll', deps.readDb.selectFrom('decisions').select(POLL_COLUMNS).where('id', '=', '').compile().sql);
+  // Prepared once and batched per turn of the event loop: concurrent polls share one statement
+  // (database.ts `readByIds`, batched-read.ts).
+  const pollRead = deps.readByIds('cds_decision_poll', 'decisions', POLL_COLUMNS);
 
   /** As readRow, for a poll: by primary key alone, scope checked here. */
   async function pollRow(scope: Scope, product: Product | null, decisionId: string): Promise<PollRow | null> {
-    const values = await pollRead([decisionId.toLowerCase()]);
+    const values = await pollRead(decisionId.toLowerCase());
     if (values === undefined) return null;
     const fields: Record<string, unknown> = {};
     for (let i = 0; i < POLL_COLUMNS.length; i++) fields[POLL_COLUMNS[i]!] = values[i];
