@@ -139,6 +139,7 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
     documentsFor: async <P extends keyof ProductEngineDocuments = 'bnpl'>(scope: { tenantId: string; environment: 'sandbox' | 'live' }, product?: P) =>
       (await creditPolicy.documentsFor(scope, product ?? 'bnpl')) as ProductEngineDocuments[P],
     findActiveDealer: (scope, dealerId) => dealers.findActiveDealer(scope, dealerId),
+    readByIds: storage.readByIds,
     merchantDefaultsFor: async (tenantId) => {
       const tenant = await tenants.getTenant(tenantId);
       return {

@@ -15,6 +15,8 @@
  * - DATABASE_URL=postgres://...: a pg Pool. int8 is parsed to a JS number (our epoch-ms times and
  *   cents are far below 2^53). Connection attempts time out quickly so an unreachable database
  *   becomes a 503 rather than a hung request, and the pool reconnects by itself when it returns.
+ * - `readByIds`: the hottest read (a poll's decision by primary key) runs outside Kysely's
+ *   executor: prepared once, batched per turn of the event loop, rows as arrays of values.
  */
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
@@ -23,6 +25,7 @@ import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.js';
 import { migrations } from './migrations/index.js';
+import { batchedRead, type RowValues } from './batched-read.js';
 import { CHECKPOINT_DEFAULTS, startCheckpointer, type Checkpointer, type CheckpointerOptions } from './wal-checkpointer.js';
 
 export type DialectName = 'sqlite' | 'postgres';
@@ -39,7 +42,39 @@ export interface Storage {
   dialect: DialectName;
   /** Where the data lives, without credentials (for logs). */
   location: string;
+  /**
+   * Rows of `table` by its primary key `id`, for a read that every request of a kind makes (polls):
+   * each row the values of `columns` in that order (`id` among them). The ids asked for in the same
+   * turn of the event loop are fetched by one statement (batched-read.ts), prepared once:
+   * - SQLite: `id in (select value from json_each(?))` with the ids as one JSON array, on the
+   *   reader's own better-sqlite3 statement, run synchronously in raw mode (values, not a row
+   *   object: a third cheaper to build), without Kysely's connection mutex and promises. One
+   *   statement is one read transaction, so one snapshot for the whole batch.
+   * - PostgreSQL: `id = any($1::text[])` as a named prepared statement (`name`): each pooled
+   *   connection parses it once, not on every execution, and plans it for each batch's ids (see
+   *   `plan_cache_mode` below); one round trip per batch instead of one per poll was most of the
+   *   server's and the backend's CPU for a poll. Named columns, never `*`: a rolling deploy adds
+   *   columns while older processes serve, and PostgreSQL refuses to run a prepared statement whose
+   *   result columns changed ("cached plan must not change result type"). Needs session-level
+   *   connections, as LISTEN does: a pooler in transaction mode would lose the statement.
+   */
+  readByIds: <T extends keyof Database & string>(name: string, table: T, columns: readonly (keyof Database[T] & string)[]) => ReadById;
   close(): Promise<void>;
+}
+
+/** One row's values by id (`Storage.readByIds`), or undefined when there is no such row. */
+export type ReadById = (id: string) => Promise<RowValues | undefined>;
+
+/** `"table"` and `"a", "b"` for SQL built from our own constant names (never from input). */
+function quoted(names: readonly string[]): string {
+  for (const n of names) if (!/^[a-z_][a-z0-9_]*$/.test(n)) throw new Error(`not a plain SQL identifier: ${n}`);
+  return names.map((n) => `"${n}"`).join(', ');
+}
+
+function keyIndexOf(columns: readonly string[]): number {
+  const index = columns.indexOf('id');
+  if (index < 0) throw new Error('readByIds: the columns must include id');
+  return index;
 }
 
 export interface StorageOptions {
@@ -89,6 +124,19 @@ export function openStorage(options: StorageOptions): Storage {
       readDb,
       dialect: 'sqlite',
       location: file,
+      readByIds: (_name, table, columns) => {
+        const text = `select ${quoted(columns)} from ${quoted([table])} where "id" in (select value from json_each(?))`;
+        // Prepared on first use (the tables exist only after migrations) and kept out of the
+        // shared statement cache: raw mode is a property of the statement object.
+        let statement: SqliteDatabase.Statement | null = null;
+        return batchedRead({
+          keyIndex: keyIndexOf(columns),
+          fetch: (ids) => {
+            statement ??= reader.prepare(text).raw(true);
+            return statement.all(JSON.stringify(ids)) as RowValues[];
+          },
+        });
+      },
       close: async () => {
         await checkpointer?.stop();
         await readDb.destroy();
@@ -101,15 +149,32 @@ export function openStorage(options: StorageOptions): Storage {
     max: options.poolSize ?? 10,
     connectionTimeoutMillis: 2_000,
     idleTimeoutMillis: 30_000,
-    // A statement that cannot get its locks in time fails instead of queueing forever.
-    options: '-c lock_timeout=10000',
+    // A statement that cannot get its locks in time fails instead of queueing forever. Named
+    // prepared statements (`readByIds`) are planned for each execution's values: a generic plan
+    // chosen while a table was small (a sequential scan) would otherwise stay for the connection's
+    // life, also after the table grew, where nothing runs ANALYZE. Unnamed statements, which is
+    // everything Kysely sends, are planned per execution anyway.
+    options: '-c lock_timeout=10000 -c plan_cache_mode=force_custom_plan',
   });
   pool.on('error', (err) => options.onPoolError?.(err));
   // A connection that dies mid-query emits 'error' on its checked-out client (the query is rejected too, and becomes a 503); unheard, that event would crash the process.
   pool.on('connect', (client) => client.on('error', () => undefined));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   const url = new URL(options.databaseUrl);
-  return { db, readDb: db, dialect: 'postgres', location: `${url.hostname}:${url.port || 5432}${url.pathname}`, close: () => db.destroy() };
+  return {
+    db,
+    readDb: db,
+    dialect: 'postgres',
+    location: `${url.hostname}:${url.port || 5432}${url.pathname}`,
+    readByIds: (name, table, columns) => {
+      const text = `select ${quoted(columns)} from ${quoted([table])} where "id" = any($1::text[])`;
+      return batchedRead({
+        keyIndex: keyIndexOf(columns),
+        fetch: async (ids) => (await pool.query<RowValues>({ name, text, values: [ids], rowMode: 'array' })).rows,
+      });
+    },
+    close: () => db.destroy(),
+  };
 }
 
 /**

@@ -21,26 +21,40 @@ export const FAILED_AUTH_LIMITS = { ratePerSecond: 1, burst: 60 };
 
 export function registerAuthentication(app: FastifyInstance, ctx: AppContext): void {
   app.decorateRequest('auth', null as unknown as AuthenticatedKey);
-  app.addHook('onRequest', async (request) => {
+  // Callback style: a cached key (SQLite) is accepted synchronously, no promise per request.
+  app.addHook('onRequest', (request, _reply, done) => {
     const key = bearerToken(request);
-    const auth = key === null ? null : await ctx.apiKeys.authenticate(key);
-    if (auth) {
+    const auth = key === null ? null : ctx.apiKeys.authenticate(key);
+    if (auth !== null && !(auth instanceof Promise)) {
       request.auth = auth;
+      done();
       return;
     }
-    const limit = await ctx.rateLimiter.take(`auth-fail:${request.ip}`, FAILED_AUTH_LIMITS);
-    if (!limit.allowed) {
-      throw new ApiError('rate_limited', 'Too many failed authentication attempts from this address; retry after the time given in Retry-After.', {
-        'Retry-After': String(limit.retryAfterSeconds),
-      });
-    }
-    throw new ApiError(
-      'invalid_api_key',
-      key === null
-        ? 'No API key provided. Send it as "Authorization: Bearer <API_KEY>".'
-        : 'The API key in the Authorization header is unknown, malformed or revoked; keys start with svc_test_ (sandbox) or svc_live_ (live) and are generated in the lender portal.',
-    );
+    const settled =
+      auth === null
+        ? refuse(ctx, request, key)
+        : auth.then((found) => {
+            if (!found) return refuse(ctx, request, key);
+            request.auth = found;
+          });
+    settled.then(() => done(), done);
   });
+}
+
+/** Throws the 401, or the 429 for an address that keeps failing. */
+async function refuse(ctx: AppContext, request: FastifyRequest, key: string | null): Promise<never> {
+  const limit = await ctx.rateLimiter.take(`auth-fail:${request.ip}`, FAILED_AUTH_LIMITS);
+  if (!limit.allowed) {
+    throw new ApiError('rate_limited', 'Too many failed authentication attempts from this address; retry after the time given in Retry-After.', {
+      'Retry-After': String(limit.retryAfterSeconds),
+    });
+  }
+  throw new ApiError(
+    'invalid_api_key',
+    key === null
+      ? 'No API key provided. Send it as "Authorization: Bearer <API_KEY>".'
+      : 'The API key in the Authorization header is unknown, malformed or revoked; keys start with svc_test_ (sandbox) or svc_live_ (live) and are generated in the lender portal.',
+  );
 }
 
 function bearerToken(request: FastifyRequest): string | null {

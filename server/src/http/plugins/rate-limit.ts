@@ -5,28 +5,38 @@
  * (IETF draft -06 names: limit = burst, reset = seconds until the bucket is full); a refusal is
  * 429 `rate_limited` with Retry-After (seconds until a token is back).
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { AppContext } from '../../app/context.js';
+import type { BucketLimits, TakeResult } from '../../modules/rate-limit/token-bucket.js';
 import { ApiError } from '../errors/error-registry.js';
 
 export function registerRateLimit(app: FastifyInstance, ctx: AppContext): void {
-  app.addHook('onRequest', async (request, reply) => {
+  // Callback style: the in-process limiter answers synchronously, so no promise per request.
+  app.addHook('onRequest', (request, reply, done) => {
     const { auth } = request;
     const rate =
       auth.rateLimitPerSecond ?? (auth.environment === 'live' ? ctx.config.rateLimits.livePerSecond : ctx.config.rateLimits.sandboxPerSecond);
     const limits = { ratePerSecond: rate, burst: rate * 2 };
-    const result = await ctx.rateLimiter.take(`key:${auth.keyId}`, limits);
-    const headers = {
-      'RateLimit-Limit': String(limits.burst),
-      'RateLimit-Remaining': String(result.remaining),
-      'RateLimit-Reset': String(result.resetSeconds),
-    };
-    reply.headers(headers);
-    if (!result.allowed) {
-      throw new ApiError('rate_limited', `Rate limit of ${rate} requests per second (burst ${limits.burst}) exceeded for this API key; retry after the seconds given in Retry-After.`, {
-        ...headers,
-        'Retry-After': String(result.retryAfterSeconds),
-      });
+    const taken = ctx.rateLimiter.take(`key:${auth.keyId}`, limits);
+    if (!(taken instanceof Promise)) {
+      done(apply(reply, rate, limits, taken));
+      return;
     }
+    taken.then((result) => done(apply(reply, rate, limits, result)), done);
+  });
+}
+
+/** Sets the RateLimit-* headers; the 429 to answer with when the bucket is empty. */
+function apply(reply: FastifyReply, rate: number, limits: BucketLimits, result: TakeResult): ApiError | undefined {
+  const limit = String(limits.burst);
+  const remaining = String(result.remaining);
+  const reset = String(result.resetSeconds);
+  reply.header('RateLimit-Limit', limit).header('RateLimit-Remaining', remaining).header('RateLimit-Reset', reset);
+  if (result.allowed) return undefined;
+  return new ApiError('rate_limited', `Rate limit of ${rate} requests per second (burst ${limits.burst}) exceeded for this API key; retry after the seconds given in Retry-After.`, {
+    'RateLimit-Limit': limit,
+    'RateLimit-Remaining': remaining,
+    'RateLimit-Reset': reset,
+    'Retry-After': String(result.retryAfterSeconds),
   });
 }

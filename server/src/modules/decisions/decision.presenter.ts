@@ -11,11 +11,22 @@ export const ESTIMATED_COMPLETION_SECONDS = { enhanced: 120, hard: 600 } as cons
 /** The path segment of each product under /v1/decisions. */
 export const PRODUCT_PATHS = { bnpl: 'bnpl', auto_loan: 'auto-loan' } as const satisfies Record<DecisionsTable['product'], string>;
 
+/**
+ * Every column the presenter reads, and no other: a poll selects only these (plus its scope), so
+ * reading a column not listed here is a type error rather than an `undefined` on the wire.
+ */
+export const PRESENTED_COLUMNS = [
+  'id', 'application_id', 'product', 'status', 'kyc_tier', 'kyc_status', 'outcome', 'currency', 'approved_amount_cents', 'apr', 'term_months',
+  'schedule_json', 'tila_json', 'reasons_json', 'expires_at', 'buy_rate', 'contract_rate', 'dealer_reserve_cents', 'ltv',
+] as const satisfies readonly (keyof DecisionsTable)[];
+
+export type PresentedRow = Pick<DecisionsTable, (typeof PRESENTED_COLUMNS)[number]>;
+
 export function pollingUrlOf(row: Pick<DecisionsTable, 'id' | 'product'>): string {
   return `/v1/decisions/${PRODUCT_PATHS[row.product]}/${row.id}`;
 }
 
-export function presentDecision(row: DecisionsTable, consumerCompleteUrl: string | null): Record<string, unknown> {
+export function presentDecision(row: PresentedRow, consumerCompleteUrl: string | null): Record<string, unknown> {
   const reasons = JSON.parse(row.reasons_json) as Array<{ code: string; reason: string }>;
   const base = { decision_id: row.id, application_id: row.application_id, status: row.status };
   if (row.status === 'needs_consumer_action') {
@@ -63,7 +74,7 @@ export function presentDecision(row: DecisionsTable, consumerCompleteUrl: string
  * (a parse-stringify round trip of JSON.stringify output is the identity). Other shapes are small
  * and go through presentDecision. The presenter tests check both give identical text.
  */
-export function presentDecisionJson(row: DecisionsTable, consumerCompleteUrl: string | null): string {
+export function presentDecisionJson(row: PresentedRow, consumerCompleteUrl: string | null): string {
   if (row.status === 'needs_consumer_action' || row.outcome !== 'approved' || row.schedule_json === null || row.tila_json === null) {
     return JSON.stringify(presentDecision(row, consumerCompleteUrl));
   }

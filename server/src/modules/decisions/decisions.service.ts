@@ -19,6 +19,7 @@
 import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Config, Environment } from '../../config/config.js';
+import type { Storage } from '../../db/database.js';
 import type { Database, DecisionsTable } from '../../db/schema.js';
 import { ApiError } from '../../http/errors/error-registry.js';
 import { formatCentsGrouped } from '../../http/errors/messages.js';
@@ -38,7 +39,7 @@ import { buildOffer, presentOffer, type Offer } from '../offers/offer.js';
 import { monthlyTermFor, type Plan } from '../offers/schedule.js';
 import { formatLtv, normalizeAutoLoanRequest, type AutoLoanApplication, type AutoLoanCreateBody } from './auto-loan-request.js';
 import { normalizeBnplRequest, type ApplicantRef, type BnplApplication, type BnplCreateBody } from './bnpl-request.js';
-import { presentDecision, presentDecisionJson } from './decision.presenter.js';
+import { PRESENTED_COLUMNS, presentDecision, presentDecisionJson } from './decision.presenter.js';
 
 export interface Scope {
   tenantId: string;
@@ -71,6 +72,25 @@ export interface DecisionsDeps {
   merchantDefaultsFor(tenantId: string): Promise<{ merchantName: string; merchantCategory: string }>;
   /** The active dealer an indirect auto loan names, or null (modules/dealers). */
   findActiveDealer(scope: Scope, dealerId: string): Promise<{ id: string; name: string } | null>;
+  /** The storage's batched reads by id (`Storage.readByIds`): the poll's read. */
+  readByIds: Storage['readByIds'];
+}
+
+/** What a poll reads: the presenter's columns, the scope it is checked against, the pending state's sealed token. */
+export const POLL_COLUMNS = [...PRESENTED_COLUMNS, 'tenant_id', 'environment', 'verification_token_sealed'] as const;
+type PollRow = Pick<DecisionsTable, (typeof POLL_COLUMNS)[number]>;
+
+/**
+ * A poll's row from its values in POLL_COLUMNS order. An object literal, so V8 builds every row
+ * with one shape; a loop of keyed stores cost about a microsecond a poll. The unit test of this
+ * function checks the order against POLL_COLUMNS, the `satisfies` that no column is missing.
+ */
+export function pollRowOf(v: readonly unknown[]): PollRow {
+  return {
+    id: v[0], application_id: v[1], product: v[2], status: v[3], kyc_tier: v[4], kyc_status: v[5], outcome: v[6], currency: v[7],
+    approved_amount_cents: v[8], apr: v[9], term_months: v[10], schedule_json: v[11], tila_json: v[12], reasons_json: v[13], expires_at: v[14],
+    buy_rate: v[15], contract_rate: v[16], dealer_reserve_cents: v[17], ltv: v[18], tenant_id: v[19], environment: v[20], verification_token_sealed: v[21],
+  } satisfies Record<keyof PollRow, unknown> as PollRow;
 }
 
 /** One line of a consumer's application history (portal). */
@@ -412,10 +432,31 @@ export function createDecisionsService(deps: DecisionsDeps) {
     return row ? { row, body: presentDecision(row, consumerCompleteUrlOf(row)) } : null;
   }
 
-  /** The poll's body as JSON text: the bytes of JSON.stringify(getDecision().body), built without re-parsing stored JSON. */
+  /**
+   * The poll's body as JSON text: the bytes of JSON.stringify(getDecision().body), built without
+   * re-parsing stored JSON, from a read of only the columns it needs (`pollRead`).
+   */
   async function getDecisionJson(scope: Scope, product: Product | null, decisionId: string): Promise<string | null> {
-    const row = await currentRow(scope, product, decisionId);
-    return row ? presentDecisionJson(row, consumerCompleteUrlOf(row)) : null;
+    const row = await pollRow(scope, product, decisionId);
+    if (row === null) return null;
+    if (row.status === 'needs_consumer_action' && row.expires_at <= clock.now().getTime()) {
+      const current = await currentRow(scope, product, decisionId);
+      return current ? presentDecisionJson(current, consumerCompleteUrlOf(current)) : null;
+    }
+    return presentDecisionJson(row, consumerCompleteUrlOf(row));
+  }
+
+  // Prepared once and batched per turn of the event loop: concurrent polls share one statement
+  // (database.ts `readByIds`, batched-read.ts).
+  const pollRead = deps.readByIds('cds_decision_poll', 'decisions', POLL_COLUMNS);
+
+  /** As readRow, for a poll: by primary key alone, scope checked here. */
+  async function pollRow(scope: Scope, product: Product | null, decisionId: string): Promise<PollRow | null> {
+    const values = await pollRead(decisionId.toLowerCase());
+    if (values === undefined) return null;
+    const row = pollRowOf(values);
+    if (row.tenant_id !== scope.tenantId || row.environment !== scope.environment || (product !== null && row.product !== product)) return null;
+    return row;
   }
 
   async function currentRow(scope: Scope, product: Product | null, decisionId: string): Promise<DecisionsTable | null> {
@@ -441,7 +482,7 @@ export function createDecisionsService(deps: DecisionsDeps) {
     return row;
   }
 
-  function consumerCompleteUrlOf(row: DecisionsTable): string | null {
+  function consumerCompleteUrlOf(row: Pick<DecisionsTable, 'id' | 'status' | 'verification_token_sealed'>): string | null {
     return row.status === 'needs_consumer_action' && row.verification_token_sealed ? completeUrl(deps.secretBox.openText(row.verification_token_sealed, row.id)) : null;
   }
 
