@@ -40,8 +40,13 @@ export async function serveCommand(config: Readonly<Config>, role: 'api' | 'work
       { address, role, database: `${ctx.storage.dialect} ${ctx.storage.location}`, rateLimiting: config.redisUrl ? 'redis' : 'in-process', encryptionKey: config.dataEncryptionKeySource, startupMs: Math.round(performance.now() - startedAt), sinceProcessStartMs: Math.round(performance.now()), startupCpuMs: cpuMs() },
       'credit decisioning service ready',
     );
-    // What start-up left for later (the policy engine, argon2, route schemas): now, a step at a time.
-    warmUpInBackground(ctx, built.compilers, (err) => log.error({ err }, 'warm-up step failed; the first request that needs it will try again'));
+    // What start-up left for later (the policy engine, route schemas, argon2): now, a step at a time while idle.
+    warmUpInBackground({
+      ctx,
+      compilers: built.compilers,
+      server: app.server,
+      onError: (err) => log.error({ err }, 'warm-up step failed; the first request that needs it will try again'),
+    });
   }
   const workers = role === 'api' ? null : startWorkers(ctx);
   if (workers) {

@@ -70,15 +70,16 @@ export function createLazyCompilers(): LazyCompilers {
   const ajvCompilers = AjvCompiler() as unknown as ValidatorBuilder;
   const serializerCompilers = SerializerSelector() as unknown as SerializerBuilder;
 
+  // The Ajv instance itself (formats, the shared Error schema) is made when Fastify asks for the
+  // factory, before listening, as before: every first request of a route would otherwise wait for it.
   const buildValidator: ValidatorBuilder = (externalSchemas, options) => {
-    let compiler: Compile<Validate> | null = null;
+    const compiler = ajvCompilers(externalSchemas, options);
     return (routeSchema) => {
       const part = routeSchema.httpPart === 'headers' ? { ...routeSchema, schema: lowerCaseHeaders(routeSchema.schema) } : routeSchema;
       let real: Validate | null = null;
       const compile = (): Validate => {
         if (real) return real;
         queue.delete(compile);
-        compiler ??= ajvCompilers(externalSchemas, options);
         real = compiler(part);
         return real;
       };
@@ -95,13 +96,12 @@ export function createLazyCompilers(): LazyCompilers {
   };
 
   const buildSerializer: SerializerBuilder = (externalSchemas, options) => {
-    let compiler: Compile<Serialize> | null = null;
+    const compiler = serializerCompilers(externalSchemas, options);
     return (routeSchema) => {
       let real: Serialize | null = null;
       const compile = (): Serialize => {
         if (real) return real;
         queue.delete(compile);
-        compiler ??= serializerCompilers(externalSchemas, options);
         real = compiler(routeSchema);
         return real;
       };

@@ -5,6 +5,7 @@
  * warm-up compiles /v1 first and leaves nothing pending.
  */
 import Fastify, { type FastifyInstance } from 'fastify';
+import { EventEmitter } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createContext } from '../../../src/app/context.js';
 import { warmUpInBackground } from '../../../src/app/warm-up.js';
@@ -131,7 +132,7 @@ describe("the service's own routes", () => {
 });
 
 describe('warm-up after listen', () => {
-  it('loads the engine, compiles /v1 first and then the rest, then prepares argon2', async () => {
+  it('compiles the /v1 routes first, then the rest, then prepares argon2', async () => {
     const { eager, lazy, compilers } = await buildPair();
     apps.push(eager, lazy);
     const order: string[] = [];
@@ -143,12 +144,36 @@ describe('warm-up after listen', () => {
         return label;
       },
     };
-    const prepared = new Promise<void>((resolve) => warmUpInBackground({ accounts: { prepare: () => resolve() } as never }, recording, (err) => { throw err; }));
-    await prepared;
+    let prepared = false;
+    await new Promise<void>((resolve, reject) =>
+      warmUpInBackground({ ctx: { accounts: { prepare: () => (prepared = true) } } as never, compilers: recording, server: new EventEmitter(), onError: reject, onDone: resolve }),
+    );
+    expect(prepared).toBe(true);
     expect(compilers.pending()).toBe(0);
     const firstPortal = order.findIndex((l) => l.includes('/portal/'));
     expect(firstPortal).toBeGreaterThan(0);
     expect(order.slice(0, firstPortal).every((l) => l.includes(' /v1/'))).toBe(true);
     expect(order.slice(firstPortal).some((l) => l.includes(' /v1/'))).toBe(false);
+  });
+
+  it('takes no step while a request is in flight, and goes on when it has finished', async () => {
+    const { eager, lazy, compilers } = await buildPair();
+    apps.push(eager, lazy);
+    const server = new EventEmitter();
+    const response = new EventEmitter();
+    let done = false;
+    const finished = new Promise<void>((resolve, reject) =>
+      warmUpInBackground({ ctx: { accounts: { prepare: () => undefined } } as never, compilers, server, onError: reject, onDone: () => ((done = true), resolve()) }),
+    );
+    server.emit('request', {}, response);
+    const before = compilers.pending();
+    for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+    expect(compilers.pending()).toBe(before);
+    expect(done).toBe(false);
+    response.emit('close');
+    await finished;
+    expect(compilers.pending()).toBe(0);
+    // Done: it no longer listens for requests.
+    expect(server.listenerCount('request')).toBe(0);
   });
 });
