@@ -47,13 +47,13 @@ export function warmUpInBackground(options: WarmUpOptions): void {
       inFlight--;
       if (inFlight === 0 && waiting) {
         waiting = false;
-        setImmediate(run);
+        setImmediate(warmUpStep);
       }
     });
   };
   server.on('request', onRequest);
 
-  function run(): void {
+  function warmUpStep(): void {
     if (inFlight > 0) {
       waiting = true;
       return;
@@ -70,7 +70,7 @@ export function warmUpInBackground(options: WarmUpOptions): void {
       // A route part that fails to compile is left to its request (which answers 500); go on.
       options.onError(err);
     }
-    setImmediate(run);
+    setImmediate(warmUpStep);
   }
-  setImmediate(run);
+  setImmediate(warmUpStep);
 }
