@@ -1,9 +1,10 @@
 /**
  * What `cds serve` leaves out of start-up so that it is ready sooner, done once it listens and has
- * nothing else to do: loading the policy engine (ZEN, a native add-on), compiling the route
- * validators and serialisers that no request has needed yet (http/lazy-compilers.ts; the /v1
- * routes first), and argon2 with its dummy hash. Whatever the warm-up has not done yet, the first
- * request that needs it does itself, so nothing waits for the warm-up or depends on it finishing.
+ * nothing else to do: compiling the route validators and serialisers that no request has needed
+ * yet (http/lazy-compilers.ts; the /v1 routes first), then argon2 with its dummy hash. Whatever
+ * the warm-up has not done yet, the first request that needs it does itself (a few milliseconds
+ * for one route's schemas), so nothing waits for the warm-up or depends on it finishing. What
+ * every first decision needs (the Ajv instance, the policy engine) is made before listening.
  *
  * How it works: one step per turn of the event loop (setImmediate), and only while no request is
  * in flight: the HTTP server's requests are counted (a listener that exists only during the
@@ -15,7 +16,6 @@
  */
 import type { EventEmitter } from 'node:events';
 import type { LazyCompilers } from '../http/lazy-compilers.js';
-import { zenModule } from '../modules/engine/zen.js';
 import type { AppContext } from './context.js';
 
 const isV1 = (label: string) => label.includes(' /v1/');
@@ -34,7 +34,6 @@ export function warmUpInBackground(options: WarmUpOptions): void {
   const { ctx, compilers, server } = options;
   // Each step does one piece of work and says whether it has more.
   const steps: Array<() => boolean> = [
-    () => (zenModule(), false),
     () => compilers.compileNext(isV1) !== null,
     () => compilers.compileNext() !== null,
     () => (ctx.accounts.prepare(), false),
