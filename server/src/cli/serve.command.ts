@@ -10,8 +10,10 @@
  */
 import type { Config } from '../config/config.js';
 import { createContext } from '../app/context.js';
+import { warmUpInBackground } from '../app/warm-up.js';
 import { migrateToLatest } from '../db/database.js';
-import { buildApp, type ServerLifecycle } from '../http/build-app.js';
+import { buildAppWithCompilers, type ServerLifecycle } from '../http/build-app.js';
+import { zenModule } from '../modules/engine/zen.js';
 import { startWorkers } from '../workers/workers.js';
 
 /** CPU time this process has used so far (start-up cost that a busy machine's waiting does not inflate). */
@@ -27,8 +29,11 @@ export async function serveCommand(config: Readonly<Config>, role: 'api' | 'work
   await migrateToLatest(ctx.storage.db);
 
   const lifecycle: ServerLifecycle = { draining: false };
-  const app = role === 'worker' ? null : await buildApp(ctx, { lifecycle });
-  if (app) {
+  const built = role === 'worker' ? null : await buildAppWithCompilers(ctx, { lifecycle });
+  const app = built?.app ?? null;
+  if (built && app) {
+    // The policy engine (a native add-on) now rather than in the first decision (modules/engine/zen.ts).
+    zenModule();
     // Bounded (the Redis connect time-out): the first requests are limited through Redis, not per process.
     await ctx.rateLimiter.ready();
     // Open the API-key cache's revocation listener now rather than on the first request (not awaited: requests read the database until it listens).
@@ -38,6 +43,13 @@ export async function serveCommand(config: Readonly<Config>, role: 'api' | 'work
       { address, role, database: `${ctx.storage.dialect} ${ctx.storage.location}`, rateLimiting: config.redisUrl ? 'redis' : 'in-process', encryptionKey: config.dataEncryptionKeySource, startupMs: Math.round(performance.now() - startedAt), sinceProcessStartMs: Math.round(performance.now()), startupCpuMs: cpuMs() },
       'credit decisioning service ready',
     );
+    // What start-up left for later (route schemas, argon2): now, a step at a time while idle (app/warm-up.ts).
+    warmUpInBackground({
+      ctx,
+      compilers: built.compilers,
+      server: app.server,
+      onError: (err) => log.error({ err }, 'warm-up step failed; the first request that needs it will try again'),
+    });
   }
   const workers = role === 'api' ? null : startWorkers(ctx);
   if (workers) {

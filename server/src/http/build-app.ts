@@ -11,6 +11,7 @@ import { readFileSync } from 'node:fs';
 import type { AppContext } from '../app/context.js';
 import { pooledBase62 } from '../lib/clock.js';
 import { registerOpenApi } from './openapi.js';
+import { createLazyCompilers, type LazyCompilers } from './lazy-compilers.js';
 import { collectRoutes, handleFrameworkError, registerErrorHandling, sendError, writeClientError } from './plugins/errors.js';
 import { registerAuthentication } from './plugins/authentication.js';
 import { registerRateLimit } from './plugins/rate-limit.js';
@@ -56,8 +57,20 @@ function hopsWithin(hops: number): (address: string, hop: number) => boolean {
   return (_address, hop) => hop < hops;
 }
 
+/** The app and its route validators and serialisers, which are compiled on first use (lazy-compilers.ts). */
+export interface BuiltApp {
+  app: FastifyInstance;
+  compilers: LazyCompilers;
+}
+
 export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): Promise<FastifyInstance> {
+  return (await buildAppWithCompilers(ctx, options)).app;
+}
+
+/** buildApp, also handing back the pending compilers (`cds serve` compiles them after it listens). */
+export async function buildAppWithCompilers(ctx: AppContext, options: BuildAppOptions = {}): Promise<BuiltApp> {
   const { config } = ctx;
+  const compilers = createLazyCompilers();
   const requestIdChars = pooledBase62(ctx.random);
   const lifecycle: ServerLifecycle = options.lifecycle ?? { draining: false };
   const app = Fastify({
@@ -75,6 +88,7 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
     frameworkErrors: handleFrameworkError,
     clientErrorHandler: (err, socket) => writeClientError(err, socket, `req_${requestIdChars(20)}`),
     https: config.tls ? { cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile) } : null,
+    schemaController: { compilersFactory: compilers.factories },
     ajv: {
       // Wrong types are errors, never silently coerced; unknown fields are refused, never dropped.
       customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false, verbose: true, strict: true, allowUnionTypes: true },
@@ -135,5 +149,5 @@ export async function buildApp(ctx: AppContext, options: BuildAppOptions = {}): 
 
   await app.after();
   finishRoutes();
-  return app;
+  return { app, compilers };
 }

@@ -31,7 +31,6 @@
  * cache themselves (`localInvalidationFeed`); the cache's maximum age bounds what another process
  * writing the file (an operator's sqlite3 shell) can leave stale.
  */
-import { createRequire } from 'node:module';
 import type pgModule from 'pg';
 import type { Logger } from 'pino';
 import type { ApiKeyCache } from './api-key-cache.js';
@@ -96,7 +95,9 @@ export function postgresInvalidationFeed(options: PostgresFeedOptions): Invalida
     retryTimer = null;
     if (state === 'closed') return;
     setState('connecting');
-    const pg = createRequire(import.meta.url)('pg') as typeof pgModule;
+    // The pg the storage already loaded (one copy, also in the bundled CLI: ADR 0016).
+    const { default: pg } = await import('pg');
+    if ((state as FeedState) === 'closed') return; // close() ran while pg loaded
     const c = new pg.Client({ connectionString: options.databaseUrl, connectionTimeoutMillis: 2_000, keepAlive: true, application_name: 'cds-auth-listener' });
     client = c;
     c.on('error', (err) => lost(c, err));

@@ -3,6 +3,7 @@
  *
  * The markdown in docs/ is rendered once, on the first request to /docs (docs-renderer.ts), and
  * kept: no request renders markdown, and the many test apps that never open /docs pay nothing.
+ * The renderer (and marked) is imported then too, so the server's start-up does not load it.
  * Assets (the site's CSS and JS, the search index, swagger-ui-dist's files from node_modules) are
  * served under /docs/assets/ at URLs that carry a content hash or the package version, so they are
  * cached for a year; pages are `no-cache`. Only files named here can be served: nothing from the
@@ -17,7 +18,7 @@ import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { ERROR_REGISTRY } from '../../http/errors/error-registry.js';
 import { API_REFERENCE_SLUG } from './docs-manifest.js';
-import { DOCS_BASE, renderDocsSite, type DocsAssetUrls, type DocsFile, type DocsSite } from './docs-renderer.js';
+import type { DocsAssetUrls, DocsFile, DocsSite } from './docs-renderer.js';
 
 export const DOCS_DIR = fileURLToPath(new URL('../../../../docs/', import.meta.url));
 /** The same folder from src/ (tests) and dist/ (the built server): both sit three levels below server/. */
@@ -69,7 +70,8 @@ function swaggerUiDir(): { dir: string; version: string } {
   return { dir: path.dirname(pkgFile), version: (JSON.parse(readFileSync(pkgFile, 'utf8')) as { version: string }).version };
 }
 
-export function buildDocsSite(docsDir: string = DOCS_DIR): BuiltSite {
+export async function buildDocsSite(docsDir: string = DOCS_DIR): Promise<BuiltSite> {
+  const { DOCS_BASE, renderDocsSite } = await import('./docs-renderer.js');
   const assets = new Map<string, Asset>();
   const own = (name: string, type: string): string => {
     const body = readFileSync(path.join(ASSETS_DIR, name));
@@ -110,8 +112,13 @@ export interface DocsSiteOptions {
 }
 
 export async function registerDocsSite(app: FastifyInstance, options: DocsSiteOptions = {}): Promise<void> {
-  let built: BuiltSite | null = null;
-  const get = (): BuiltSite => (built ??= buildDocsSite(options.docsDir));
+  let built: Promise<BuiltSite> | null = null;
+  // A failed build is not kept: the next request tries again.
+  const get = (): Promise<BuiltSite> =>
+    (built ??= buildDocsSite(options.docsDir).catch((err: unknown) => {
+      built = null;
+      throw err;
+    }));
 
   await app.register(async (docs) => {
     docs.addHook('onSend', async (_request, reply, payload) => {
@@ -127,9 +134,9 @@ export async function registerDocsSite(app: FastifyInstance, options: DocsSiteOp
 
     const html = (reply: FastifyReply, body: string, status = 200) => reply.code(status).type('text/html; charset=utf-8').header('Cache-Control', 'no-cache').send(body);
 
-    docs.get('/docs', { schema: { hide: true } }, async (_request, reply) => html(reply, get().site.home));
+    docs.get('/docs', { schema: { hide: true } }, async (_request, reply) => html(reply, (await get()).site.home));
     docs.get<{ Params: { '*': string } }>('/docs/*', { schema: { hide: true } }, async (request, reply) => {
-      const { site, assets } = get();
+      const { site, assets } = await get();
       const rel = request.params['*'];
       if (rel === '') return html(reply, site.home);
       if (rel.startsWith('assets/')) {

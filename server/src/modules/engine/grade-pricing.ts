@@ -8,11 +8,12 @@
  * is copied out of the document, so an edited pricing table prices overrides the same way as
  * automatic approvals. Pure: a function of (policy document, grade); compiled once per policy.
  */
-import { ZenEngine, type ZenDecision } from '@gorules/zen-engine';
+import type { ZenDecision, ZenEngine } from '@gorules/zen-engine';
 import type { VehicleCondition } from './auto-loan-features.js';
 import type { CompiledAutoLoanPolicy } from './auto-loan-policy.js';
 import type { BnplPlan } from './features.js';
 import { MAX_RATE_BPS, PolicyDocumentError, RISK_GRADES, type CompiledPolicy, type RiskGrade } from './policy.js';
+import { zenModule } from './zen.js';
 
 export type GradeRates = Record<BnplPlan, number | null>;
 
@@ -42,7 +43,7 @@ function pricingDecision(policy: CompiledPolicy): ZenDecision {
       { id: 'e-out', sourceId: pricing.id, targetId: 'out', type: 'edge' },
     ],
   };
-  zen ??= new ZenEngine();
+  zen ??= new (zenModule().ZenEngine)();
   const decision = zen.createDecision(graph);
   compiled.set(policy, decision);
   return decision;
@@ -110,7 +111,7 @@ function autoLoanPricingDecision(policy: CompiledAutoLoanPolicy): ZenDecision {
       { id: 'e-out', sourceId: adder.id, targetId: 'out', type: 'edge' },
     ],
   };
-  zen ??= new ZenEngine();
+  zen ??= new (zenModule().ZenEngine)();
   const decision = zen.createDecision(graph);
   compiledAutoLoan.set(policy, decision);
   return decision;
@@ -157,7 +158,7 @@ export async function autoLoanCollateralRules(
       (n) => n.type === 'decisionTableNode' && (n.content?.outputs ?? []).some((o) => o.field === 'rule') && JSON.stringify(n.content?.rules ?? []).includes('request.termMonths'),
     );
     decision = table
-      ? (zen ??= new ZenEngine()).createDecision({
+      ? (zen ??= new (zenModule().ZenEngine)()).createDecision({
           nodes: [
             { id: 'in', type: 'inputNode', name: 'request', position: { x: 0, y: 0 }, content: { schema: '' } },
             structuredClone(table),

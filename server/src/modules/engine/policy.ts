@@ -15,11 +15,12 @@
  *   fails loudly instead of approving on garbage.
  * Compile once (`compilePolicy`) and reuse; `evaluate` is async because ZEN is.
  */
-import { ZenEngine, evaluateExpressionSync, type ZenDecision } from '@gorules/zen-engine';
+import type { ZenDecision, ZenEngine } from '@gorules/zen-engine';
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { isAdverseActionCode, type AdverseActionCode } from './adverse-action-reasons.js';
 import { BNPL_PLANS, type BnplFeatures, type BnplPlan } from './features.js';
+import { zenModule } from './zen.js';
 
 export const RISK_GRADES = ['A', 'B', 'C', 'D', 'E'] as const;
 export type RiskGrade = (typeof RISK_GRADES)[number];
@@ -102,7 +103,7 @@ export class PolicyEvaluationError extends Error {
 let zen: ZenEngine | undefined;
 /** One ZEN engine per process (every product's policy); decisions compiled from it are independent and reusable. */
 export function zenEngine(): ZenEngine {
-  zen ??= new ZenEngine();
+  zen ??= new (zenModule().ZenEngine)();
   return zen;
 }
 
@@ -255,7 +256,7 @@ export function inspectPolicyConstantValues(document: unknown): { values: unknow
     }
     try {
       // Evaluated with an empty context: a constant that references anything else is rejected.
-      setPath(values, entry.key.split('.'), evaluateExpressionSync(entry.value, {}));
+      setPath(values, entry.key.split('.'), zenModule().evaluateExpressionSync(entry.value, {}));
     } catch (error) {
       add(`${path}/value`, 'constant_literal', `constant ${entry.key}: ${errorText(error)}`);
     }

@@ -19,8 +19,9 @@
  * - Invitations carry a 256-bit token (hashed at rest), one role, a 7-day expiry; accepting one
  *   creates the user in the inviting tenant and signs them in.
  */
-import { hash, verify } from '@node-rs/argon2';
+import type * as Argon2 from '@node-rs/argon2';
 import { createHmac } from 'node:crypto';
+import { createRequire } from 'node:module';
 import type { Kysely } from 'kysely';
 import type { Database, PortalRole, UsersTable } from '../../db/schema.js';
 import { ApiError } from '../../http/errors/error-registry.js';
@@ -90,6 +91,13 @@ export interface AccountsDeps {
   dataEncryptionKey: Buffer;
 }
 
+// Loaded on first use (a native add-on): most processes never hash a password. `cds serve` calls
+// `prepare()` right after it listens, so the first sign-in does not wait for it.
+let argon2: typeof Argon2 | undefined;
+const loadArgon2 = (): typeof Argon2 => (argon2 ??= createRequire(import.meta.url)('@node-rs/argon2') as typeof Argon2);
+const hash = (password: string, options: Argon2.Options) => loadArgon2().hash(password, options);
+const verify = (hashed: string, password: string) => loadArgon2().verify(hashed, password);
+
 export function normalizeEmail(email: string): string {
   return email.trim().toLowerCase();
 }
@@ -98,7 +106,9 @@ export function createAccountsService(deps: AccountsDeps) {
   const { db, clock, random } = deps;
   const csrfKey = createHmac('sha256', deps.dataEncryptionKey).update('cds-portal-csrf').digest();
   // Verified against when the email is unknown, so both paths cost one argon2 verification.
-  const dummyHash = hash('not a real password, only for timing', ARGON2_OPTIONS);
+  // Made by `prepare()` (serve, after it listens) or else by the first sign-in.
+  let dummyHash: Promise<string> | null = null;
+  const prepare = (): Promise<string> => (dummyHash ??= hash('not a real password, only for timing', ARGON2_OPTIONS));
 
   function csrfTokenFor(sessionToken: string): string {
     return createHmac('sha256', csrfKey).update(`session:${sessionToken}`).digest('base64url');
@@ -181,7 +191,7 @@ export function createAccountsService(deps: AccountsDeps) {
     await limit(`portal-login:email:${sha256Hex(email)}`, LOGIN_LIMITS.perEmail, message);
     const user = await db.selectFrom('users').selectAll().where('email', '=', email).executeTakeFirst();
     const password = input.password.slice(0, PASSWORD_MAX_LENGTH * 4);
-    const ok = user ? await verify(user.password_hash, password).catch(() => false) : await verify(await dummyHash, password).then(() => false);
+    const ok = user ? await verify(user.password_hash, password).catch(() => false) : await verify(await prepare(), password).then(() => false);
     if (!user || !ok || user.deactivated_at !== null) throw new ApiError('invalid_credentials');
     await db.updateTable('users').set({ last_login_at: clock.now().getTime() }).where('id', '=', user.id).execute();
     return startSession(user);
@@ -362,6 +372,10 @@ export function createAccountsService(deps: AccountsDeps) {
   }
 
   return {
+    /** Loads argon2 and hashes the dummy password now, not on the first sign-in. */
+    prepare(): void {
+      prepare().catch(() => undefined); // a failure shows on the sign-in that awaits it
+    },
     signUp,
     login,
     logout,

@@ -1,9 +1,13 @@
 /**
  * The operator CLI as a real process (decisions.md section 12): `tenants create` output and that its
- * keys work against a running `serve` on the same storage, `migrate` idempotence, and the exit codes
- * for usage (64) and configuration (78) errors.
+ * keys work against a running `serve` on the same storage, `migrate` idempotence, the exit codes
+ * for usage (64) and configuration (78) errors, and that the built CLI (one bundled file, ADR 0016)
+ * finds the files it serves.
  */
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OPENAPI_PATH } from '../../../src/http/openapi-document.js';
+import { PORTAL_DIST_DIR } from '../../../src/modules/portal/portal-static.js';
 import { createTestDatabase, dialectMatrix, type TestDatabase } from '../../support/databases.js';
 import { cleanupProcesses, databaseEnv, makeTempDir, runCli, startServer, type HttpResponse, type ServerProcess } from '../../support/server-process.js';
 
@@ -145,5 +149,42 @@ describe('cds usage and configuration errors', () => {
     const missing = await runCli(['serve'], { TLS_CERT_FILE: '/nonexistent/cert.pem', TLS_KEY_FILE: '/nonexistent/key.pem' });
     expect(missing.code).toBe(78);
     expect(missing.stderr).toContain('TLS_CERT_FILE');
+  });
+});
+
+describe('cds serve, built into one file (ADR 0016), finds what it serves', () => {
+  let server: ServerProcess;
+  beforeAll(async () => {
+    server = await startServer({ env: { CDS_DATA_DIR: makeTempDir() } });
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it('the documentation site: pages from docs/, its own assets and swagger-ui from node_modules', async () => {
+    const home = await server.request('/docs');
+    expect(home.status).toBe(200);
+    const page = await server.request('/docs/performance');
+    expect(page.status).toBe(200);
+    expect(page.body).toContain('Start-up on an existing database');
+    const assets = [...home.body.matchAll(/(?:href|src|data-search-index)="(\/docs\/assets\/[^"]+)"/g)].map((m) => m[1]!);
+    const reference = await server.request('/docs/api');
+    expect(reference.status).toBe(200);
+    const referenceAssets = [...reference.body.matchAll(/(?:href|src)="(\/docs\/assets\/[^"]+)"/g)].map((m) => m[1]!);
+    expect(referenceAssets.filter((a) => a.includes('/swagger-ui/'))).toHaveLength(2);
+    for (const asset of new Set([...assets, ...referenceAssets])) {
+      const r = await server.request(asset);
+      expect(r.status, asset).toBe(200);
+      expect(r.body.length, asset).toBeGreaterThan(100);
+    }
+  });
+
+  it('the OpenAPI document, as committed, and the portal from portal/dist', async () => {
+    const openapi = await server.request('/v1/openapi.json');
+    expect(openapi.status).toBe(200);
+    expect(openapi.json()).toEqual(JSON.parse(readFileSync(OPENAPI_PATH, 'utf8')));
+    const portal = await server.request('/portal/');
+    expect(portal.status).toBe(200);
+    expect(portal.body).toBe(readFileSync(`${PORTAL_DIST_DIR}index.html`, 'utf8'));
   });
 });
