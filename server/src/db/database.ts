@@ -12,6 +12,7 @@
  *   (wal-checkpointer.ts), so copying the WAL into the database file and its fsync never run on the
  *   event loop inside some request's COMMIT. `journal_size_limit` trims the WAL file after a
  *   reset. Should the worker die, the writer takes automatic checkpoints back.
+ *   `temp_store = MEMORY` on the writer keeps the savepoints' statement journals out of files.
  * - DATABASE_URL=postgres://...: a pg Pool. int8 is parsed to a JS number (our epoch-ms times and
  *   cents are far below 2^53). Connection attempts time out quickly so an unreachable database
  *   becomes a 503 rather than a hung request, and the pool reconnects by itself when it returns.
@@ -68,6 +69,13 @@ export function openStorage(options: StorageOptions): Storage {
     sqlite.pragma('busy_timeout = 5000');
     sqlite.pragma('foreign_keys = ON');
     sqlite.pragma(`journal_size_limit = ${CHECKPOINT_DEFAULTS.truncateAboveBytes}`);
+    // Every unit of a group commit runs in a savepoint, and SQLite keeps the pre-image of each page
+    // a savepoint first changes in a statement journal, a temporary file once it passes 64 KiB:
+    // a batch then created, wrote (about 27 writes per create) and deleted a file in /var/tmp on
+    // the event loop. In memory instead (it only serves ROLLBACK TO within the open transaction;
+    // durability is the WAL's). The writer's other temporary structures (sorts of migrations and
+    // purges) are in memory too.
+    sqlite.pragma('temp_store = MEMORY');
     let checkpointer: Checkpointer | null = null;
     if (options.backgroundCheckpoints !== false) {
       sqlite.pragma('wal_autocheckpoint = 0');
