@@ -24,6 +24,7 @@ import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.js';
 import { migrations } from './migrations/index.js';
+import { preparedNameOf } from './statements.js';
 import { CHECKPOINT_DEFAULTS, startCheckpointer, type Checkpointer, type CheckpointerOptions } from './wal-checkpointer.js';
 
 export type DialectName = 'sqlite' | 'postgres';
@@ -115,9 +116,23 @@ export function openStorage(options: StorageOptions): Storage {
   pool.on('error', (err) => options.onPoolError?.(err));
   // A connection that dies mid-query emits 'error' on its checked-out client (the query is rejected too, and becomes a 503); unheard, that event would crash the process.
   pool.on('connect', (client) => client.on('error', () => undefined));
+  pool.on('connect', runRegisteredAsPrepared);
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   const url = new URL(options.databaseUrl);
   return { db, readDb: db, dialect: 'postgres', location: `${url.hostname}:${url.port || 5432}${url.pathname}`, close: () => db.destroy() };
+}
+
+/**
+ * Kysely's PostgreSQL driver sends every statement unnamed (parsed and planned on each execution).
+ * A text registered by db/statements.ts (the hot path's fixed statements) goes out as a named
+ * prepared statement instead: pg parses it once per connection and then only binds and executes.
+ */
+function runRegisteredAsPrepared(client: pg.PoolClient): void {
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  (client as { query: unknown }).query = (text: unknown, values?: unknown, callback?: unknown) => {
+    const name = typeof text === 'string' && Array.isArray(values) ? preparedNameOf(text) : undefined;
+    return name === undefined ? query(text, values, callback) : query({ name, text, values }, callback);
+  };
 }
 
 /**
