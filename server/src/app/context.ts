@@ -114,7 +114,7 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
   const tenants = createTenantsService({ db: storage.db, clock, random, apiKeys, consumers });
   const idempotency = createIdempotencyService({ db: storage.db, readDb: storage.readDb, transactions: createTransactionRunner(storage), clock, secretBox });
   // Every event appended also becomes its webhook deliveries, in the same transaction.
-  const outbox = createOutbox({ clock, random, fanOut: createWebhookFanOut({ random }) });
+  const outbox = createOutbox({ db: storage.db, dialect: storage.dialect, clock, random, fanOut: createWebhookFanOut({ db: storage.db, random }) });
   const webhooks = createWebhooksService({
     db: storage.db, readDb: storage.readDb, dialect: storage.dialect, clock, random, secretBox, outbox, allowPrivateNetworks: config.webhookAllowPrivateNetworks,
   });

@@ -12,6 +12,7 @@
  *   (wal-checkpointer.ts), so copying the WAL into the database file and its fsync never run on the
  *   event loop inside some request's COMMIT. `journal_size_limit` trims the WAL file after a
  *   reset. Should the worker die, the writer takes automatic checkpoints back.
+ *   `temp_store = MEMORY` on the writer keeps the savepoints' statement journals out of files.
  * - DATABASE_URL=postgres://...: a pg Pool. int8 is parsed to a JS number (our epoch-ms times and
  *   cents are far below 2^53). Connection attempts time out quickly so an unreachable database
  *   becomes a 503 rather than a hung request, and the pool reconnects by itself when it returns.
@@ -26,6 +27,7 @@ import pg from 'pg';
 import type { Database } from './schema.js';
 import { migrations } from './migrations/index.js';
 import { batchedRead, type RowValues } from './batched-read.js';
+import { preparedNameOf } from './statements.js';
 import { CHECKPOINT_DEFAULTS, startCheckpointer, type Checkpointer, type CheckpointerOptions } from './wal-checkpointer.js';
 
 export type DialectName = 'sqlite' | 'postgres';
@@ -103,6 +105,13 @@ export function openStorage(options: StorageOptions): Storage {
     sqlite.pragma('busy_timeout = 5000');
     sqlite.pragma('foreign_keys = ON');
     sqlite.pragma(`journal_size_limit = ${CHECKPOINT_DEFAULTS.truncateAboveBytes}`);
+    // Every unit of a group commit runs in a savepoint, and SQLite keeps the pre-image of each page
+    // a savepoint first changes in a statement journal, a temporary file once it passes 64 KiB:
+    // a batch then created, wrote (about 27 writes per create) and deleted a file in /var/tmp on
+    // the event loop. In memory instead (it only serves ROLLBACK TO within the open transaction;
+    // durability is the WAL's). The writer's other temporary structures (sorts of migrations and
+    // purges) are in memory too.
+    sqlite.pragma('temp_store = MEMORY');
     let checkpointer: Checkpointer | null = null;
     if (options.backgroundCheckpoints !== false) {
       sqlite.pragma('wal_autocheckpoint = 0');
@@ -159,6 +168,7 @@ export function openStorage(options: StorageOptions): Storage {
   pool.on('error', (err) => options.onPoolError?.(err));
   // A connection that dies mid-query emits 'error' on its checked-out client (the query is rejected too, and becomes a 503); unheard, that event would crash the process.
   pool.on('connect', (client) => client.on('error', () => undefined));
+  pool.on('connect', runRegisteredAsPrepared);
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   const url = new URL(options.databaseUrl);
   return {
@@ -174,6 +184,19 @@ export function openStorage(options: StorageOptions): Storage {
       });
     },
     close: () => db.destroy(),
+  };
+}
+
+/**
+ * Kysely's PostgreSQL driver sends every statement unnamed (parsed and planned on each execution).
+ * A text registered by db/statements.ts (the hot path's fixed statements) goes out as a named
+ * prepared statement instead: pg parses it once per connection and then only binds and executes.
+ */
+function runRegisteredAsPrepared(client: pg.PoolClient): void {
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  (client as { query: unknown }).query = (text: unknown, values?: unknown, callback?: unknown) => {
+    const name = typeof text === 'string' && Array.isArray(values) ? preparedNameOf(text) : undefined;
+    return name === undefined ? query(text, values, callback) : query({ name, text, values }, callback);
   };
 }
 

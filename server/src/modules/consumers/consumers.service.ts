@@ -5,9 +5,10 @@
  * is sealed (AES-256-GCM, bound to the consumer id) and only opened for a credit pull or a
  * verification check.
  */
-import { sql, type Kysely } from 'kysely';
+import { sql, type CompiledQuery, type Kysely } from 'kysely';
 import type { Environment } from '../../config/config.js';
 import type { ConsumersTable, Database } from '../../db/schema.js';
+import { insertStatement, template } from '../../db/statements.js';
 import type { Clock, Random } from '../../lib/clock.js';
 import type { SecretBox } from '../../lib/crypto.js';
 import { SANDBOX_CONSUMERS, type SandboxConsumerFixture } from './sandbox-consumers.js';
@@ -66,6 +67,14 @@ export interface ConsumerListOptions {
   offset?: number;
 }
 
+/** Every column of a consumer row. */
+const CONSUMER_COLUMNS = [
+  'id', 'tenant_id', 'environment', 'first_name', 'last_name', 'email', 'phone', 'dob', 'address_json', 'ssn_last4_sealed',
+  'identity_status', 'sandbox_profile', 'linked_accounts_json', 'created_at', 'updated_at', 'history_reset_at',
+] as const satisfies ReadonlyArray<keyof ConsumersTable>;
+// A column added to ConsumersTable must be added above (this fails to compile otherwise).
+const _everyConsumerColumn: [Exclude<keyof ConsumersTable, (typeof CONSUMER_COLUMNS)[number]>] extends [never] ? true : never = true;
+
 /** What this lender has seen of the consumer before (feeds the scorecard's history features). */
 /** How many of a consumer's latest applications the history features look at. */
 export const HISTORY_WINDOW = 50;
@@ -78,6 +87,8 @@ export interface ConsumerHistory {
 }
 
 export function createConsumersService(deps: { db: Kysely<Database>; readDb: Kysely<Database>; clock: Clock; random: Random; secretBox: SecretBox }) {
+  const insertConsumers = insertStatement(deps.db, 'consumers');
+  const updateIdentityStatus = template(['id', 'status', 'now'], (p) => deps.db.updateTable('consumers').set({ identity_status: p.status, updated_at: p.now }).where('id', '=', p.id));
   const toConsumer = (row: ConsumersTable): Consumer => ({
     id: row.id,
     tenantId: row.tenant_id,
@@ -108,25 +119,60 @@ export function createConsumersService(deps: { db: Kysely<Database>; readDb: Kys
     return row ? toConsumer(row) : null;
   }
 
+  // A create's read of its returning applicant, built and compiled once: the consumer row (with the
+  // sealed ssn_last4) and, in a scalar subquery, the counts `history` computes, as
+  // "applications,approvals,declines,referrals". The same window and reset rule as `history`.
+  const consumerForDecision = template(['id', 'tenantId', 'environment'], (p) =>
+    deps.readDb
+      .selectFrom('consumers as c')
+      // Named columns, not `*` (a prepared statement's columns must not change: db/statements.ts).
+      .select(CONSUMER_COLUMNS.map((column) => `c.${column}` as const))
+      .select(
+        sql<string>`(select count(*) || ',' || count(*) filter (where h.outcome = 'approved') || ',' || count(*) filter (where h.outcome = 'declined') || ',' || count(*) filter (where h.outcome = 'referred')
+          from (select d.outcome from decisions d where d.consumer_id = c.id and d.created_at >= coalesce(c.history_reset_at, 0) order by d.created_at desc limit ${sql.lit(HISTORY_WINDOW)}) h)`.as('history_counts'),
+      )
+      .where('c.id', '=', p.id)
+      .where('c.tenant_id', '=', p.tenantId)
+      .where('c.environment', '=', p.environment),
+  );
+
   /**
-   * The consumer and its ssn_last4 (opened) from one read: a create needs both, and the sealed
-   * value is in the row findConsumer already fetches (one round trip fewer per decision).
+   * The consumer, its ssn_last4 (opened) and its history from one read: a create needs all three
+   * (one round trip on PostgreSQL instead of two).
    */
-  async function findConsumerWithSsn(scope: { tenantId: string; environment: Environment }, consumerId: string): Promise<{ consumer: Consumer; ssnLast4: string | null } | null> {
-    const row = await deps.readDb
-      .selectFrom('consumers')
-      .selectAll()
-      .where('id', '=', consumerId)
-      .where('tenant_id', '=', scope.tenantId)
-      .where('environment', '=', scope.environment)
-      .executeTakeFirst();
+  async function findConsumerForDecision(
+    scope: { tenantId: string; environment: Environment },
+    consumerId: string,
+  ): Promise<{ consumer: Consumer; ssnLast4: string | null; history: ConsumerHistory } | null> {
+    const { rows } = await deps.readDb.executeQuery(consumerForDecision({ id: consumerId, tenantId: scope.tenantId, environment: scope.environment }));
+    const row = rows[0];
     if (!row) return null;
-    return { consumer: toConsumer(row), ssnLast4: row.ssn_last4_sealed ? deps.secretBox.openText(row.ssn_last4_sealed, row.id) : null };
+    const [applications, approvals, declines, referrals] = row.history_counts.split(',').map(Number) as [number, number, number, number];
+    return {
+      consumer: toConsumer(row),
+      ssnLast4: row.ssn_last4_sealed ? deps.secretBox.openText(row.ssn_last4_sealed, row.id) : null,
+      history: { priorApplications: applications, priorApprovals: approvals, priorDeclines: declines, priorReferrals: referrals },
+    };
   }
 
   async function createConsumer(trx: Kysely<Database>, scope: { tenantId: string; environment: Environment }, identity: NewConsumerIdentity, id = deps.random.uuid()): Promise<Consumer> {
+    const row = newConsumerRow(scope, identity, id, 'unverified');
+    await trx.executeQuery(insertConsumers([row]));
+    return toConsumer(row);
+  }
+
+  /**
+   * The insert of a new consumer whose identity check is already decided (a create's applicant),
+   * for the caller to send with its own writes (outbox `with`): the same row as createConsumer
+   * followed by setIdentityStatus, in one statement.
+   */
+  function newConsumerInsert(scope: { tenantId: string; environment: Environment }, identity: NewConsumerIdentity, id: string, identityStatus: ConsumersTable['identity_status']): CompiledQuery {
+    return insertConsumers([newConsumerRow(scope, identity, id, identityStatus)]);
+  }
+
+  function newConsumerRow(scope: { tenantId: string; environment: Environment }, identity: NewConsumerIdentity, id: string, identityStatus: ConsumersTable['identity_status']): ConsumersTable {
     const now = deps.clock.now().getTime();
-    const row: ConsumersTable = {
+    return {
       id,
       tenant_id: scope.tenantId,
       environment: scope.environment,
@@ -137,14 +183,12 @@ export function createConsumersService(deps: { db: Kysely<Database>; readDb: Kys
       dob: identity.dob,
       address_json: JSON.stringify(identity.address),
       ssn_last4_sealed: identity.ssnLast4 === null ? null : deps.secretBox.seal(identity.ssnLast4, id),
-      identity_status: 'unverified',
+      identity_status: identityStatus,
       sandbox_profile: null,
       linked_accounts_json: '[]',
       created_at: now,
       updated_at: now,
     };
-    await trx.insertInto('consumers').values(row).execute();
-    return toConsumer(row);
   }
 
   /** The sealed last four digits, opened for a credit pull or verification; null when never given. */
@@ -154,7 +198,12 @@ export function createConsumersService(deps: { db: Kysely<Database>; readDb: Kys
   }
 
   async function setIdentityStatus(trx: Kysely<Database>, consumerId: string, status: ConsumersTable['identity_status']): Promise<void> {
-    await trx.updateTable('consumers').set({ identity_status: status, updated_at: deps.clock.now().getTime() }).where('id', '=', consumerId).execute();
+    await trx.executeQuery(identityStatusUpdate(consumerId, status));
+  }
+
+  /** setIdentityStatus as a statement, for the caller to send with its own writes (outbox `with`). */
+  function identityStatusUpdate(consumerId: string, status: ConsumersTable['identity_status']): CompiledQuery {
+    return updateIdentityStatus({ id: consumerId, status, now: deps.clock.now().getTime() });
   }
 
   /**
@@ -262,7 +311,7 @@ export function createConsumersService(deps: { db: Kysely<Database>; readDb: Kys
     });
   }
 
-  return { findConsumer, findConsumerWithSsn, createConsumer, seedSandboxConsumers, revealSsnLast4, setIdentityStatus, history, listConsumers, resetSandboxConsumer };
+  return { findConsumer, findConsumerForDecision, createConsumer, newConsumerInsert, seedSandboxConsumers, revealSsnLast4, setIdentityStatus, identityStatusUpdate, history, listConsumers, resetSandboxConsumer };
 }
 
 export type ConsumersService = ReturnType<typeof createConsumersService>;

@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../app/context.js';
 import { ApiError } from '../../http/errors/error-registry.js';
 import { errorResponses } from '../../http/openapi.js';
-import { jsonResponse, respondWithStateChange } from '../../http/state-change.js';
+import { respondWithStateChange } from '../../http/state-change.js';
 import type { AutoLoanCreateBody } from './auto-loan-request.js';
 import { autoLoanCreateBodySchema, autoLoanDecisionResponseSchema } from './auto-loan.schemas.js';
 import { decisionIdParamsSchema } from './bnpl.schemas.js';
@@ -41,7 +41,7 @@ export function registerAutoLoanRoutes(v1: FastifyInstance, ctx: AppContext): vo
     async (request, reply) =>
       respondWithStateChange(ctx, request, reply, async () => {
         const write = await ctx.decisions.prepareAutoLoanDecision(request.auth, request.body);
-        return async (trx) => jsonResponse(200, (await write(trx)).body);
+        return async (trx) => ({ statusCode: 200, body: (await write(trx)).json });
       }),
   );
 

@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../app/context.js';
 import { ApiError } from '../../http/errors/error-registry.js';
 import { errorResponses } from '../../http/openapi.js';
-import { jsonResponse, respondWithStateChange } from '../../http/state-change.js';
+import { respondWithStateChange } from '../../http/state-change.js';
 import type { BnplCreateBody } from './bnpl-request.js';
 import { bnplCreateBodySchema, decisionIdParamsSchema, decisionResponseSchema } from './bnpl.schemas.js';
 
@@ -37,7 +37,7 @@ export function registerBnplRoutes(v1: FastifyInstance, ctx: AppContext): void {
     async (request, reply) =>
       respondWithStateChange(ctx, request, reply, async () => {
         const write = await ctx.decisions.prepareBnplDecision(request.auth, request.body);
-        return async (trx) => jsonResponse(200, (await write(trx)).body);
+        return async (trx) => ({ statusCode: 200, body: (await write(trx)).json });
       }),
   );
 

@@ -68,7 +68,7 @@ export function presentDecision(row: PresentedRow, consumerCompleteUrl: string |
 }
 
 /**
- * The same bytes as `JSON.stringify(presentDecision(row, url))`, built for the poll path. An
+ * The same bytes as `JSON.stringify(presentDecision(row, url))`, built for polls and creates. An
  * approved decision's schedule and TILA block are stored as JSON text written by JSON.stringify,
  * so they are embedded as they are instead of being parsed and serialised again on every poll
  * (a parse-stringify round trip of JSON.stringify output is the identity). Other shapes are small

@@ -17,16 +17,17 @@
  * getDecision: one indexed read, scoped to tenant and environment (others are "not found").
  */
 import { createHash } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import type { CompiledQuery, Kysely } from 'kysely';
 import type { Config, Environment } from '../../config/config.js';
 import type { Storage } from '../../db/database.js';
 import type { Database, DecisionsTable } from '../../db/schema.js';
+import { insertStatement } from '../../db/statements.js';
 import { ApiError } from '../../http/errors/error-registry.js';
 import { formatCentsGrouped } from '../../http/errors/messages.js';
 import type { Clock, Random } from '../../lib/clock.js';
 import type { SecretBox } from '../../lib/crypto.js';
 import { centsToNumber, formatMoney } from '../../lib/money.js';
-import type { Consumer, ConsumersService } from '../consumers/consumers.service.js';
+import type { Consumer, ConsumerHistory, ConsumersService } from '../consumers/consumers.service.js';
 import type { CreditDataConnector, CreditDataResult } from '../credit-data/credit-data.types.js';
 import { SANDBOX_MAGIC_SSN_LAST4 } from '../credit-data/sandbox-connector.js';
 import {
@@ -115,14 +116,22 @@ export interface DecisionView {
   body: Record<string, unknown>;
 }
 
+/** A decision just written: its row and the response body as JSON text (presentDecisionJson). */
+export interface CreatedDecision {
+  row: DecisionsTable;
+  json: string;
+}
+
 export function createDecisionsService(deps: DecisionsDeps) {
   const { clock, random } = deps;
+  const insertDecisions = insertStatement(deps.db, 'decisions');
+  const insertAudits = insertStatement(deps.db, 'decision_audits');
 
   /**
    * Everything that can be decided before the transaction; returns the function that writes it.
    * Split so the route can run the write inside the idempotency transaction.
    */
-  async function prepareBnplDecision(scope: Scope, body: BnplCreateBody): Promise<(trx: Kysely<Database>) => Promise<DecisionView>> {
+  async function prepareBnplDecision(scope: Scope, body: BnplCreateBody): Promise<(trx: Kysely<Database>) => Promise<CreatedDecision>> {
     const startedMs = performance.now();
     const now = clock.now();
     // Only the `order` form may leave the merchant out; look the tenant's defaults up only then,
@@ -147,7 +156,7 @@ export function createDecisionsService(deps: DecisionsDeps) {
    * Auto loans (decisions.md section 10): the request rules with the auto-loan policy's ranges and
    * markup caps, the dealer of an indirect loan, then the same path as BNPL.
    */
-  async function prepareAutoLoanDecision(scope: Scope, body: AutoLoanCreateBody): Promise<(trx: Kysely<Database>) => Promise<DecisionView>> {
+  async function prepareAutoLoanDecision(scope: Scope, body: AutoLoanCreateBody): Promise<(trx: Kysely<Database>) => Promise<CreatedDecision>> {
     const startedMs = performance.now();
     const now = clock.now();
     const documents = await deps.documentsFor(scope, 'auto_loan');
@@ -171,14 +180,16 @@ export function createDecisionsService(deps: DecisionsDeps) {
   }
 
   /** Everything after a product's request rules: applicant, tier, and the pending or soft path. */
-  async function prepareDecision(scope: Scope, now: Date, startedMs: number, intake: Intake): Promise<(trx: Kysely<Database>) => Promise<DecisionView>> {
+  async function prepareDecision(scope: Scope, now: Date, startedMs: number, intake: Intake): Promise<(trx: Kysely<Database>) => Promise<CreatedDecision>> {
     let existing: Consumer | null = null;
     let ssnLast4: string | null;
+    let history: ConsumerHistory | null = null;
     if (intake.applicant.kind === 'existing') {
-      const found = await deps.consumers.findConsumerWithSsn(scope, intake.applicant.consumerId);
+      const found = await deps.consumers.findConsumerForDecision(scope, intake.applicant.consumerId);
       if (!found) throw new ApiError('unprocessable_entity', 'consumer.consumer_id does not match a consumer of this tenant and environment.');
       existing = found.consumer;
       ssnLast4 = found.ssnLast4;
+      history = found.history;
     } else {
       ssnLast4 = intake.applicant.identity.ssnLast4;
     }
@@ -206,6 +217,7 @@ export function createDecisionsService(deps: DecisionsDeps) {
       ssnLast4,
       sandboxProfile: existing?.sandboxProfile ?? null,
       returning: existing !== null,
+      history,
       request: intake.request,
       now,
       documents: intake.documents,
@@ -220,30 +232,28 @@ export function createDecisionsService(deps: DecisionsDeps) {
     }
     evaluation.timings.preparedMs = round(performance.now() - startedMs);
 
+    // Everything the write needs is known now: built here, so the unit only sends it.
+    const row: DecisionsTable = {
+      ...baseRow(scope, intake.seed, ids, now),
+      ...decidedColumns(evaluation, now),
+      status: 'complete',
+      kyc_tier: 'soft',
+      kyc_status: kycStatus,
+      latency_ms: evaluation.timings.preparedMs ?? null,
+    };
+    const audit = { decision_id: decisionId, created_at: now.getTime(), record_json: JSON.stringify({ request: intake.redacted, ...auditOf(evaluation, { tier: 'soft', status: kycStatus, identity_verification_failed: verificationFails }) }) };
+    const events = [...openingEvents(row), scoreEvent(row, evaluation), ...(verificationFails ? [kycFailedEvent(row)] : []), finalizedEvent(row, scoringOf(row, evaluation))];
+    const json = presentDecisionJson(row, null);
+    const identityStatus = verificationFails ? 'failed' : 'verified';
     return async (trx) => {
-      if (!existing) await deps.consumers.createConsumer(trx, scope, intake.applicant.kind === 'new' ? intake.applicant.identity : never(), consumerId);
-      if (verificationFails) await deps.consumers.setIdentityStatus(trx, consumerId, 'failed');
-      else if (existing?.identityStatus !== 'verified') await deps.consumers.setIdentityStatus(trx, consumerId, 'verified');
-      const row: DecisionsTable = {
-        ...baseRow(scope, intake.seed, ids, now),
-        ...decidedColumns(evaluation, now),
-        status: 'complete',
-        kyc_tier: 'soft',
-        kyc_status: kycStatus,
-        latency_ms: evaluation.timings.preparedMs ?? null,
-      };
-      await trx.insertInto('decisions').values(row).execute();
-      await trx
-        .insertInto('decision_audits')
-        .values({ decision_id: decisionId, created_at: now.getTime(), record_json: JSON.stringify({ request: intake.redacted, ...auditOf(evaluation, { tier: 'soft', status: kycStatus, identity_verification_failed: verificationFails }) }) })
-        .execute();
-      await deps.outbox.append(trx, scope, [
-        ...openingEvents(row),
-        scoreEvent(row, evaluation),
-        ...(verificationFails ? [kycFailedEvent(row)] : []),
-        finalizedEvent(row, scoringOf(row, evaluation)),
-      ]);
-      return { row, body: presentDecision(row, null) };
+      // The applicant, the decision, its audit record, its events and the fan-out's lookup: one
+      // statement on PostgreSQL (outbox `with`, db/statements.ts), in this order on SQLite.
+      const writes: CompiledQuery[] = [];
+      if (!existing) writes.push(deps.consumers.newConsumerInsert(scope, intake.applicant.kind === 'new' ? intake.applicant.identity : never(), consumerId, identityStatus));
+      else if (verificationFails || existing.identityStatus !== 'verified') writes.push(deps.consumers.identityStatusUpdate(consumerId, identityStatus));
+      writes.push(insertDecisions([row]), insertAudits([audit]));
+      await deps.outbox.append(trx, scope, events, { with: writes });
+      return { row, json };
     };
   }
 
@@ -255,7 +265,7 @@ export function createDecisionsService(deps: DecisionsDeps) {
       { asOf: args.now, tenantId: args.scope.tenantId },
     );
     const creditDataMs = round(performance.now() - creditStarted);
-    const counts = args.returning ? await deps.consumers.history(args.consumerId) : { priorApprovals: 0, priorDeclines: 0 };
+    const counts = !args.returning ? { priorApprovals: 0, priorDeclines: 0 } : (args.history ?? (await deps.consumers.history(args.consumerId)));
     const history = { returning: args.returning, priorApprovals: counts.priorApprovals, priorDeclines: counts.priorDeclines };
     const timings = (engineMs: number) => ({ creditDataMs, engineMs });
     const { request } = args;
@@ -402,8 +412,7 @@ export function createDecisionsService(deps: DecisionsDeps) {
     return row ?? null;
   }
 
-  async function writePending(trx: Kysely<Database>, scope: Scope, intake: Intake, ids: Ids, tier: 'enhanced' | 'hard', now: Date): Promise<DecisionView> {
-    if (intake.applicant.kind === 'new') await deps.consumers.createConsumer(trx, scope, intake.applicant.identity, ids.consumerId);
+  async function writePending(trx: Kysely<Database>, scope: Scope, intake: Intake, ids: Ids, tier: 'enhanced' | 'hard', now: Date): Promise<CreatedDecision> {
     // The hosted page's token: unguessable, single-use, never the decision id. Looked up by hash;
     // kept sealed only so a poll can show the same consumer_complete_url.
     const token = random.bytes(32).toString('base64url');
@@ -417,13 +426,14 @@ export function createDecisionsService(deps: DecisionsDeps) {
       verification_token_sealed: deps.secretBox.seal(token, ids.decisionId),
       expires_at: now.getTime() + PENDING_TTL_MS[tier],
     };
-    await trx.insertInto('decisions').values(row).execute();
-    await trx
-      .insertInto('decision_audits')
-      .values({ decision_id: ids.decisionId, created_at: now.getTime(), record_json: JSON.stringify({ request: intake.redacted, kyc: { tier, status: 'pending' } }) })
-      .execute();
-    await deps.outbox.append(trx, scope, openingEvents(row));
-    return { row, body: presentDecision(row, completeUrl(token)) };
+    const writes: CompiledQuery[] = [];
+    if (intake.applicant.kind === 'new') writes.push(deps.consumers.newConsumerInsert(scope, intake.applicant.identity, ids.consumerId, 'unverified'));
+    writes.push(
+      insertDecisions([row]),
+      insertAudits([{ decision_id: ids.decisionId, created_at: now.getTime(), record_json: JSON.stringify({ request: intake.redacted, kyc: { tier, status: 'pending' } }) }]),
+    );
+    await deps.outbox.append(trx, scope, openingEvents(row), { with: writes });
+    return { row, json: presentDecisionJson(row, completeUrl(token)) };
   }
 
   /** A decision of `product` (null: of any product, for the product-neutral sandbox helper). */
@@ -727,6 +737,8 @@ interface EvaluateArgs {
   ssnLast4: string | null;
   sandboxProfile: Consumer['sandboxProfile'];
   returning: boolean;
+  /** A returning consumer's history when already read (with the consumer); else read here. */
+  history?: ConsumerHistory | null;
   request: ProductRequest;
   now: Date;
   documents: ProductEngineDocuments[Product];

@@ -16,6 +16,7 @@
  */
 import type { ZenDecision } from '@gorules/zen-engine';
 import { Type, type Static } from '@sinclair/typebox';
+import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import { Value } from '@sinclair/typebox/value';
 import { isAdverseActionCode, type AdverseActionCode } from './adverse-action-reasons.js';
 import type { AutoLoanFeatures, VehicleCondition } from './auto-loan-features.js';
@@ -128,6 +129,10 @@ function checkOutput(raw: unknown, constants: AutoLoanPolicyConstants): AutoLoan
   return { buyRateBps: null, maxLtvPct: null, ...(raw as object) } as AutoLoanPolicyOutput;
 }
 
+/** The output schema compiled once, on first use (as the BNPL policy's: policy.ts). */
+let compiledOutputCheck: TypeCheck<typeof AutoLoanPolicyOutputSchema> | undefined;
+const outputChecker = () => (compiledOutputCheck ??= TypeCompiler.Compile(AutoLoanPolicyOutputSchema));
+
 /**
  * Every way a graph result breaks the auto-loan output contract (empty: it holds). The engine
  * refuses an output with any (checkOutput); policy validation lists them all for sample inputs.
@@ -137,7 +142,7 @@ export function autoLoanPolicyOutputProblems(raw: unknown, constants: AutoLoanPo
   if (!raw || typeof raw !== 'object') return [{ field: 'output', rule: 'output_contract', message: 'the graph returned no object' }];
   // ZEN leaves a key out when its expression is null; the contract spells such values as null.
   const out: Record<string, unknown> = { buyRateBps: null, maxLtvPct: null, ...(raw as Record<string, unknown>) };
-  if (!Value.Check(AutoLoanPolicyOutputSchema, out)) {
+  if (!outputChecker().Check(out)) {
     const seen = new Set<string>();
     for (const e of Value.Errors(AutoLoanPolicyOutputSchema, out)) {
       if (seen.has(e.path)) continue;

@@ -17,6 +17,7 @@
  */
 import type { ZenDecision, ZenEngine } from '@gorules/zen-engine';
 import { Type, type Static } from '@sinclair/typebox';
+import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import { Value } from '@sinclair/typebox/value';
 import { isAdverseActionCode, type AdverseActionCode } from './adverse-action-reasons.js';
 import { BNPL_PLANS, type BnplFeatures, type BnplPlan } from './features.js';
@@ -144,6 +145,14 @@ function checkPolicyOutput(raw: unknown, constants: PolicyConstants, input: Poli
   return { rateBps: null, ...(raw as Record<string, unknown>) } as PolicyOutput;
 }
 
+/**
+ * The output schema compiled to a checking function once, on first use: every decision checks its
+ * output, and TypeBox's interpreting `Value.Check` cost more than the rest of the check (the
+ * rare failing output still gets `Value.Errors`' messages). Lazily, so start-up does not pay.
+ */
+let compiledOutputCheck: TypeCheck<typeof PolicyOutputSchema> | undefined;
+const outputChecker = () => (compiledOutputCheck ??= TypeCompiler.Compile(PolicyOutputSchema));
+
 /** The fields a policy graph returns: exactly these (the engine reads nothing else from a policy). */
 export const POLICY_OUTPUT_FIELDS = Object.keys(PolicyOutputSchema.properties) as readonly string[];
 
@@ -163,7 +172,7 @@ export function policyOutputProblems(raw: unknown, constants: PolicyConstants, i
   if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return [{ field: 'output', rule: 'output_schema', message: 'the graph returned no object' }];
   // ZEN leaves a key out when its expression is null; the contract spells such values as null.
   const out: Record<string, unknown> = { rateBps: null, ...(raw as Record<string, unknown>) };
-  if (!Value.Check(PolicyOutputSchema, out)) {
+  if (!outputChecker().Check(out)) {
     return [...Value.Errors(PolicyOutputSchema, out)].map((e) => {
       const field = e.path.replace(/^\//, '').replace(/\//g, '.') || 'output';
       return { field, rule: 'output_schema', message: `unexpected output at ${e.path || '/'}: ${e.message}` };

@@ -4,14 +4,21 @@
  * rolled-back decision, no committed decision without its events. The webhook worker reads the
  * outbox and delivers (at least once); nothing here talks to the network.
  *
- * Fan-out: when a `fanOut` hook is given (the webhooks module's, wired in app/context.ts), `append`
- * hands it the stored events in the same transaction, and it writes one webhook delivery per
- * subscribed active endpoint. Nothing is cached: an endpoint committed before this transaction
- * looked gets the event, so a just-created endpoint never misses one.
+ * Fan-out: when a `fanOut` hook is given (the webhooks module's, wired in app/context.ts), its
+ * lookup (the scope's active endpoints) is read in the same transaction right after the events are
+ * inserted, and it writes one webhook delivery per subscribed active endpoint. Nothing is cached:
+ * an endpoint committed before this transaction looked gets the event, so a just-created endpoint
+ * never misses one.
+ *
+ * Round trips: the caller's own inserts (`with`), the events insert and the fan-out's lookup go to
+ * the database as one statement on PostgreSQL (db/statements.ts `runTogether`), one after another
+ * on SQLite; the deliveries are a second statement only when some endpoint subscribes.
  */
-import type { Kysely } from 'kysely';
+import type { CompiledQuery, Kysely } from 'kysely';
 import type { Environment } from '../../config/config.js';
+import type { DialectName } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
+import { insertStatement, runTogether } from '../../db/statements.js';
 import type { Clock, Random } from '../../lib/clock.js';
 
 /** Every event type of interface.md (Events). New types are appended, never renamed. */
@@ -45,18 +52,36 @@ export interface StoredEvent {
   data: Record<string, unknown>;
 }
 
-/** Writes the deliveries of freshly stored events through the same transaction (webhooks/fan-out.ts). */
-export type EventFanOut = (trx: Kysely<Database>, scope: { tenantId: string; environment: Environment }, events: StoredEvent[], atMs: number) => Promise<void>;
+type Scope = { tenantId: string; environment: Environment };
+
+/** What the fan-out does with freshly stored events, in the transaction that stores them (webhooks/fan-out.ts). */
+export interface EventFanOut<Target = unknown> {
+  /** The read the fan-out needs (the scope's active endpoints), sent right after the events insert. */
+  lookup(scope: Scope): CompiledQuery<Target>;
+  /** Writes the deliveries of `events` for the rows `lookup` returned (none: nothing to write). */
+  write(trx: Kysely<Database>, scope: Scope, events: StoredEvent[], targets: Target[], atMs: number): Promise<void>;
+}
 
 export interface AppendOptions {
   /** false: store only (a `webhook.test` event goes to one endpoint, which its sender queues itself). */
   fanOut?: boolean;
+  /**
+   * The caller's own writes of the same change (statements whose results it does not read), sent
+   * before the events insert and with it: one statement on PostgreSQL, in this order on SQLite.
+   */
+  with?: readonly CompiledQuery[];
 }
 
-export function createOutbox(deps: { clock: Clock; random: Random; fanOut?: EventFanOut }) {
-  /** Append events in one statement (plus the fan-out's lookup and insert), inside the caller's transaction. */
-  async function append(trx: Kysely<Database>, scope: { tenantId: string; environment: Environment }, events: NewEvent[], options: AppendOptions = {}): Promise<StoredEvent[]> {
-    if (events.length === 0) return [];
+export function createOutbox(deps: { db: Kysely<Database>; dialect: DialectName; clock: Clock; random: Random; fanOut?: EventFanOut }) {
+  const insertEvents = insertStatement(deps.db, 'events');
+
+  /** Append events in one statement (with the caller's writes and the fan-out's lookup), inside the caller's transaction. */
+  async function append(trx: Kysely<Database>, scope: Scope, events: NewEvent[], options: AppendOptions = {}): Promise<StoredEvent[]> {
+    const writes = options.with ?? [];
+    if (events.length === 0) {
+      for (const write of writes) await trx.executeQuery(write);
+      return [];
+    }
     const now = deps.clock.now().getTime();
     const rows = events.map((e) => ({
       id: deps.random.uuid(),
@@ -67,9 +92,15 @@ export function createOutbox(deps: { clock: Clock; random: Random; fanOut?: Even
       data_json: JSON.stringify(e.data),
       created_at: now,
     }));
-    await trx.insertInto('events').values(rows).execute();
+    const insert = insertEvents(rows);
     const stored = rows.map((r, i) => ({ id: r.id, type: events[i]!.type, created: Math.floor(now / 1000), data: events[i]!.data }));
-    if (deps.fanOut && options.fanOut !== false) await deps.fanOut(trx, scope, stored, now);
+    const fanOut = options.fanOut === false ? undefined : deps.fanOut;
+    if (!fanOut) {
+      await runTogether(trx, deps.dialect, writes, insert);
+      return stored;
+    }
+    const { rows: targets } = await runTogether(trx, deps.dialect, [...writes, insert], fanOut.lookup(scope));
+    if (targets.length > 0) await fanOut.write(trx, scope, stored, targets, now);
     return stored;
   }
 

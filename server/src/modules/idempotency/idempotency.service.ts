@@ -36,6 +36,7 @@ import type { SecretBox } from '../../lib/crypto.js';
 import type { Environment } from '../../config/config.js';
 import type { Database } from '../../db/schema.js';
 import type { TransactionRunner } from '../../db/group-commit.js';
+import { template } from '../../db/statements.js';
 import { ApiError, errorBody } from '../../http/errors/error-registry.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -140,15 +141,30 @@ export function createIdempotencyService(deps: { db: Kysely<Database>; readDb: K
     }
   }
 
-  async function findFinished(params: ExecuteParams): Promise<FinalResponse | null> {
-    const row = await deps.readDb
+  // The statements of every keyed request, built and compiled once (db/statements.ts).
+  const finishedRecord = template(['tenantId', 'environment', 'key', 'now'], (p) =>
+    deps.readDb
       .selectFrom('idempotency_keys')
       .select(['fingerprint', 'status_code', 'response_body', 'request_id'])
-      .where('tenant_id', '=', params.scope.tenantId)
-      .where('environment', '=', params.scope.environment)
-      .where('idempotency_key', '=', params.key!)
-      .where('expires_at', '>', clock.now().getTime())
-      .executeTakeFirst();
+      .where('tenant_id', '=', p.tenantId)
+      .where('environment', '=', p.environment)
+      .where('idempotency_key', '=', p.key)
+      .where('expires_at', '>', p.now),
+  );
+  const claimRecord = template(['tenantId', 'environment', 'key', 'fingerprint', 'statusCode', 'body', 'requestId', 'now', 'expiresAt'], (p) => {
+    const values = { fingerprint: p.fingerprint, status_code: p.statusCode, response_body: p.body, request_id: p.requestId, created_at: p.now, expires_at: p.expiresAt };
+    return db
+      .insertInto('idempotency_keys')
+      .values({ tenant_id: p.tenantId, environment: p.environment, idempotency_key: p.key, ...values })
+      .onConflict((oc) => oc.columns(['tenant_id', 'environment', 'idempotency_key']).doUpdateSet(values).where('idempotency_keys.expires_at', '<=', p.now))
+      .returning('idempotency_key');
+  });
+
+  async function findFinished(params: ExecuteParams): Promise<FinalResponse | null> {
+    const { rows } = await deps.readDb.executeQuery(
+      finishedRecord({ tenantId: params.scope.tenantId, environment: params.scope.environment, key: params.key, now: clock.now().getTime() }),
+    );
+    const row = rows[0];
     if (!row || row.status_code === null || row.response_body === null) return null;
     if (row.fingerprint !== params.fingerprint) {
       throw new ApiError('idempotency_conflict', 'This Idempotency-Key was already used with a different request; use a new key for a new request.');
@@ -180,23 +196,20 @@ export function createIdempotencyService(deps: { db: Kysely<Database>; readDb: K
    */
   async function claim(trx: Kysely<Database>, params: ExecuteParams, response: WorkResponse): Promise<void> {
     const now = clock.now().getTime();
-    const values = {
-      fingerprint: params.fingerprint,
-      status_code: response.statusCode,
-      response_body: deps.secretBox.seal(response.body, bodyBinding(params)),
-      request_id: params.requestId,
-      created_at: now,
-      expires_at: now + IDEMPOTENCY_TTL_MS,
-    };
-    const claimed = await trx
-      .insertInto('idempotency_keys')
-      .values({ tenant_id: params.scope.tenantId, environment: params.scope.environment, idempotency_key: params.key!, ...values })
-      .onConflict((oc) =>
-        oc.columns(['tenant_id', 'environment', 'idempotency_key']).doUpdateSet(values).where('idempotency_keys.expires_at', '<=', now),
-      )
-      .returning('idempotency_key')
-      .executeTakeFirst();
-    if (!claimed) throw new KeyAlreadyClaimed();
+    const { rows } = await trx.executeQuery(
+      claimRecord({
+        tenantId: params.scope.tenantId,
+        environment: params.scope.environment,
+        key: params.key,
+        fingerprint: params.fingerprint,
+        statusCode: response.statusCode,
+        body: deps.secretBox.seal(response.body, bodyBinding(params)),
+        requestId: params.requestId,
+        now,
+        expiresAt: now + IDEMPOTENCY_TTL_MS,
+      }),
+    );
+    if (rows.length === 0) throw new KeyAlreadyClaimed();
   }
 
   /** The associated data of a sealed body: it opens only in the row it was written to. */

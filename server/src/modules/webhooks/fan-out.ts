@@ -1,11 +1,12 @@
 /**
  * Fan-out: outbox events become webhook deliveries in the transaction that commits the events.
  *
- * How it works: the outbox calls `fanOut` right after inserting its events, through the caller's
- * transaction. One query reads the active endpoints of the event's tenant and environment (an index
- * on tenant, environment, state; at most 16 rows); each event gets one `pending` delivery per
- * endpoint subscribed to its type or to `*`, due at once; one insert writes them all. Because this
- * is the same transaction, an event and its deliveries exist together or not at all: a crash can
+ * How it works: right after inserting its events, the outbox reads the fan-out's `lookup` through
+ * the caller's transaction (in the same statement as the insert on PostgreSQL: one round trip): the
+ * active endpoints of the events' tenant and environment (an index on tenant, environment, state;
+ * at most 16 rows). Then `write` gives each event one `pending` delivery per endpoint subscribed to
+ * its type or to `*`, due at once, and one insert writes them all. Because this is the same
+ * transaction, an event and its deliveries exist together or not at all: a crash can
  * neither lose a committed event's deliveries nor deliver an event that rolled back. Disabled and
  * deleted endpoints get nothing (decisions.md section 9: a re-enabled endpoint recovers what it
  * missed with "resend failed since").
@@ -13,6 +14,7 @@
 import type { Kysely } from 'kysely';
 import type { Environment } from '../../config/config.js';
 import type { Database, WebhookDeliveriesTable } from '../../db/schema.js';
+import { template } from '../../db/statements.js';
 import type { Random } from '../../lib/clock.js';
 import type { EventFanOut, StoredEvent } from '../events/outbox.js';
 
@@ -57,22 +59,25 @@ export function newDeliveryRow(
   };
 }
 
-export function createWebhookFanOut(deps: { random: Random }): EventFanOut {
-  return async function fanOut(trx: Kysely<Database>, scope, events: StoredEvent[], atMs: number): Promise<void> {
-    if (events.length === 0) return;
-    const endpoints = await trx
-      .selectFrom('webhook_endpoints')
-      .select(['id', 'event_types_json'])
-      .where('tenant_id', '=', scope.tenantId)
-      .where('environment', '=', scope.environment)
-      .where('state', '=', 'active')
-      .execute();
-    if (endpoints.length === 0) return;
-    const rows: WebhookDeliveriesTable[] = [];
-    for (const endpoint of endpoints) {
-      const types = parseEventTypes(endpoint.event_types_json);
-      for (const event of events) if (subscribesTo(types, event.type)) rows.push(newDeliveryRow(deps.random, scope, endpoint.id, event, atMs));
-    }
-    if (rows.length > 0) await trx.insertInto('webhook_deliveries').values(rows).execute();
+interface Target {
+  id: string;
+  event_types_json: string;
+}
+
+export function createWebhookFanOut(deps: { db: Kysely<Database>; random: Random }): EventFanOut<Target> {
+  // Compiled once (it runs with every event appended); the parameters are the scope.
+  const activeEndpoints = template(['tenantId', 'environment', 'state'], (p) =>
+    deps.db.selectFrom('webhook_endpoints').select(['id', 'event_types_json']).where('tenant_id', '=', p.tenantId).where('environment', '=', p.environment).where('state', '=', p.state),
+  );
+  return {
+    lookup: (scope) => activeEndpoints({ tenantId: scope.tenantId, environment: scope.environment, state: 'active' }),
+    async write(trx, scope, events: StoredEvent[], endpoints: Target[], atMs: number): Promise<void> {
+      const rows: WebhookDeliveriesTable[] = [];
+      for (const endpoint of endpoints) {
+        const types = parseEventTypes(endpoint.event_types_json);
+        for (const event of events) if (subscribesTo(types, event.type)) rows.push(newDeliveryRow(deps.random, scope, endpoint.id, event, atMs));
+      }
+      if (rows.length > 0) await trx.insertInto('webhook_deliveries').values(rows).execute();
+    },
   };
 }

@@ -329,6 +329,29 @@ describe.each(await dialectMatrix())('BNPL decisions [%s]', (dialect) => {
     expect(result.replayed.outcome).toBe(body.outcome);
   });
 
+  it("gives the engine a returning consumer's history: its earlier approvals and declines, only those after a reset", async () => {
+    const scope = { tenantId: t.tenant.tenantId, environment: 'sandbox' as const };
+    const historyOf = async (decisionId: string) => ((await t.ctx.decisions.getAuditRecord(scope, decisionId)) as { engine: BnplEngineDecision }).engine.input.history;
+    const consumerOf = async (decisionId: string) => (await t.ctx.storage.db.selectFrom('decisions').select('consumer_id').where('id', '=', decisionId).executeTakeFirstOrThrow()).consumer_id;
+    const decide = async (consumer: unknown, outcome: string) => {
+      clock.advance(1_000);
+      const body = (await create({ consumer, transaction: txn('60.00') })).json();
+      expect(body.outcome).toBe(outcome);
+      return body.decision_id as string;
+    };
+    const approvedFirst = await decide(newConsumer(), 'approved');
+    expect(await historyOf(approvedFirst)).toEqual({ returning: false, priorApprovals: 0, priorDeclines: 0 });
+    const approving = { consumer_id: await consumerOf(approvedFirst) };
+    expect(await historyOf(await decide(approving, 'approved'))).toEqual({ returning: true, priorApprovals: 1, priorDeclines: 0 });
+    expect(await historyOf(await decide(approving, 'approved'))).toEqual({ returning: true, priorApprovals: 2, priorDeclines: 0 });
+    const declining = { consumer_id: await consumerOf(await decide(newConsumer({ ssn_last4: '0000' }), 'declined')) };
+    expect(await historyOf(await decide(declining, 'declined'))).toEqual({ returning: true, priorApprovals: 0, priorDeclines: 1 });
+    clock.advance(1_000);
+    await t.ctx.consumers.resetSandboxConsumer(scope, approving.consumer_id);
+    expect(await historyOf(await decide(approving, 'approved'))).toEqual({ returning: true, priorApprovals: 0, priorDeclines: 0 });
+    expect(await historyOf(await decide(approving, 'approved'))).toEqual({ returning: true, priorApprovals: 1, priorDeclines: 0 });
+  });
+
   it('stores ssn_last4 only encrypted and never returns or logs it', async () => {
     // The digits as a value of their own: ids and request ids are random text that may contain any
     // four digits, so a bare substring search would fail by chance.
