@@ -6,12 +6,18 @@
  * The ratio says what queueing in the database, signing and recording cost on top of the network.
  *
  *   npm run build && node bench/webhooks.mjs [--events N] [--endpoints N] [--db sqlite,postgres]
- *                                            [--delay-ms N] [--postgres URL]
+ *                                            [--delay-ms N] [--postgres URL] [--out NAME] [--dist DIR]
+ *
+ * CPU per delivery is reported next to the rates (it is much steadier than the rate on a shared
+ * machine): this process (the worker, plus the bench's own progress query every 20 ms), the
+ * PostgreSQL backends serving the bench database, and the receiver. Profile the worker with
+ * `node --cpu-prof --cpu-prof-dir DIR bench/webhooks.mjs ...` (the receiver writes its own profile).
  *
  * Every delivery is checked: the receiver must see each (event, endpoint) pair, every row must end
  * `delivered`, and nothing may be sent twice. Plain Node ESM over the compiled server (server/dist).
  */
-import { fork } from 'node:child_process';
+import { execFileSync, fork } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { once } from 'node:events';
 import { mkdtemp, rm, mkdir, writeFile } from 'node:fs/promises';
 import https from 'node:https';
@@ -20,15 +26,11 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { randomBytes } from 'node:crypto';
+import { createRequire } from 'node:module';
 import pg from 'pg';
 import { generate } from 'selfsigned';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const DIST = pathToFileURL(path.join(ROOT, 'server', 'dist') + path.sep).href;
-const { loadConfig } = await import(`${DIST}config/config.js`);
-const { createContext } = await import(`${DIST}app/context.js`);
-const { migrateToLatest } = await import(`${DIST}db/database.js`);
-const { createLogger } = await import(`${DIST}lib/logger.js`);
 
 const { values: opts } = parseArgs({
   options: {
@@ -37,14 +39,39 @@ const { values: opts } = parseArgs({
     db: { type: 'string', default: 'sqlite,postgres' },
     'delay-ms': { type: 'string', default: '0' },
     postgres: { type: 'string', default: process.env.BENCH_POSTGRES_URL ?? 'postgres://root@127.0.0.1:5432/postgres' },
+    out: { type: 'string', default: 'webhooks' },
+    dist: { type: 'string', default: path.join(ROOT, 'server', 'dist') },
+    'sql-stats': { type: 'boolean', default: false },
     receiver: { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h', default: false },
   },
   strict: true,
 });
 if (opts.help) {
-  process.stdout.write('Usage: node bench/webhooks.mjs [--events N] [--endpoints N] [--db sqlite,postgres] [--delay-ms N] [--postgres URL]\n');
+  process.stdout.write(`Usage: node bench/webhooks.mjs [options]
+  --events N         events to enqueue (default 2000); each goes to every endpoint
+  --endpoints N      receiver endpoints (default 4); the worker has at most 8 in flight per endpoint, 64 in all
+  --db LIST          sqlite,postgres (default both; PostgreSQL is skipped when unreachable)
+  --delay-ms N       the receiver answers after N ms (default 0)
+  --postgres URL     admin URL (default $BENCH_POSTGRES_URL or postgres://root@127.0.0.1:5432/postgres)
+  --out NAME         result files bench/results/NAME.{md,json} (default webhooks); a NAME with a / is a path prefix
+  --dist DIR         the compiled server to load (default server/dist), e.g. a copy of another build for A/B runs
+  --sql-stats        count the worker's SQL statements during the deliveries (per statement shape: count,
+                     per 1,000 deliveries, time until answered); adds a little overhead of its own
+Profile: node --cpu-prof --cpu-prof-dir DIR bench/webhooks.mjs ...
+`);
   process.exit(0);
+}
+// The receiver process loads nothing of the server.
+const serverModules = opts.receiver ? null : await loadServer(path.resolve(opts.dist));
+async function loadServer(dir) {
+  const dist = pathToFileURL(dir + path.sep).href;
+  return {
+    ...(await import(`${dist}config/config.js`)),
+    ...(await import(`${dist}app/context.js`)),
+    ...(await import(`${dist}db/database.js`)),
+    ...(await import(`${dist}lib/logger.js`)),
+  };
 }
 const EVENTS = Number(opts.events);
 const ENDPOINTS = Number(opts.endpoints);
@@ -52,6 +79,30 @@ const DELAY_MS = Number(opts['delay-ms']);
 const PER_ENDPOINT = 8; // the worker's default per-endpoint cap
 const CONCURRENCY = 64; // the worker's default slots
 const IN_FLIGHT = Math.min(CONCURRENCY, PER_ENDPOINT * ENDPOINTS); // what the worker can have open at once
+
+let clockTicks = 100;
+try {
+  clockTicks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+} catch {
+  /* Linux default */
+}
+
+/** CPU time (ms) a process has used so far, user + system, from /proc (Linux only; else null). */
+function processCpuMs(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicks;
+  } catch {
+    return null;
+  }
+}
+
+/** CPU ms of this process so far (user + system). */
+function ownCpuMs() {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+}
 
 // ---------------------------------------------------------------------------------------------
 // The receiver: HTTPS on loopback in its OWN process (so it does not share the sender's thread),
@@ -85,15 +136,19 @@ async function runReceiverProcess() {
       else answer();
     });
   });
+  // TLS handshakes per phase: keep-alive reuse shows as a handful, one per request would be a fault.
+  let connections = 0;
+  server.on('secureConnection', () => (connections += 1));
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   process.on('message', (msg) => {
     if (msg === 'reset') {
       seen.clear();
       total = 0;
+      connections = 0;
       process.send({ reset: true });
     } else if (msg === 'stats') {
-      process.send({ stats: { total, distinct: seen.size, duplicates: [...seen.values()].filter((c) => c > 1).length } });
+      process.send({ stats: { total, connections, distinct: seen.size, duplicates: [...seen.values()].filter((c) => c > 1).length } });
     } else if (msg === 'exit') {
       server.closeAllConnections();
       server.close(() => process.exit(0));
@@ -118,6 +173,7 @@ async function startReceiver() {
   const ready = await new Promise((resolve) => child.once('message', resolve));
   return {
     ca: ready.ca,
+    cpuMs: () => processCpuMs(child.pid),
     url: (p) => `https://127.0.0.1:${ready.port}${p}`,
     reset: () => ask('reset', 'reset'),
     stats: () => ask('stats', 'stats'),
@@ -143,6 +199,8 @@ async function rawPosts(receiver, bodies) {
       req.on('error', reject);
       req.end(body);
     });
+  const cpu0 = ownCpuMs();
+  const receiverCpu0 = receiver.cpuMs();
   const started = performance.now();
   await Promise.all(
     Array.from({ length: IN_FLIGHT }, async () => {
@@ -150,8 +208,11 @@ async function rawPosts(receiver, bodies) {
     }),
   );
   const seconds = (performance.now() - started) / 1000;
+  const cpuMsPer = (ownCpuMs() - cpu0) / bodies.length;
+  const receiverCpuMsPer = receiverCpu0 === null ? null : (receiver.cpuMs() - receiverCpu0) / bodies.length;
   agent.destroy();
-  return { requests: bodies.length, seconds, perSecond: bodies.length / seconds };
+  const { connections } = await receiver.stats();
+  return { requests: bodies.length, seconds, perSecond: bodies.length / seconds, cpuMsPer, receiverCpuMsPer, connections };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -168,6 +229,7 @@ async function openDatabase(dialect) {
   const url = new URL(opts.postgres);
   url.pathname = `/${name}`;
   return {
+    name,
     env: { CDS_DATA_DIR: dataDir, DATABASE_URL: url.toString() },
     async drop() {
       const c = new pg.Client({ connectionString: opts.postgres });
@@ -191,7 +253,74 @@ async function postgresReachable() {
   }
 }
 
+/** CPU ms used so far by the PostgreSQL backends connected to the bench database (null on SQLite or without /proc). */
+async function postgresBackendsCpuMs(databaseName) {
+  if (!databaseName) return null;
+  const c = new pg.Client({ connectionString: opts.postgres });
+  await c.connect();
+  try {
+    const { rows } = await c.query('select pid from pg_stat_activity where datname = $1', [databaseName]);
+    let total = 0;
+    for (const { pid } of rows) total += processCpuMs(pid) ?? 0;
+    return { total, pids: rows.length };
+  } finally {
+    await c.end();
+  }
+}
+
+/**
+ * --sql-stats: wrap pg's Client#query and better-sqlite3's statements (the same module instances the
+ * server's build loads, from the root node_modules) to count statements by shape while `on`.
+ */
+const sqlStats = { on: false, shapes: new Map() };
+function shapeOf(text) {
+  return text.replace(/\s+/g, ' ').replace(/\((\$\d+|\?)(, (\$\d+|\?))*\)/g, '(…)').replace(/(\(…\), )+\(…\)/g, '(…), …').slice(0, 150);
+}
+function countStatement(text, ms) {
+  if (!sqlStats.on) return;
+  const key = shapeOf(text);
+  const entry = sqlStats.shapes.get(key) ?? { count: 0, ms: 0 };
+  entry.count += 1;
+  entry.ms += ms;
+  sqlStats.shapes.set(key, entry);
+}
+if (opts['sql-stats']) {
+  const query = pg.Client.prototype.query;
+  pg.Client.prototype.query = function (config, values, callback) {
+    const text = typeof config === 'string' ? config : config?.text;
+    const started = performance.now();
+    const result = query.call(this, config, values, callback);
+    if (text && result && typeof result.then === 'function') result.then(() => countStatement(text, performance.now() - started), () => undefined);
+    return result;
+  };
+  const BetterSqlite = createRequire(import.meta.url)('better-sqlite3');
+  const probe = new BetterSqlite(':memory:');
+  const statementProto = Object.getPrototypeOf(probe.prepare('select 1'));
+  probe.close();
+  for (const method of ['run', 'get', 'all']) {
+    const original = statementProto[method];
+    statementProto[method] = function (...args) {
+      const started = performance.now();
+      try {
+        return original.apply(this, args);
+      } finally {
+        countStatement(this.source, performance.now() - started);
+      }
+    };
+  }
+}
+
+function printSqlStats(dialect, deliveries) {
+  const rows = [...sqlStats.shapes].sort((a, b) => b[1].ms - a[1].ms);
+  const total = rows.reduce((sum, [, e]) => sum + e.count, 0);
+  const ms = rows.reduce((sum, [, e]) => sum + e.ms, 0);
+  process.stderr.write(`  ${dialect} SQL during deliveries: ${total} statements (${((total / deliveries) * 1000).toFixed(0)} per 1,000 deliveries), ${ms.toFixed(0)} ms until answered in all\n`);
+  for (const [shape, e] of rows) process.stderr.write(`    ${String(e.count).padStart(6)} ${((e.count / deliveries) * 1000).toFixed(0).padStart(5)}/1k ${e.ms.toFixed(0).padStart(6)} ms  ${shape}\n`);
+  sqlStats.shapes.clear();
+}
+
 async function benchDeliveries(dialect, receiver) {
+  const { loadConfig, createContext, migrateToLatest, createLogger } = serverModules;
   const database = await openDatabase(dialect);
   const config = loadConfig({ ...database.env, DATA_ENCRYPTION_KEY: '22'.repeat(32), WEBHOOK_ALLOW_PRIVATE_NETWORKS: '1', LOG_LEVEL: 'warn' });
   const ctx = createContext(config, { logger: createLogger('warn'), webhookDelivery: { ca: receiver.ca, pollIntervalMs: 50 } });
@@ -214,23 +343,44 @@ async function benchDeliveries(dialect, receiver) {
     const expected = EVENTS * ENDPOINTS;
 
     await receiver.reset();
+    // The pool's connections exist by now (migrations, enqueue); a backend opened during the run and
+    // closed before its end would be missed, which the pool's idle time-out (longer than a run) avoids.
+    const pg0 = await postgresBackendsCpuMs(database.name);
+    const cpu0 = ownCpuMs();
+    const usage0 = process.cpuUsage();
+    const receiverCpu0 = receiver.cpuMs();
     const started = performance.now();
+    sqlStats.on = true;
     ctx.webhookDelivery.start();
+    // Progress from the worker's own counters (results written), so the measurement puts no load of
+    // its own on the database; the stored states are checked once it is done.
     for (;;) {
-      const { n } = await ctx.storage.db.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll().as('n')).where('state', '=', 'delivered').executeTakeFirstOrThrow();
-      if (Number(n) >= expected) break;
-      await new Promise((r) => setTimeout(r, 20));
+      const progress = ctx.webhookDelivery.stats();
+      if (progress.delivered >= expected) break;
+      // An attempt that did not deliver would be retried a minute later: report it rather than wait.
+      if (progress.attempts > progress.delivered) throw new Error(`${dialect}: ${progress.attempts - progress.delivered} attempts did not deliver: ${JSON.stringify(progress)}`);
+      await new Promise((r) => setTimeout(r, 5));
     }
     const seconds = (performance.now() - started) / 1000;
+    sqlStats.on = false;
+    const cpuMsPer = (ownCpuMs() - cpu0) / expected;
+    const usage = process.cpuUsage(usage0);
+    process.stderr.write(`  worker process CPU per delivery: user ${(usage.user / 1000 / expected).toFixed(3)} ms, system ${(usage.system / 1000 / expected).toFixed(3)} ms\n`);
+    const receiverCpuMsPer = receiverCpu0 === null ? null : (receiver.cpuMs() - receiverCpu0) / expected;
+    const pg1 = await postgresBackendsCpuMs(database.name);
+    const postgresCpuMsPer = pg0 && pg1 ? (pg1.total - pg0.total) / expected : null;
     await ctx.webhookDelivery.stop();
     const stats = ctx.webhookDelivery.stats();
     process.stderr.write(`  worker: ${JSON.stringify(stats)}\n`);
+    if (opts['sql-stats']) printSqlStats(dialect, expected);
 
+    const { n: stored } = await ctx.storage.db.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll().as('n')).where('state', '=', 'delivered').executeTakeFirstOrThrow();
+    if (Number(stored) !== expected) throw new Error(`${dialect}: ${stored} deliveries stored as delivered, expected ${expected}`);
     const seen = await receiver.stats();
     const duplicates = seen.duplicates;
     if (seen.distinct !== expected) throw new Error(`${dialect}: receiver saw ${seen.distinct} distinct deliveries, expected ${expected}`);
     const sample = await ctx.storage.db.selectFrom('webhook_attempts').select('request_body').limit(1).executeTakeFirstOrThrow();
-    return { dialect, deliveries: expected, seconds, perSecond: expected / seconds, duplicates, enqueueSeconds, sampleBody: sample.request_body };
+    return { dialect, deliveries: expected, seconds, perSecond: expected / seconds, duplicates, connections: seen.connections, enqueueSeconds, cpuMsPer, postgresCpuMsPer, receiverCpuMsPer, stats, sampleBody: sample.request_body };
   } finally {
     await ctx.close();
     await database.drop();
@@ -269,15 +419,20 @@ async function main() {
     `Webhook delivery throughput (${new Date().toISOString()}, ${os.cpus().length} CPU ${os.cpus()[0]?.model ?? ''}, Node ${process.version})`,
     `${EVENTS} events x ${ENDPOINTS} endpoints; ${IN_FLIGHT} in flight at most (per-endpoint cap ${PER_ENDPOINT}); receiver delay ${DELAY_MS} ms`,
     '',
-    '| database | deliveries/s (worker) | raw HTTPS POSTs/s (same receiver) | ratio | duplicates | enqueue (fan-out) |',
-    '|---|---|---|---|---|---|',
-    ...results.map((r) => `| ${r.dialect} | ${r.deliveries.perSecond.toFixed(0)} | ${r.raw.perSecond.toFixed(0)} | ${(r.deliveries.perSecond / r.raw.perSecond).toFixed(2)} | ${r.deliveries.duplicates} | ${(r.deliveries.deliveries / r.deliveries.enqueueSeconds).toFixed(0)} deliveries/s |`),
+    '| database | deliveries/s (worker) | raw HTTPS POSTs/s (same receiver) | ratio | duplicates | enqueue (fan-out) | CPU ms/delivery: worker (+ PostgreSQL) | CPU ms/raw POST: client | receiver CPU ms/request: deliveries, raw | claims, result writes | TLS connections: deliveries, raw |',
+    '|---|---|---|---|---|---|---|---|---|---|---|',
+    ...results.map((r) => {
+      const d = r.deliveries;
+      const ms = (v) => (v === null || v === undefined ? '–' : v.toFixed(3));
+      return `| ${r.dialect} | ${d.perSecond.toFixed(0)} | ${r.raw.perSecond.toFixed(0)} | ${(d.perSecond / r.raw.perSecond).toFixed(2)} | ${d.duplicates} | ${(d.deliveries / d.enqueueSeconds).toFixed(0)} deliveries/s | ${ms(d.cpuMsPer)}${d.postgresCpuMsPer === null ? '' : ` (+ ${ms(d.postgresCpuMsPer)})`} | ${ms(r.raw.cpuMsPer)} | ${ms(d.receiverCpuMsPer)}, ${ms(r.raw.receiverCpuMsPer)} | ${d.stats.claims}, ${d.stats.writes} | ${d.connections}, ${r.raw.connections} |`;
+    }),
   ];
   process.stdout.write(lines.join('\n') + '\n');
-  await mkdir(path.join(ROOT, 'bench', 'results'), { recursive: true });
-  await writeFile(path.join(ROOT, 'bench', 'results', 'webhooks.md'), lines.join('\n') + '\n');
+  const prefix = opts.out.includes('/') ? path.resolve(opts.out) : path.join(ROOT, 'bench', 'results', opts.out);
+  await mkdir(path.dirname(prefix), { recursive: true });
+  await writeFile(`${prefix}.md`, lines.join('\n') + '\n');
   await writeFile(
-    path.join(ROOT, 'bench', 'results', 'webhooks.json'),
+    `${prefix}.json`,
     JSON.stringify({ events: EVENTS, endpoints: ENDPOINTS, inFlight: IN_FLIGHT, delayMs: DELAY_MS, results: results.map((r) => ({ ...r, deliveries: { ...r.deliveries, sampleBody: undefined } })) }, null, 2) + '\n',
   );
   process.exit(failed || results.length === 0 ? 1 : 0);
