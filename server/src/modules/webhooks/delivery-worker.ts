@@ -324,25 +324,46 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
   /**
    * A transaction on the write connection. SQLite: `begin immediate`, so the claim's reads and
    * writes happen under the write lock (nothing can change between counting and claiming).
+   *
+   * Its commit does not wait for the disk: PostgreSQL `synchronous_commit = off` for this
+   * transaction, SQLite `synchronous = NORMAL` around it (the connection's own setting, FULL, is
+   * put back before anything else can use the connection). What the worker writes is bookkeeping
+   * of at-least-once delivery: should an OS crash or power loss undo the last moments of it, those
+   * claims are void (the rows are due again) and those results unwritten (the rows still leased),
+   * so the deliveries are sent again, exactly as when a worker dies between a send and its
+   * record. A process crash loses nothing (the commit is in the OS's hands), and every commit of
+   * the API still waits for the disk, which also makes the worker's earlier commits durable.
    */
+  let sqliteSynchronous: number | null = null;
   async function inTransaction<T>(unit: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
     return db.connection().execute(async (connection) => {
-      await sql.raw(postgres ? 'begin' : 'begin immediate').execute(connection);
-      let value: T;
+      if (postgres) return transaction(connection, 'begin; set local synchronous_commit = off', unit);
+      sqliteSynchronous ??= Number((await sql<{ synchronous: number }>`pragma synchronous`.execute(connection)).rows[0]?.synchronous ?? 2);
+      await sql.raw('pragma synchronous = NORMAL').execute(connection);
       try {
-        value = await unit(connection);
-      } catch (err) {
-        await sql.raw('rollback').execute(connection).catch(() => undefined);
-        throw err;
+        return await transaction(connection, 'begin immediate', unit);
+      } finally {
+        await sql.raw(`pragma synchronous = ${sqliteSynchronous}`).execute(connection);
       }
-      try {
-        await sql.raw('commit').execute(connection);
-      } catch (err) {
-        await sql.raw('rollback').execute(connection).catch(() => undefined);
-        throw err;
-      }
-      return value;
     });
+  }
+
+  async function transaction<T>(connection: Kysely<Database>, begin: string, unit: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
+    await sql.raw(begin).execute(connection);
+    let value: T;
+    try {
+      value = await unit(connection);
+    } catch (err) {
+      await sql.raw('rollback').execute(connection).catch(() => undefined);
+      throw err;
+    }
+    try {
+      await sql.raw('commit').execute(connection);
+    } catch (err) {
+      await sql.raw('rollback').execute(connection).catch(() => undefined);
+      throw err;
+    }
+    return value;
   }
 
   /** Claims due work for up to `free` send slots, fairly between endpoints (fairness.ts). */
