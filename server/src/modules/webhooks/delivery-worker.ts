@@ -30,7 +30,7 @@
  * at least once, never silently dropped. The lease only expires early if a live worker is stuck
  * for longer than the lease, and then the receiver may see a duplicate, which `id` lets it drop.
  */
-import { sql, type Kysely } from 'kysely';
+import { CompiledQuery, sql, type Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { DialectName } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
@@ -45,6 +45,13 @@ import { secretAssociatedData, signatureHeader } from './signing.js';
 export const USER_AGENT = 'Svc-Webhooks/1.0';
 /** Results written per transaction at most. */
 const RECORD_BATCH = 100;
+/** Opened endpoint secrets kept per worker at most. */
+const OPENED_SECRETS_LIMIT = 1024;
+/** SQLite: one result's next step, written only while this worker's lease token holds (prepared once, run per row). */
+const SQLITE_NEXT_STEP = `update webhook_deliveries
+   set attempts = ?, state = ?, next_attempt_at = ?, leased_until = null, lease_token = null, last_attempt_at = ?,
+       last_response_status = ?, last_error_kind = ?, finished_at = ?, updated_at = ?
+ where id = ? and lease_token = ?`;
 
 export interface DeliveryWorkerOptions {
   /** Per attempt (interface.md: 10 s). */
@@ -575,10 +582,9 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
   }
 
   function requestHeaders(delivery: ClaimedDelivery, body: string, at: Date): Record<string, string> {
-    const ad = secretAssociatedData(delivery.endpointId);
-    const secrets = [deps.secretBox.openText(delivery.secretSealed, ad)];
+    const secrets = [openSecret(delivery.endpointId, delivery.secretSealed)];
     if (delivery.previousSecretSealed && delivery.previousSecretExpiresAt !== null && delivery.previousSecretExpiresAt > at.getTime()) {
-      secrets.push(deps.secretBox.openText(delivery.previousSecretSealed, ad));
+      secrets.push(openSecret(delivery.endpointId, delivery.previousSecretSealed));
     }
     return {
       'Svc-Signature': signatureHeader({ timestamp: Math.floor(at.getTime() / 1000), body, secrets }),
@@ -587,6 +593,23 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
       'Content-Type': 'application/json',
       'User-Agent': USER_AGENT,
     };
+  }
+
+  /**
+   * Opened signing secrets by endpoint and sealed text. Opening (AES-GCM) was the costliest step of
+   * preparing a send after the HTTP request itself, and it gives the same answer every time: a
+   * rotation seals a new text, which is a new key here. Bounded, the oldest go first.
+   */
+  const openedSecrets = new Map<string, string>();
+  function openSecret(endpointId: string, sealed: string): string {
+    const key = `${endpointId} ${sealed}`;
+    let secret = openedSecrets.get(key);
+    if (secret === undefined) {
+      secret = deps.secretBox.openText(sealed, secretAssociatedData(endpointId));
+      if (openedSecrets.size >= OPENED_SECRETS_LIMIT) openedSecrets.delete(openedSecrets.keys().next().value!);
+      openedSecrets.set(key, secret);
+    }
+    return secret;
   }
 
   /** Queues a finished send's result for the next cycle; settles when that cycle has committed. */
@@ -642,9 +665,11 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
       applied = await writeResultsPostgres(trx, rows, attempts, resettable);
     } else {
       applied = new Set<string>();
-      for (const { id, token, ...changes } of rows) {
-        const updated = await trx.updateTable('webhook_deliveries').set({ ...changes, leased_until: null, lease_token: null }).where('id', '=', id).where('lease_token', '=', token).executeTakeFirst();
-        if (Number(updated.numUpdatedRows) > 0) applied.add(id);
+      // In-process statements: one per row costs no round trip, and the text never changes.
+      for (const r of rows) {
+        const parameters = [r.attempts, r.state, r.next_attempt_at, r.last_attempt_at, r.last_response_status, r.last_error_kind, r.finished_at, r.updated_at, r.id, r.token];
+        const updated = await trx.executeQuery(CompiledQuery.raw(SQLITE_NEXT_STEP, parameters));
+        if (Number(updated.numAffectedRows ?? 0) > 0) applied.add(r.id);
       }
       for (let i = 0; i < attempts.length; i += 100) await trx.insertInto('webhook_attempts').values(attempts.slice(i, i + 100)).execute();
       const reset = resettable.filter((endpointId) => outcomes.some((o) => o.delivery.endpointId === endpointId && o.step.kind === 'delivered' && applied.has(o.delivery.id)));
