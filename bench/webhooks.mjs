@@ -2,8 +2,10 @@
 /**
  * Webhook delivery throughput: deliveries per second from the real delivery worker (claim with a
  * lease, sign, POST over HTTPS, record the attempt) to a local HTTPS receiver, next to raw HTTPS
- * POSTs of the same bodies to the same receiver at the same concurrency, measured in the same run.
- * The ratio says what queueing in the database, signing and recording cost on top of the network.
+ * POSTs of the same request (a delivery's recorded headers and body) to the same receiver, with as
+ * many in flight as the worker can have (endpoints x per-endpoint cap, at most its concurrency),
+ * over keep-alive connections, measured in the same run. The ratio says what queueing in the
+ * database, signing and recording cost on top of the network.
  *
  *   npm run build && node bench/webhooks.mjs [--events N] [--endpoints N] [--db sqlite,postgres]
  *                                            [--delay-ms N] [--postgres URL] [--out NAME] [--dist DIR]
@@ -185,34 +187,40 @@ async function startReceiver() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Raw HTTPS POSTs: same bodies, same receiver, same number in flight, keep-alive.
+// Raw HTTPS POSTs: the same request a delivery sent (its recorded headers, signature included, and
+// body), to the same receiver, with as many in flight as the worker can have at most, keep-alive.
 
-async function rawPosts(receiver, bodies) {
+async function rawPosts(receiver, sample, requests) {
   const agent = new https.Agent({ keepAlive: true, ca: receiver.ca });
-  let next = 0;
-  const post = (body) =>
+  const headers = { ...sample.headers, 'Content-Length': String(Buffer.byteLength(sample.body)) };
+  let sent = 0;
+  const post = () =>
     new Promise((resolve, reject) => {
-      const req = https.request(receiver.url('/raw'), { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
+      const req = https.request(receiver.url('/raw'), { method: 'POST', agent, headers }, (res) => {
         res.resume();
         res.on('end', () => (res.statusCode === 200 ? resolve() : reject(new Error(`status ${res.statusCode}`))));
       });
       req.on('error', reject);
-      req.end(body);
+      req.end(sample.body);
     });
   const cpu0 = ownCpuMs();
   const receiverCpu0 = receiver.cpuMs();
   const started = performance.now();
   await Promise.all(
     Array.from({ length: IN_FLIGHT }, async () => {
-      while (next < bodies.length) await post(bodies[next++]);
+      while (sent < requests) {
+        sent += 1;
+        await post();
+      }
     }),
   );
   const seconds = (performance.now() - started) / 1000;
-  const cpuMsPer = (ownCpuMs() - cpu0) / bodies.length;
-  const receiverCpuMsPer = receiverCpu0 === null ? null : (receiver.cpuMs() - receiverCpu0) / bodies.length;
+  const cpuMsPer = (ownCpuMs() - cpu0) / requests;
+  const receiverCpuMsPer = receiverCpu0 === null ? null : (receiver.cpuMs() - receiverCpu0) / requests;
   agent.destroy();
-  const { connections } = await receiver.stats();
-  return { requests: bodies.length, seconds, perSecond: bodies.length / seconds, cpuMsPer, receiverCpuMsPer, connections };
+  const { connections, total } = await receiver.stats();
+  if (total !== requests) throw new Error(`raw POSTs: the receiver counted ${total}, expected ${requests}`);
+  return { requests, seconds, perSecond: requests / seconds, cpuMsPer, receiverCpuMsPer, connections };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -379,8 +387,11 @@ async function benchDeliveries(dialect, receiver) {
     const seen = await receiver.stats();
     const duplicates = seen.duplicates;
     if (seen.distinct !== expected) throw new Error(`${dialect}: receiver saw ${seen.distinct} distinct deliveries, expected ${expected}`);
-    const sample = await ctx.storage.db.selectFrom('webhook_attempts').select('request_body').limit(1).executeTakeFirstOrThrow();
-    return { dialect, deliveries: expected, seconds, perSecond: expected / seconds, duplicates, connections: seen.connections, enqueueSeconds, cpuMsPer, postgresCpuMsPer, receiverCpuMsPer, stats, sampleBody: sample.request_body };
+    const sample = await ctx.storage.db.selectFrom('webhook_attempts').select(['request_body', 'request_headers_json']).limit(1).executeTakeFirstOrThrow();
+    return {
+      dialect, deliveries: expected, seconds, perSecond: expected / seconds, duplicates, connections: seen.connections, enqueueSeconds, cpuMsPer, postgresCpuMsPer, receiverCpuMsPer, stats,
+      sample: { body: sample.request_body, headers: JSON.parse(sample.request_headers_json) },
+    };
   } finally {
     await ctx.close();
     await database.drop();
@@ -403,9 +414,8 @@ async function main() {
       process.stderr.write(`${dialect}: ${EVENTS} events x ${ENDPOINTS} endpoints...\n`);
       const deliveries = await benchDeliveries(dialect, receiver);
       // The raw baseline right after, with the same number of requests and bodies of the same size.
-      const bodies = Array.from({ length: deliveries.deliveries }, () => deliveries.sampleBody);
       await receiver.reset();
-      const raw = await rawPosts(receiver, bodies);
+      const raw = await rawPosts(receiver, deliveries.sample, deliveries.deliveries);
       results.push({ dialect, deliveries, raw });
     }
   } catch (err) {
@@ -433,7 +443,7 @@ async function main() {
   await writeFile(`${prefix}.md`, lines.join('\n') + '\n');
   await writeFile(
     `${prefix}.json`,
-    JSON.stringify({ events: EVENTS, endpoints: ENDPOINTS, inFlight: IN_FLIGHT, delayMs: DELAY_MS, results: results.map((r) => ({ ...r, deliveries: { ...r.deliveries, sampleBody: undefined } })) }, null, 2) + '\n',
+    JSON.stringify({ events: EVENTS, endpoints: ENDPOINTS, inFlight: IN_FLIGHT, delayMs: DELAY_MS, results: results.map((r) => ({ ...r, deliveries: { ...r.deliveries, sample: undefined } })) }, null, 2) + '\n',
   );
   process.exit(failed || results.length === 0 ? 1 : 0);
 }
