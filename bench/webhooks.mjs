@@ -284,12 +284,13 @@ const sqlStats = { on: false, shapes: new Map() };
 function shapeOf(text) {
   return text.replace(/\s+/g, ' ').replace(/\((\$\d+|\?)(, (\$\d+|\?))*\)/g, '(…)').replace(/(\(…\), )+\(…\)/g, '(…), …').slice(0, 150);
 }
-function countStatement(text, ms) {
+function countStatement(text, ms, cpuMs = null) {
   if (!sqlStats.on) return;
   const key = shapeOf(text);
-  const entry = sqlStats.shapes.get(key) ?? { count: 0, ms: 0 };
+  const entry = sqlStats.shapes.get(key) ?? { count: 0, ms: 0, cpuMs: null };
   entry.count += 1;
   entry.ms += ms;
+  if (cpuMs !== null) entry.cpuMs = (entry.cpuMs ?? 0) + cpuMs;
   sqlStats.shapes.set(key, entry);
 }
 if (opts['sql-stats']) {
@@ -307,12 +308,16 @@ if (opts['sql-stats']) {
   probe.close();
   for (const method of ['run', 'get', 'all']) {
     const original = statementProto[method];
+    // SQLite runs on this thread, synchronously: its CPU time is measured too (a busy machine
+    // inflates the wall time by whatever else it runs meanwhile).
     statementProto[method] = function (...args) {
       const started = performance.now();
+      const cpu = process.cpuUsage();
       try {
         return original.apply(this, args);
       } finally {
-        countStatement(this.source, performance.now() - started);
+        const used = process.cpuUsage(cpu);
+        countStatement(this.source, performance.now() - started, (used.user + used.system) / 1000);
       }
     };
   }
@@ -323,7 +328,12 @@ function printSqlStats(dialect, deliveries) {
   const total = rows.reduce((sum, [, e]) => sum + e.count, 0);
   const ms = rows.reduce((sum, [, e]) => sum + e.ms, 0);
   process.stderr.write(`  ${dialect} SQL during deliveries: ${total} statements (${((total / deliveries) * 1000).toFixed(0)} per 1,000 deliveries), ${ms.toFixed(0)} ms until answered in all\n`);
-  for (const [shape, e] of rows) process.stderr.write(`    ${String(e.count).padStart(6)} ${((e.count / deliveries) * 1000).toFixed(0).padStart(5)}/1k ${e.ms.toFixed(0).padStart(6)} ms  ${shape}\n`);
+  const cpu = rows.reduce((sum, [, e]) => sum + (e.cpuMs ?? 0), 0);
+  if (cpu > 0) process.stderr.write(`  (SQLite: ${cpu.toFixed(0)} ms of CPU in all, ${((cpu / deliveries) * 1000).toFixed(0)} µs per delivery)\n`);
+  for (const [shape, e] of rows) {
+    const cpuPart = e.cpuMs === null ? '' : ` ${e.cpuMs.toFixed(0).padStart(6)} ms CPU`;
+    process.stderr.write(`    ${String(e.count).padStart(6)} ${((e.count / deliveries) * 1000).toFixed(0).padStart(5)}/1k ${e.ms.toFixed(0).padStart(6)} ms${cpuPart}  ${shape}\n`);
+  }
   sqlStats.shapes.clear();
 }
 
@@ -359,6 +369,8 @@ async function benchDeliveries(dialect, receiver) {
     const receiverCpu0 = receiver.cpuMs();
     const started = performance.now();
     sqlStats.on = true;
+    // For profiles: the deliveries' span on the monotonic clock the .cpuprofile's timestamps use (µs).
+    const phaseStart = process.hrtime.bigint() / 1000n;
     ctx.webhookDelivery.start();
     // Progress from the worker's own counters (results written), so the measurement puts no load of
     // its own on the database; the stored states are checked once it is done.
@@ -371,6 +383,7 @@ async function benchDeliveries(dialect, receiver) {
     }
     const seconds = (performance.now() - started) / 1000;
     sqlStats.on = false;
+    process.stderr.write(`  deliveries span (µs, monotonic): ${phaseStart} ${process.hrtime.bigint() / 1000n}\n`);
     const cpuMsPer = (ownCpuMs() - cpu0) / expected;
     const usage = process.cpuUsage(usage0);
     process.stderr.write(`  worker process CPU per delivery: user ${(usage.user / 1000 / expected).toFixed(3)} ms, system ${(usage.system / 1000 / expected).toFixed(3)} ms\n`);

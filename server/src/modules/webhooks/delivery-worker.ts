@@ -53,6 +53,116 @@ const SQLITE_NEXT_STEP = `update webhook_deliveries
        last_response_status = ?, last_error_kind = ?, finished_at = ?, updated_at = ?
  where id = ? and lease_token = ?`;
 
+/*
+ * PostgreSQL: the cycle's three statements, as fixed texts with numbered parameters (arrays where a
+ * batch varies in size). Nothing is built or compiled per cycle, and each text is the same on every
+ * call, so a connection could also keep them as prepared statements. No `select *`: a prepared
+ * statement's columns are fixed when it is planned.
+ */
+
+/**
+ * Candidates ($1 now, $2 per-endpoint cap, $3 how many endpoints at most), oldest due first, each
+ * with its advisory lock taken (see dueEndpoints).
+ */
+const PG_CANDIDATES = `
+select c.endpoint_id, c.due, c.in_flight
+  from (select e.id as endpoint_id, probe.due, probe.oldest_due,
+               (select count(*) from webhook_deliveries l where l.endpoint_id = e.id and l.leased_until > $1::bigint) as in_flight
+          from webhook_endpoints e
+          cross join lateral (
+            select count(*) as due, min(x.next_attempt_at) as oldest_due
+              from (select d.next_attempt_at from webhook_deliveries d
+                     where d.endpoint_id = e.id and d.state = 'pending' and d.next_attempt_at <= $1::bigint
+                       and (d.leased_until is null or d.leased_until <= $1::bigint)
+                     order by d.next_attempt_at
+                     limit $2::integer) as x
+          ) as probe
+         where e.state = 'active' and probe.due > 0
+           and (select count(*) from webhook_deliveries l where l.endpoint_id = e.id and l.leased_until > $1::bigint) < $2::integer
+         order by probe.oldest_due asc, e.id asc
+         limit $3::integer) as c
+ where pg_try_advisory_xact_lock(hashtext('cds.webhooks.claim.' || c.endpoint_id))
+ order by c.oldest_due asc, c.endpoint_id asc`;
+
+/**
+ * The claim ($1 endpoint ids, $2 how many each, $3 cap, $4 now, $5 lease end, $6 lease token):
+ * recount each endpoint's leases, pick at most cap - leased due rows, lease them by primary key,
+ * return them with their endpoint and event (see claimPostgres).
+ */
+const PG_CLAIM = `
+with want as (
+       select w.endpoint_id, w.n from unnest($1::text[], $2::integer[]) as w(endpoint_id, n)
+     ),
+     room as (
+       select want.endpoint_id,
+              least(want.n, $3::integer - (select count(*) from webhook_deliveries l where l.endpoint_id = want.endpoint_id and l.leased_until > $4::bigint))::integer as n
+         from want
+     ),
+     pick as (
+       select p.id
+         from room
+         cross join lateral (
+           select d.id from webhook_deliveries d
+            where d.endpoint_id = room.endpoint_id and d.state = 'pending' and d.next_attempt_at <= $4::bigint
+              and (d.leased_until is null or d.leased_until <= $4::bigint)
+            order by d.next_attempt_at
+            limit greatest(room.n, 0)
+            for update skip locked
+         ) as p
+     ),
+     claimed as (
+       update webhook_deliveries as d
+          set leased_until = $5::bigint, lease_token = $6::text, updated_at = $4::bigint
+        where d.id = any(array(select pick.id from pick))
+       returning d.id, d.attempts, d.endpoint_id, d.tenant_id, d.event_id, d.next_attempt_at
+     )
+select c.id, c.attempts, c.endpoint_id, c.tenant_id, e.url, e.secret_sealed, e.previous_secret_sealed, e.previous_secret_expires_at,
+       ev.id as event_id, ev.type as event_type, ev.created_at as event_created_at, ev.data_json
+  from claimed c
+  -- Each claimed row's endpoint and event by primary key (LIMIT keeps the planner from turning
+  -- these into joins that may scan the events table when its statistics are missing).
+  cross join lateral (select e.url, e.secret_sealed, e.previous_secret_sealed, e.previous_secret_expires_at
+                        from webhook_endpoints e where e.id = c.endpoint_id limit 1) as e
+  cross join lateral (select ev.id, ev.type, ev.created_at, ev.data_json from events ev where ev.id = c.event_id limit 1) as ev
+ order by c.next_attempt_at, c.id`;
+
+/**
+ * A batch of results, one array per column ($1..$17, row i of each array is one result; $18 the
+ * endpoints whose failure count may only reset): next steps where the lease token still matches,
+ * every attempt row, the resets. Returns the deliveries whose next step was written.
+ */
+const PG_RESULTS = `
+with v as (
+       select * from unnest($1::text[], $2::text[], $3::integer[], $4::text[], $5::bigint[], $6::bigint[], $7::integer[], $8::text[],
+                            $9::bigint[], $10::bigint[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[], $16::integer[], $17::text[])
+                as v(id, token, attempts, state, next_attempt_at, last_attempt_at, last_response_status, last_error_kind, finished_at, updated_at,
+                     attempt_id, endpoint_id, request_headers_json, request_body, response_body, duration_ms, error_detail)
+     ),
+     stepped as (
+       update webhook_deliveries as d
+          set attempts = v.attempts, state = v.state, next_attempt_at = v.next_attempt_at, leased_until = null, lease_token = null,
+              last_attempt_at = v.last_attempt_at, last_response_status = v.last_response_status, last_error_kind = v.last_error_kind,
+              finished_at = v.finished_at, updated_at = v.updated_at
+         from v
+        -- = any(...) lets the rows be found by primary key whatever the planner guesses of v.
+        where d.id = any($1::text[]) and d.id = v.id and d.lease_token = v.token
+       returning d.id, d.endpoint_id, d.state
+     ),
+     recorded as (
+       insert into webhook_attempts (id, delivery_id, endpoint_id, attempt, request_headers_json, request_body, response_status, response_body,
+                                     duration_ms, error_kind, error_detail, created_at)
+       select attempt_id, id, endpoint_id, attempts, request_headers_json, request_body, last_response_status, response_body,
+              duration_ms, last_error_kind, error_detail, last_attempt_at
+         from v
+     ),
+     healthy as (
+       update webhook_endpoints as e
+          set consecutive_failures = 0
+        where e.id in (select s.endpoint_id from stepped s where s.state = 'delivered' and s.endpoint_id = any($18::text[]))
+          and e.consecutive_failures <> 0
+     )
+select id from stepped`;
+
 export interface DeliveryWorkerOptions {
   /** Per attempt (interface.md: 10 s). */
   timeoutMs: number;
@@ -401,19 +511,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
     const due = sql`d.endpoint_id = e.id and d.state = 'pending' and d.next_attempt_at <= ${now} and (d.leased_until is null or d.leased_until <= ${now})`;
     const leased = sql`(select count(*) from webhook_deliveries l where l.endpoint_id = e.id and l.leased_until > ${now})`;
     if (postgres) {
-      const result = await sql<CandidateRow>`
-        select c.endpoint_id, c.due, c.in_flight
-          from (select e.id as endpoint_id, probe.due, probe.oldest_due, ${leased} as in_flight
-                  from webhook_endpoints e
-                  cross join lateral (
-                    select count(*) as due, min(x.next_attempt_at) as oldest_due
-                      from (select d.next_attempt_at from webhook_deliveries d where ${due} order by d.next_attempt_at limit ${cap}) as x
-                  ) as probe
-                 where e.state = 'active' and probe.due > 0 and ${leased} < ${cap}
-                 order by probe.oldest_due asc, e.id asc
-                 limit ${limit}) as c
-         where pg_try_advisory_xact_lock(hashtext('cds.webhooks.claim.' || c.endpoint_id))
-         order by c.oldest_due asc, c.endpoint_id asc`.execute(trx);
+      const result = await trx.executeQuery(CompiledQuery.raw(PG_CANDIDATES, [now, cap, limit]) as CompiledQuery<CandidateRow>);
       return result.rows.map((r) => ({ endpointId: r.endpoint_id, due: Number(r.due), inFlight: Number(r.in_flight) }));
     }
     const result = await sql<CandidateRow>`
@@ -481,42 +579,8 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
    * their endpoint and event: one round trip instead of three per endpoint and two more.
    */
   async function claimPostgres(trx: Kysely<Database>, plan: ClaimPlanEntry[], now: number, token: string): Promise<ClaimedDelivery[]> {
-    const result = await sql<ClaimedRow>`
-      with want as (
-             select w.endpoint_id, w.n from unnest(${plan.map((p) => p.endpointId)}::text[], ${plan.map((p) => p.count)}::integer[]) as w(endpoint_id, n)
-           ),
-           room as (
-             select want.endpoint_id,
-                    least(want.n, ${options.perEndpointConcurrency}
-                      - (select count(*) from webhook_deliveries l where l.endpoint_id = want.endpoint_id and l.leased_until > ${now}))::integer as n
-               from want
-           ),
-           pick as (
-             select p.id
-               from room
-               cross join lateral (
-                 select d.id from webhook_deliveries d
-                  where d.endpoint_id = room.endpoint_id and d.state = 'pending' and d.next_attempt_at <= ${now}
-                    and (d.leased_until is null or d.leased_until <= ${now})
-                  order by d.next_attempt_at
-                  limit greatest(room.n, 0)
-                  for update skip locked
-               ) as p
-           ),
-           claimed as (
-             update webhook_deliveries as d
-                set leased_until = ${now + options.leaseMs}::bigint, lease_token = ${token}::text, updated_at = ${now}::bigint
-              where d.id = any(array(select pick.id from pick))
-             returning d.id, d.attempts, d.endpoint_id, d.tenant_id, d.event_id, d.next_attempt_at
-           )
-      select c.id, c.attempts, c.endpoint_id, c.tenant_id, e.url, e.secret_sealed, e.previous_secret_sealed, e.previous_secret_expires_at,
-             ev.id as event_id, ev.type as event_type, ev.created_at as event_created_at, ev.data_json
-        from claimed c
-        -- Each claimed row's endpoint and event by primary key (LIMIT keeps the planner from turning
-        -- these into joins that may scan the events table when its statistics are missing).
-        cross join lateral (select * from webhook_endpoints e where e.id = c.endpoint_id limit 1) as e
-        cross join lateral (select * from events ev where ev.id = c.event_id limit 1) as ev
-       order by c.next_attempt_at, c.id`.execute(trx);
+    const parameters = [plan.map((p) => p.endpointId), plan.map((p) => p.count), options.perEndpointConcurrency, now, now + options.leaseMs, token];
+    const result = await trx.executeQuery(CompiledQuery.raw(PG_CLAIM, parameters) as CompiledQuery<ClaimedRow>);
     return result.rows.map((r) => toClaimed(r, token));
   }
 
@@ -723,45 +787,19 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
 
   /**
    * PostgreSQL: the batch's next steps, its attempt rows and the reset of its all-success
-   * endpoints' failure counts in ONE statement (one round trip): data-modifying CTEs over one
-   * VALUES list. Returns the deliveries whose lease token still matched.
+   * endpoints' failure counts in ONE statement (one round trip): data-modifying CTEs over the
+   * batch passed as one array per column (PG_RESULTS). Returns the deliveries whose lease token
+   * still matched.
    */
   async function writeResultsPostgres(trx: Kysely<Database>, rows: NextStepRow[], attempts: AttemptRow[], resettable: string[]): Promise<Set<string>> {
-    const values = rows.map((r, i) => {
-      const a = attempts[i]!;
-      return sql`(${r.id}::text, ${r.token}::text, ${r.attempts}::integer, ${r.state}::text, ${r.next_attempt_at}::bigint, ${r.last_attempt_at}::bigint,
-        ${r.last_response_status}::integer, ${r.last_error_kind}::text, ${r.finished_at}::bigint, ${r.updated_at}::bigint,
-        ${a.id}::text, ${a.endpoint_id}::text, ${a.request_headers_json}::text, ${a.request_body}::text, ${a.response_body}::text,
-        ${a.duration_ms}::integer, ${a.error_detail}::text)`;
-    });
-    const updated = await sql<{ id: string }>`
-      with v(id, token, attempts, state, next_attempt_at, last_attempt_at, last_response_status, last_error_kind, finished_at, updated_at,
-             attempt_id, endpoint_id, request_headers_json, request_body, response_body, duration_ms, error_detail) as (
-             values ${sql.join(values)}
-           ),
-           stepped as (
-             update webhook_deliveries as d
-                set attempts = v.attempts, state = v.state, next_attempt_at = v.next_attempt_at, leased_until = null, lease_token = null,
-                    last_attempt_at = v.last_attempt_at, last_response_status = v.last_response_status, last_error_kind = v.last_error_kind,
-                    finished_at = v.finished_at, updated_at = v.updated_at
-               from v
-              where d.id = v.id and d.lease_token = v.token
-             returning d.id, d.endpoint_id, d.state
-           ),
-           recorded as (
-             insert into webhook_attempts (id, delivery_id, endpoint_id, attempt, request_headers_json, request_body, response_status, response_body,
-                                           duration_ms, error_kind, error_detail, created_at)
-             select attempt_id, id, endpoint_id, attempts, request_headers_json, request_body, last_response_status, response_body,
-                    duration_ms, last_error_kind, error_detail, last_attempt_at
-               from v
-           ),
-           healthy as (
-             update webhook_endpoints as e
-                set consecutive_failures = 0
-              where e.id in (select s.endpoint_id from stepped s where s.state = 'delivered' and s.endpoint_id = any(${resettable}::text[]))
-                and e.consecutive_failures <> 0
-           )
-      select id from stepped`.execute(trx);
+    const parameters = [
+      rows.map((r) => r.id), rows.map((r) => r.token), rows.map((r) => r.attempts), rows.map((r) => r.state), rows.map((r) => r.next_attempt_at),
+      rows.map((r) => r.last_attempt_at), rows.map((r) => r.last_response_status), rows.map((r) => r.last_error_kind), rows.map((r) => r.finished_at),
+      rows.map((r) => r.updated_at), attempts.map((a) => a.id), attempts.map((a) => a.endpoint_id), attempts.map((a) => a.request_headers_json),
+      attempts.map((a) => a.request_body), attempts.map((a) => a.response_body), attempts.map((a) => a.duration_ms), attempts.map((a) => a.error_detail),
+      resettable,
+    ];
+    const updated = await trx.executeQuery(CompiledQuery.raw(PG_RESULTS, parameters) as CompiledQuery<{ id: string }>);
     return new Set(updated.rows.map((r) => r.id));
   }
 
