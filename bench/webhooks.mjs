@@ -338,10 +338,32 @@ function printSqlStats(dialect, deliveries) {
 }
 
 async function benchDeliveries(dialect, receiver) {
-  const { loadConfig, createContext, migrateToLatest, createLogger } = serverModules;
+  const { loadConfig, createContext, migrateToLatest, createLogger, openStorage } = serverModules;
   const database = await openDatabase(dialect);
   const config = loadConfig({ ...database.env, DATA_ENCRYPTION_KEY: '22'.repeat(32), WEBHOOK_ALLOW_PRIVATE_NETWORKS: '1', LOG_LEVEL: 'warn' });
-  const ctx = createContext(config, { logger: createLogger('warn'), webhookDelivery: { ca: receiver.ca, pollIntervalMs: 50 } });
+  // SQLite: the storage as the server opens it, plus a report of each background WAL checkpoint
+  // (how much the deliveries write to the WAL, and whether a TRUNCATE had to stop the writer).
+  // A checkpoint reports the WAL's frames so far (since the WAL last started over), so the frames
+  // written in between are the growth from one report to the next.
+  const wal = { checkpoints: 0, frames: 0, last: 0, truncates: 0, on: false };
+  const storage =
+    dialect === 'sqlite'
+      ? openStorage({
+          databaseUrl: null,
+          dataDir: config.dataDir,
+          checkpoints: {
+            onCheckpoint: (r) => {
+              const grown = r.frames >= wal.last ? r.frames - wal.last : r.frames;
+              wal.last = r.truncated ? 0 : r.frames;
+              if (!wal.on) return;
+              wal.checkpoints += 1;
+              wal.frames += grown;
+              if (r.truncated) wal.truncates += 1;
+            },
+          },
+        })
+      : undefined;
+  const ctx = createContext(config, { logger: createLogger('warn'), webhookDelivery: { ca: receiver.ca, pollIntervalMs: 50 }, ...(storage ? { storage } : {}) });
   try {
     await migrateToLatest(ctx.storage.db);
     const tenant = await ctx.tenants.createTenant({ name: 'Bench Lender' });
@@ -369,6 +391,7 @@ async function benchDeliveries(dialect, receiver) {
     const receiverCpu0 = receiver.cpuMs();
     const started = performance.now();
     sqlStats.on = true;
+    wal.on = true;
     // For profiles: the deliveries' span on the monotonic clock the .cpuprofile's timestamps use (µs).
     const phaseStart = process.hrtime.bigint() / 1000n;
     ctx.webhookDelivery.start();
@@ -383,6 +406,8 @@ async function benchDeliveries(dialect, receiver) {
     }
     const seconds = (performance.now() - started) / 1000;
     sqlStats.on = false;
+    wal.on = false;
+    if (dialect === 'sqlite') process.stderr.write(`  WAL: ${wal.frames} pages written (${((wal.frames * 4096) / expected / 1024).toFixed(1)} KiB per delivery at 4 KiB pages), ${wal.checkpoints} background checkpoints, ${wal.truncates} of them TRUNCATE\n`);
     process.stderr.write(`  deliveries span (µs, monotonic): ${phaseStart} ${process.hrtime.bigint() / 1000n}\n`);
     const cpuMsPer = (ownCpuMs() - cpu0) / expected;
     const usage = process.cpuUsage(usage0);

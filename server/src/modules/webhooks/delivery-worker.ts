@@ -47,11 +47,78 @@ export const USER_AGENT = 'Svc-Webhooks/1.0';
 const RECORD_BATCH = 100;
 /** Opened endpoint secrets kept per worker at most. */
 const OPENED_SECRETS_LIMIT = 1024;
-/** SQLite: one result's next step, written only while this worker's lease token holds (prepared once, run per row). */
-const SQLITE_NEXT_STEP = `update webhook_deliveries
-   set attempts = ?, state = ?, next_attempt_at = ?, leased_until = null, lease_token = null, last_attempt_at = ?,
-       last_response_status = ?, last_error_kind = ?, finished_at = ?, updated_at = ?
- where id = ? and lease_token = ?`;
+/*
+ * SQLite: the cycle's statements, as fixed texts (kept prepared by the storage's statement cache).
+ * Batches go in as one JSON array parameter read with json_each, so a batch of any size is one
+ * statement, not one per row (each statement costs a trip through the query executor). SQLite
+ * takes anonymous `?` only, so a value used twice is passed twice.
+ */
+
+/** Candidates (see dueEndpoints): now, now, cap, now, now, now, now, now, now, cap, limit. */
+const SQLITE_CANDIDATES = `
+select e.id as endpoint_id,
+       (select count(*) from (select 1 as one from webhook_deliveries d
+                               where d.endpoint_id = e.id and d.state = 'pending' and d.next_attempt_at <= ? and (d.leased_until is null or d.leased_until <= ?)
+                               limit ?) as due_rows) as due,
+       (select count(*) from webhook_deliveries l where l.endpoint_id = e.id and l.leased_until > ?) as in_flight,
+       (select d.next_attempt_at from webhook_deliveries d
+         where d.endpoint_id = e.id and d.state = 'pending' and d.next_attempt_at <= ? and (d.leased_until is null or d.leased_until <= ?)
+         order by d.next_attempt_at limit 1) as oldest_due
+  from webhook_endpoints e
+ where e.state = 'active'
+   and exists (select 1 from webhook_deliveries d
+                where d.endpoint_id = e.id and d.state = 'pending' and d.next_attempt_at <= ? and (d.leased_until is null or d.leased_until <= ?))
+   and (select count(*) from webhook_deliveries l where l.endpoint_id = e.id and l.leased_until > ?) < ?
+ order by oldest_due asc, e.id asc
+ limit ?`;
+
+/**
+ * One endpoint's claim: lease end, token, now, endpoint, now, now, how many. Due order straight
+ * from the index (endpoint_id, state, next_attempt_at), ties in index order: a tie-breaker column
+ * would make every claim sort the whole tie (a burst of events committed in the same millisecond
+ * is thousands of rows).
+ */
+const SQLITE_CLAIM = `
+update webhook_deliveries set leased_until = ?, lease_token = ?, updated_at = ?
+ where id in (select id from webhook_deliveries
+               where endpoint_id = ? and state = 'pending' and next_attempt_at <= ? and (leased_until is null or leased_until <= ?)
+               order by next_attempt_at
+               limit ?)
+returning id`;
+
+/** What the sends of the claimed deliveries (a JSON array of ids) need. */
+const SQLITE_CLAIMED = `
+select d.id, d.attempts, d.endpoint_id, d.tenant_id, e.url, e.secret_sealed, e.previous_secret_sealed, e.previous_secret_expires_at,
+       ev.id as event_id, ev.type as event_type, ev.created_at as event_created_at, ev.data_json
+  from webhook_deliveries d
+  join events ev on ev.id = d.event_id
+  join webhook_endpoints e on e.id = d.endpoint_id
+ where d.id in (select value from json_each(?))
+ order by d.next_attempt_at, d.id`;
+
+/** Next steps (a JSON array of [id, token, attempts, state, next_attempt_at, last_attempt_at, status, error kind, finished_at, updated_at]) where the lease token still matches. */
+const SQLITE_NEXT_STEPS = `
+update webhook_deliveries as d
+   set attempts = v.attempts, state = v.state, next_attempt_at = v.next_attempt_at, leased_until = null, lease_token = null,
+       last_attempt_at = v.last_attempt_at, last_response_status = v.last_response_status, last_error_kind = v.last_error_kind,
+       finished_at = v.finished_at, updated_at = v.updated_at
+  from (select value ->> 0 as id, value ->> 1 as token, value ->> 2 as attempts, value ->> 3 as state, value ->> 4 as next_attempt_at,
+               value ->> 5 as last_attempt_at, value ->> 6 as last_response_status, value ->> 7 as last_error_kind, value ->> 8 as finished_at,
+               value ->> 9 as updated_at
+          from json_each(?)) as v
+ where d.id = v.id and d.lease_token = v.token
+returning id`;
+
+/** Attempt rows (a JSON array of rows in the column order below). */
+const SQLITE_ATTEMPTS = `
+insert into webhook_attempts (id, delivery_id, endpoint_id, attempt, request_headers_json, request_body, response_status, response_body,
+                              duration_ms, error_kind, error_detail, created_at)
+select value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6, value ->> 7, value ->> 8, value ->> 9,
+       value ->> 10, value ->> 11
+  from json_each(?)`;
+
+/** Failure counts back to 0 (a JSON array of endpoint ids). */
+const SQLITE_RESET = `update webhook_endpoints set consecutive_failures = 0 where id in (select value from json_each(?)) and consecutive_failures <> 0`;
 
 /*
  * PostgreSQL: the cycle's three statements, as fixed texts with numbered parameters (arrays where a
@@ -508,23 +575,12 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
    */
   async function dueEndpoints(trx: Kysely<Database>, now: number, limit: number): Promise<ClaimCandidate[]> {
     const cap = options.perEndpointConcurrency;
-    const due = sql`d.endpoint_id = e.id and d.state = 'pending' and d.next_attempt_at <= ${now} and (d.leased_until is null or d.leased_until <= ${now})`;
-    const leased = sql`(select count(*) from webhook_deliveries l where l.endpoint_id = e.id and l.leased_until > ${now})`;
     if (postgres) {
       const result = await trx.executeQuery(CompiledQuery.raw(PG_CANDIDATES, [now, cap, limit]) as CompiledQuery<CandidateRow>);
       return result.rows.map((r) => ({ endpointId: r.endpoint_id, due: Number(r.due), inFlight: Number(r.in_flight) }));
     }
-    const result = await sql<CandidateRow>`
-      select e.id as endpoint_id,
-             (select count(*) from (select 1 as one from webhook_deliveries d where ${due} limit ${cap}) as due_rows) as due,
-             ${leased} as in_flight,
-             (select d.next_attempt_at from webhook_deliveries d where ${due} order by d.next_attempt_at limit 1) as oldest_due
-        from webhook_endpoints e
-       where e.state = 'active'
-         and exists (select 1 from webhook_deliveries d where ${due})
-         and ${leased} < ${cap}
-       order by oldest_due asc, e.id asc
-       limit ${limit}`.execute(trx);
+    const parameters = [now, now, cap, now, now, now, now, now, now, cap, limit];
+    const result = await trx.executeQuery(CompiledQuery.raw(SQLITE_CANDIDATES, parameters) as CompiledQuery<CandidateRow>);
     return result.rows.map((r) => ({ endpointId: r.endpoint_id, due: Number(r.due), inFlight: Number(r.in_flight) }));
   }
 
@@ -536,39 +592,13 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
   async function claimSqlite(trx: Kysely<Database>, plan: ClaimPlanEntry[], now: number, token: string): Promise<ClaimedDelivery[]> {
     const ids: string[] = [];
     for (const entry of plan) {
-      const pick = trx
-        .selectFrom('webhook_deliveries')
-        .select('id')
-        .where('endpoint_id', '=', entry.endpointId)
-        .where('state', '=', 'pending')
-        .where('next_attempt_at', '<=', now)
-        .where((eb) => eb.or([eb('leased_until', 'is', null), eb('leased_until', '<=', now)]))
-        // Due order straight from the index (endpoint_id, state, next_attempt_at), ties in index
-        // order: a tie-breaker column would make every claim sort the whole tie (a burst of events
-        // committed in the same millisecond is thousands of rows).
-        .orderBy('next_attempt_at')
-        .limit(entry.count);
-      const claimed = await trx
-        .updateTable('webhook_deliveries')
-        .set({ leased_until: now + options.leaseMs, lease_token: token, updated_at: now })
-        .where('id', 'in', pick)
-        .returning('id')
-        .execute();
-      ids.push(...claimed.map((c) => c.id));
+      const parameters = [now + options.leaseMs, token, now, entry.endpointId, now, now, entry.count];
+      const claimed = await trx.executeQuery(CompiledQuery.raw(SQLITE_CLAIM, parameters) as CompiledQuery<{ id: string }>);
+      for (const c of claimed.rows) ids.push(c.id);
     }
     if (ids.length === 0) return [];
-    const rows = await trx
-      .selectFrom('webhook_deliveries as d')
-      .innerJoin('events as ev', 'ev.id', 'd.event_id')
-      .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
-      .select([
-        'd.id', 'd.attempts', 'd.endpoint_id', 'd.tenant_id', 'e.url', 'e.secret_sealed', 'e.previous_secret_sealed', 'e.previous_secret_expires_at',
-        'ev.id as event_id', 'ev.type as event_type', 'ev.created_at as event_created_at', 'ev.data_json',
-      ])
-      .where('d.id', 'in', ids)
-      .orderBy('d.next_attempt_at')
-      .execute();
-    return rows.map((r) => toClaimed(r, token));
+    const rows = await trx.executeQuery(CompiledQuery.raw(SQLITE_CLAIMED, [JSON.stringify(ids)]) as CompiledQuery<ClaimedRow>);
+    return rows.rows.map((r) => toClaimed(r, token));
   }
 
   /**
@@ -728,16 +758,16 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
     if (postgres) {
       applied = await writeResultsPostgres(trx, rows, attempts, resettable);
     } else {
-      applied = new Set<string>();
-      // In-process statements: one per row costs no round trip, and the text never changes.
-      for (const r of rows) {
-        const parameters = [r.attempts, r.state, r.next_attempt_at, r.last_attempt_at, r.last_response_status, r.last_error_kind, r.finished_at, r.updated_at, r.id, r.token];
-        const updated = await trx.executeQuery(CompiledQuery.raw(SQLITE_NEXT_STEP, parameters));
-        if (Number(updated.numAffectedRows ?? 0) > 0) applied.add(r.id);
-      }
-      for (let i = 0; i < attempts.length; i += 100) await trx.insertInto('webhook_attempts').values(attempts.slice(i, i + 100)).execute();
+      const steps = rows.map((r) => [r.id, r.token, r.attempts, r.state, r.next_attempt_at, r.last_attempt_at, r.last_response_status, r.last_error_kind, r.finished_at, r.updated_at]);
+      const stepped = await trx.executeQuery(CompiledQuery.raw(SQLITE_NEXT_STEPS, [JSON.stringify(steps)]) as CompiledQuery<{ id: string }>);
+      applied = new Set(stepped.rows.map((r) => r.id));
+      const attemptRows = attempts.map((a) => [
+        a.id, a.delivery_id, a.endpoint_id, a.attempt, a.request_headers_json, a.request_body, a.response_status, a.response_body,
+        a.duration_ms, a.error_kind, a.error_detail, a.created_at,
+      ]);
+      await trx.executeQuery(CompiledQuery.raw(SQLITE_ATTEMPTS, [JSON.stringify(attemptRows)]));
       const reset = resettable.filter((endpointId) => outcomes.some((o) => o.delivery.endpointId === endpointId && o.step.kind === 'delivered' && applied.has(o.delivery.id)));
-      if (reset.length > 0) await trx.updateTable('webhook_endpoints').set({ consecutive_failures: 0 }).where('id', 'in', reset).where('consecutive_failures', '<>', 0).execute();
+      if (reset.length > 0) await trx.executeQuery(CompiledQuery.raw(SQLITE_RESET, [JSON.stringify(reset)]));
     }
 
     const finals = new Map<string, Outcome[]>();
