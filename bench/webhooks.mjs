@@ -2,16 +2,24 @@
 /**
  * Webhook delivery throughput: deliveries per second from the real delivery worker (claim with a
  * lease, sign, POST over HTTPS, record the attempt) to a local HTTPS receiver, next to raw HTTPS
- * POSTs of the same bodies to the same receiver at the same concurrency, measured in the same run.
- * The ratio says what queueing in the database, signing and recording cost on top of the network.
+ * POSTs of the same request (a delivery's recorded headers and body) to the same receiver, with as
+ * many in flight as the worker can have (endpoints x per-endpoint cap, at most its concurrency),
+ * over keep-alive connections, measured in the same run. The ratio says what queueing in the
+ * database, signing and recording cost on top of the network.
  *
  *   npm run build && node bench/webhooks.mjs [--events N] [--endpoints N] [--db sqlite,postgres]
- *                                            [--delay-ms N] [--postgres URL]
+ *                                            [--delay-ms N] [--postgres URL] [--out NAME] [--dist DIR]
+ *
+ * CPU per delivery is reported next to the rates (it is much steadier than the rate on a shared
+ * machine): this process (the worker, plus the bench's own progress query every 20 ms), the
+ * PostgreSQL backends serving the bench database, and the receiver. Profile the worker with
+ * `node --cpu-prof --cpu-prof-dir DIR bench/webhooks.mjs ...` (the receiver writes its own profile).
  *
  * Every delivery is checked: the receiver must see each (event, endpoint) pair, every row must end
  * `delivered`, and nothing may be sent twice. Plain Node ESM over the compiled server (server/dist).
  */
-import { fork } from 'node:child_process';
+import { execFileSync, fork } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { once } from 'node:events';
 import { mkdtemp, rm, mkdir, writeFile } from 'node:fs/promises';
 import https from 'node:https';
@@ -20,15 +28,11 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { randomBytes } from 'node:crypto';
+import { createRequire } from 'node:module';
 import pg from 'pg';
 import { generate } from 'selfsigned';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const DIST = pathToFileURL(path.join(ROOT, 'server', 'dist') + path.sep).href;
-const { loadConfig } = await import(`${DIST}config/config.js`);
-const { createContext } = await import(`${DIST}app/context.js`);
-const { migrateToLatest } = await import(`${DIST}db/database.js`);
-const { createLogger } = await import(`${DIST}lib/logger.js`);
 
 const { values: opts } = parseArgs({
   options: {
@@ -37,14 +41,39 @@ const { values: opts } = parseArgs({
     db: { type: 'string', default: 'sqlite,postgres' },
     'delay-ms': { type: 'string', default: '0' },
     postgres: { type: 'string', default: process.env.BENCH_POSTGRES_URL ?? 'postgres://root@127.0.0.1:5432/postgres' },
+    out: { type: 'string', default: 'webhooks' },
+    dist: { type: 'string', default: path.join(ROOT, 'server', 'dist') },
+    'sql-stats': { type: 'boolean', default: false },
     receiver: { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h', default: false },
   },
   strict: true,
 });
 if (opts.help) {
-  process.stdout.write('Usage: node bench/webhooks.mjs [--events N] [--endpoints N] [--db sqlite,postgres] [--delay-ms N] [--postgres URL]\n');
+  process.stdout.write(`Usage: node bench/webhooks.mjs [options]
+  --events N         events to enqueue (default 2000); each goes to every endpoint
+  --endpoints N      receiver endpoints (default 4); the worker has at most 8 in flight per endpoint, 64 in all
+  --db LIST          sqlite,postgres (default both; PostgreSQL is skipped when unreachable)
+  --delay-ms N       the receiver answers after N ms (default 0)
+  --postgres URL     admin URL (default $BENCH_POSTGRES_URL or postgres://root@127.0.0.1:5432/postgres)
+  --out NAME         result files bench/results/NAME.{md,json} (default webhooks); a NAME with a / is a path prefix
+  --dist DIR         the compiled server to load (default server/dist), e.g. a copy of another build for A/B runs
+  --sql-stats        count the worker's SQL statements during the deliveries (per statement shape: count,
+                     per 1,000 deliveries, time until answered); adds a little overhead of its own
+Profile: node --cpu-prof --cpu-prof-dir DIR bench/webhooks.mjs ...
+`);
   process.exit(0);
+}
+// The receiver process loads nothing of the server.
+const serverModules = opts.receiver ? null : await loadServer(path.resolve(opts.dist));
+async function loadServer(dir) {
+  const dist = pathToFileURL(dir + path.sep).href;
+  return {
+    ...(await import(`${dist}config/config.js`)),
+    ...(await import(`${dist}app/context.js`)),
+    ...(await import(`${dist}db/database.js`)),
+    ...(await import(`${dist}lib/logger.js`)),
+  };
 }
 const EVENTS = Number(opts.events);
 const ENDPOINTS = Number(opts.endpoints);
@@ -52,6 +81,30 @@ const DELAY_MS = Number(opts['delay-ms']);
 const PER_ENDPOINT = 8; // the worker's default per-endpoint cap
 const CONCURRENCY = 64; // the worker's default slots
 const IN_FLIGHT = Math.min(CONCURRENCY, PER_ENDPOINT * ENDPOINTS); // what the worker can have open at once
+
+let clockTicks = 100;
+try {
+  clockTicks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+} catch {
+  /* Linux default */
+}
+
+/** CPU time (ms) a process has used so far, user + system, from /proc (Linux only; else null). */
+function processCpuMs(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicks;
+  } catch {
+    return null;
+  }
+}
+
+/** CPU ms of this process so far (user + system). */
+function ownCpuMs() {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+}
 
 // ---------------------------------------------------------------------------------------------
 // The receiver: HTTPS on loopback in its OWN process (so it does not share the sender's thread),
@@ -85,15 +138,19 @@ async function runReceiverProcess() {
       else answer();
     });
   });
+  // TLS handshakes per phase: keep-alive reuse shows as a handful, one per request would be a fault.
+  let connections = 0;
+  server.on('secureConnection', () => (connections += 1));
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   process.on('message', (msg) => {
     if (msg === 'reset') {
       seen.clear();
       total = 0;
+      connections = 0;
       process.send({ reset: true });
     } else if (msg === 'stats') {
-      process.send({ stats: { total, distinct: seen.size, duplicates: [...seen.values()].filter((c) => c > 1).length } });
+      process.send({ stats: { total, connections, distinct: seen.size, duplicates: [...seen.values()].filter((c) => c > 1).length } });
     } else if (msg === 'exit') {
       server.closeAllConnections();
       server.close(() => process.exit(0));
@@ -118,6 +175,7 @@ async function startReceiver() {
   const ready = await new Promise((resolve) => child.once('message', resolve));
   return {
     ca: ready.ca,
+    cpuMs: () => processCpuMs(child.pid),
     url: (p) => `https://127.0.0.1:${ready.port}${p}`,
     reset: () => ask('reset', 'reset'),
     stats: () => ask('stats', 'stats'),
@@ -129,29 +187,40 @@ async function startReceiver() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Raw HTTPS POSTs: same bodies, same receiver, same number in flight, keep-alive.
+// Raw HTTPS POSTs: the same request a delivery sent (its recorded headers, signature included, and
+// body), to the same receiver, with as many in flight as the worker can have at most, keep-alive.
 
-async function rawPosts(receiver, bodies) {
+async function rawPosts(receiver, sample, requests) {
   const agent = new https.Agent({ keepAlive: true, ca: receiver.ca });
-  let next = 0;
-  const post = (body) =>
+  const headers = { ...sample.headers, 'Content-Length': String(Buffer.byteLength(sample.body)) };
+  let sent = 0;
+  const post = () =>
     new Promise((resolve, reject) => {
-      const req = https.request(receiver.url('/raw'), { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
+      const req = https.request(receiver.url('/raw'), { method: 'POST', agent, headers }, (res) => {
         res.resume();
         res.on('end', () => (res.statusCode === 200 ? resolve() : reject(new Error(`status ${res.statusCode}`))));
       });
       req.on('error', reject);
-      req.end(body);
+      req.end(sample.body);
     });
+  const cpu0 = ownCpuMs();
+  const receiverCpu0 = receiver.cpuMs();
   const started = performance.now();
   await Promise.all(
     Array.from({ length: IN_FLIGHT }, async () => {
-      while (next < bodies.length) await post(bodies[next++]);
+      while (sent < requests) {
+        sent += 1;
+        await post();
+      }
     }),
   );
   const seconds = (performance.now() - started) / 1000;
+  const cpuMsPer = (ownCpuMs() - cpu0) / requests;
+  const receiverCpuMsPer = receiverCpu0 === null ? null : (receiver.cpuMs() - receiverCpu0) / requests;
   agent.destroy();
-  return { requests: bodies.length, seconds, perSecond: bodies.length / seconds };
+  const { connections, total } = await receiver.stats();
+  if (total !== requests) throw new Error(`raw POSTs: the receiver counted ${total}, expected ${requests}`);
+  return { requests, seconds, perSecond: requests / seconds, cpuMsPer, receiverCpuMsPer, connections };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -168,6 +237,7 @@ async function openDatabase(dialect) {
   const url = new URL(opts.postgres);
   url.pathname = `/${name}`;
   return {
+    name,
     env: { CDS_DATA_DIR: dataDir, DATABASE_URL: url.toString() },
     async drop() {
       const c = new pg.Client({ connectionString: opts.postgres });
@@ -191,10 +261,109 @@ async function postgresReachable() {
   }
 }
 
+/** CPU ms used so far by the PostgreSQL backends connected to the bench database (null on SQLite or without /proc). */
+async function postgresBackendsCpuMs(databaseName) {
+  if (!databaseName) return null;
+  const c = new pg.Client({ connectionString: opts.postgres });
+  await c.connect();
+  try {
+    const { rows } = await c.query('select pid from pg_stat_activity where datname = $1', [databaseName]);
+    let total = 0;
+    for (const { pid } of rows) total += processCpuMs(pid) ?? 0;
+    return { total, pids: rows.length };
+  } finally {
+    await c.end();
+  }
+}
+
+/**
+ * --sql-stats: wrap pg's Client#query and better-sqlite3's statements (the same module instances the
+ * server's build loads, from the root node_modules) to count statements by shape while `on`.
+ */
+const sqlStats = { on: false, shapes: new Map() };
+function shapeOf(text) {
+  return text.replace(/\s+/g, ' ').replace(/\((\$\d+|\?)(, (\$\d+|\?))*\)/g, '(…)').replace(/(\(…\), )+\(…\)/g, '(…), …').slice(0, 150);
+}
+function countStatement(text, ms, cpuMs = null) {
+  if (!sqlStats.on) return;
+  const key = shapeOf(text);
+  const entry = sqlStats.shapes.get(key) ?? { count: 0, ms: 0, cpuMs: null };
+  entry.count += 1;
+  entry.ms += ms;
+  if (cpuMs !== null) entry.cpuMs = (entry.cpuMs ?? 0) + cpuMs;
+  sqlStats.shapes.set(key, entry);
+}
+if (opts['sql-stats']) {
+  const query = pg.Client.prototype.query;
+  pg.Client.prototype.query = function (config, values, callback) {
+    const text = typeof config === 'string' ? config : config?.text;
+    const started = performance.now();
+    const result = query.call(this, config, values, callback);
+    if (text && result && typeof result.then === 'function') result.then(() => countStatement(text, performance.now() - started), () => undefined);
+    return result;
+  };
+  const BetterSqlite = createRequire(import.meta.url)('better-sqlite3');
+  const probe = new BetterSqlite(':memory:');
+  const statementProto = Object.getPrototypeOf(probe.prepare('select 1'));
+  probe.close();
+  for (const method of ['run', 'get', 'all']) {
+    const original = statementProto[method];
+    // SQLite runs on this thread, synchronously: its CPU time is measured too (a busy machine
+    // inflates the wall time by whatever else it runs meanwhile).
+    statementProto[method] = function (...args) {
+      const started = performance.now();
+      const cpu = process.cpuUsage();
+      try {
+        return original.apply(this, args);
+      } finally {
+        const used = process.cpuUsage(cpu);
+        countStatement(this.source, performance.now() - started, (used.user + used.system) / 1000);
+      }
+    };
+  }
+}
+
+function printSqlStats(dialect, deliveries) {
+  const rows = [...sqlStats.shapes].sort((a, b) => b[1].ms - a[1].ms);
+  const total = rows.reduce((sum, [, e]) => sum + e.count, 0);
+  const ms = rows.reduce((sum, [, e]) => sum + e.ms, 0);
+  process.stderr.write(`  ${dialect} SQL during deliveries: ${total} statements (${((total / deliveries) * 1000).toFixed(0)} per 1,000 deliveries), ${ms.toFixed(0)} ms until answered in all\n`);
+  const cpu = rows.reduce((sum, [, e]) => sum + (e.cpuMs ?? 0), 0);
+  if (cpu > 0) process.stderr.write(`  (SQLite: ${cpu.toFixed(0)} ms of CPU in all, ${((cpu / deliveries) * 1000).toFixed(0)} µs per delivery)\n`);
+  for (const [shape, e] of rows) {
+    const cpuPart = e.cpuMs === null ? '' : ` ${e.cpuMs.toFixed(0).padStart(6)} ms CPU`;
+    process.stderr.write(`    ${String(e.count).padStart(6)} ${((e.count / deliveries) * 1000).toFixed(0).padStart(5)}/1k ${e.ms.toFixed(0).padStart(6)} ms${cpuPart}  ${shape}\n`);
+  }
+  sqlStats.shapes.clear();
+}
+
 async function benchDeliveries(dialect, receiver) {
+  const { loadConfig, createContext, migrateToLatest, createLogger, openStorage } = serverModules;
   const database = await openDatabase(dialect);
   const config = loadConfig({ ...database.env, DATA_ENCRYPTION_KEY: '22'.repeat(32), WEBHOOK_ALLOW_PRIVATE_NETWORKS: '1', LOG_LEVEL: 'warn' });
-  const ctx = createContext(config, { logger: createLogger('warn'), webhookDelivery: { ca: receiver.ca, pollIntervalMs: 50 } });
+  // SQLite: the storage as the server opens it, plus a report of each background WAL checkpoint
+  // (how much the deliveries write to the WAL, and whether a TRUNCATE had to stop the writer).
+  // A checkpoint reports the WAL's frames so far (since the WAL last started over), so the frames
+  // written in between are the growth from one report to the next.
+  const wal = { checkpoints: 0, frames: 0, last: 0, truncates: 0, on: false };
+  const storage =
+    dialect === 'sqlite'
+      ? openStorage({
+          databaseUrl: null,
+          dataDir: config.dataDir,
+          checkpoints: {
+            onCheckpoint: (r) => {
+              const grown = r.frames >= wal.last ? r.frames - wal.last : r.frames;
+              wal.last = r.truncated ? 0 : r.frames;
+              if (!wal.on) return;
+              wal.checkpoints += 1;
+              wal.frames += grown;
+              if (r.truncated) wal.truncates += 1;
+            },
+          },
+        })
+      : undefined;
+  const ctx = createContext(config, { logger: createLogger('warn'), webhookDelivery: { ca: receiver.ca, pollIntervalMs: 50 }, ...(storage ? { storage } : {}) });
   try {
     await migrateToLatest(ctx.storage.db);
     const tenant = await ctx.tenants.createTenant({ name: 'Bench Lender' });
@@ -214,23 +383,53 @@ async function benchDeliveries(dialect, receiver) {
     const expected = EVENTS * ENDPOINTS;
 
     await receiver.reset();
+    // The pool's connections exist by now (migrations, enqueue); a backend opened during the run and
+    // closed before its end would be missed, which the pool's idle time-out (longer than a run) avoids.
+    const pg0 = await postgresBackendsCpuMs(database.name);
+    const cpu0 = ownCpuMs();
+    const usage0 = process.cpuUsage();
+    const receiverCpu0 = receiver.cpuMs();
     const started = performance.now();
+    sqlStats.on = true;
+    wal.on = true;
+    // For profiles: the deliveries' span on the monotonic clock the .cpuprofile's timestamps use (µs).
+    const phaseStart = process.hrtime.bigint() / 1000n;
     ctx.webhookDelivery.start();
+    // Progress from the worker's own counters (results written), so the measurement puts no load of
+    // its own on the database; the stored states are checked once it is done.
     for (;;) {
-      const { n } = await ctx.storage.db.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll().as('n')).where('state', '=', 'delivered').executeTakeFirstOrThrow();
-      if (Number(n) >= expected) break;
-      await new Promise((r) => setTimeout(r, 20));
+      const progress = ctx.webhookDelivery.stats();
+      if (progress.delivered >= expected) break;
+      // An attempt that did not deliver would be retried a minute later: report it rather than wait.
+      if (progress.attempts > progress.delivered) throw new Error(`${dialect}: ${progress.attempts - progress.delivered} attempts did not deliver: ${JSON.stringify(progress)}`);
+      await new Promise((r) => setTimeout(r, 5));
     }
     const seconds = (performance.now() - started) / 1000;
+    sqlStats.on = false;
+    wal.on = false;
+    if (dialect === 'sqlite') process.stderr.write(`  WAL: ${wal.frames} pages written (${((wal.frames * 4096) / expected / 1024).toFixed(1)} KiB per delivery at 4 KiB pages), ${wal.checkpoints} background checkpoints, ${wal.truncates} of them TRUNCATE\n`);
+    process.stderr.write(`  deliveries span (µs, monotonic): ${phaseStart} ${process.hrtime.bigint() / 1000n}\n`);
+    const cpuMsPer = (ownCpuMs() - cpu0) / expected;
+    const usage = process.cpuUsage(usage0);
+    process.stderr.write(`  worker process CPU per delivery: user ${(usage.user / 1000 / expected).toFixed(3)} ms, system ${(usage.system / 1000 / expected).toFixed(3)} ms\n`);
+    const receiverCpuMsPer = receiverCpu0 === null ? null : (receiver.cpuMs() - receiverCpu0) / expected;
+    const pg1 = await postgresBackendsCpuMs(database.name);
+    const postgresCpuMsPer = pg0 && pg1 ? (pg1.total - pg0.total) / expected : null;
     await ctx.webhookDelivery.stop();
     const stats = ctx.webhookDelivery.stats();
     process.stderr.write(`  worker: ${JSON.stringify(stats)}\n`);
+    if (opts['sql-stats']) printSqlStats(dialect, expected);
 
+    const { n: stored } = await ctx.storage.db.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll().as('n')).where('state', '=', 'delivered').executeTakeFirstOrThrow();
+    if (Number(stored) !== expected) throw new Error(`${dialect}: ${stored} deliveries stored as delivered, expected ${expected}`);
     const seen = await receiver.stats();
     const duplicates = seen.duplicates;
     if (seen.distinct !== expected) throw new Error(`${dialect}: receiver saw ${seen.distinct} distinct deliveries, expected ${expected}`);
-    const sample = await ctx.storage.db.selectFrom('webhook_attempts').select('request_body').limit(1).executeTakeFirstOrThrow();
-    return { dialect, deliveries: expected, seconds, perSecond: expected / seconds, duplicates, enqueueSeconds, sampleBody: sample.request_body };
+    const sample = await ctx.storage.db.selectFrom('webhook_attempts').select(['request_body', 'request_headers_json']).limit(1).executeTakeFirstOrThrow();
+    return {
+      dialect, deliveries: expected, seconds, perSecond: expected / seconds, duplicates, connections: seen.connections, enqueueSeconds, cpuMsPer, postgresCpuMsPer, receiverCpuMsPer, stats,
+      sample: { body: sample.request_body, headers: JSON.parse(sample.request_headers_json) },
+    };
   } finally {
     await ctx.close();
     await database.drop();
@@ -253,9 +452,8 @@ async function main() {
       process.stderr.write(`${dialect}: ${EVENTS} events x ${ENDPOINTS} endpoints...\n`);
       const deliveries = await benchDeliveries(dialect, receiver);
       // The raw baseline right after, with the same number of requests and bodies of the same size.
-      const bodies = Array.from({ length: deliveries.deliveries }, () => deliveries.sampleBody);
       await receiver.reset();
-      const raw = await rawPosts(receiver, bodies);
+      const raw = await rawPosts(receiver, deliveries.sample, deliveries.deliveries);
       results.push({ dialect, deliveries, raw });
     }
   } catch (err) {
@@ -269,16 +467,21 @@ async function main() {
     `Webhook delivery throughput (${new Date().toISOString()}, ${os.cpus().length} CPU ${os.cpus()[0]?.model ?? ''}, Node ${process.version})`,
     `${EVENTS} events x ${ENDPOINTS} endpoints; ${IN_FLIGHT} in flight at most (per-endpoint cap ${PER_ENDPOINT}); receiver delay ${DELAY_MS} ms`,
     '',
-    '| database | deliveries/s (worker) | raw HTTPS POSTs/s (same receiver) | ratio | duplicates | enqueue (fan-out) |',
-    '|---|---|---|---|---|---|',
-    ...results.map((r) => `| ${r.dialect} | ${r.deliveries.perSecond.toFixed(0)} | ${r.raw.perSecond.toFixed(0)} | ${(r.deliveries.perSecond / r.raw.perSecond).toFixed(2)} | ${r.deliveries.duplicates} | ${(r.deliveries.deliveries / r.deliveries.enqueueSeconds).toFixed(0)} deliveries/s |`),
+    '| database | deliveries/s (worker) | raw HTTPS POSTs/s (same receiver) | ratio | duplicates | enqueue (fan-out) | CPU ms/delivery: worker (+ PostgreSQL) | CPU ms/raw POST: client | receiver CPU ms/request: deliveries, raw | claims, result writes | TLS connections: deliveries, raw |',
+    '|---|---|---|---|---|---|---|---|---|---|---|',
+    ...results.map((r) => {
+      const d = r.deliveries;
+      const ms = (v) => (v === null || v === undefined ? '–' : v.toFixed(3));
+      return `| ${r.dialect} | ${d.perSecond.toFixed(0)} | ${r.raw.perSecond.toFixed(0)} | ${(d.perSecond / r.raw.perSecond).toFixed(2)} | ${d.duplicates} | ${(d.deliveries / d.enqueueSeconds).toFixed(0)} deliveries/s | ${ms(d.cpuMsPer)}${d.postgresCpuMsPer === null ? '' : ` (+ ${ms(d.postgresCpuMsPer)})`} | ${ms(r.raw.cpuMsPer)} | ${ms(d.receiverCpuMsPer)}, ${ms(r.raw.receiverCpuMsPer)} | ${d.stats.claims}, ${d.stats.writes} | ${d.connections}, ${r.raw.connections} |`;
+    }),
   ];
   process.stdout.write(lines.join('\n') + '\n');
-  await mkdir(path.join(ROOT, 'bench', 'results'), { recursive: true });
-  await writeFile(path.join(ROOT, 'bench', 'results', 'webhooks.md'), lines.join('\n') + '\n');
+  const prefix = opts.out.includes('/') ? path.resolve(opts.out) : path.join(ROOT, 'bench', 'results', opts.out);
+  await mkdir(path.dirname(prefix), { recursive: true });
+  await writeFile(`${prefix}.md`, lines.join('\n') + '\n');
   await writeFile(
-    path.join(ROOT, 'bench', 'results', 'webhooks.json'),
-    JSON.stringify({ events: EVENTS, endpoints: ENDPOINTS, inFlight: IN_FLIGHT, delayMs: DELAY_MS, results: results.map((r) => ({ ...r, deliveries: { ...r.deliveries, sampleBody: undefined } })) }, null, 2) + '\n',
+    `${prefix}.json`,
+    JSON.stringify({ events: EVENTS, endpoints: ENDPOINTS, inFlight: IN_FLIGHT, delayMs: DELAY_MS, results: results.map((r) => ({ ...r, deliveries: { ...r.deliveries, sample: undefined } })) }, null, 2) + '\n',
   );
   process.exit(failed || results.length === 0 ? 1 : 0);
 }

@@ -134,12 +134,18 @@ export async function startWebhookReceiver(options: { certificate?: 'trusted' | 
       // A request stops counting when its answer is written: 'close' alone comes only after the
       // write's completion callback, which a busy event loop can run after the client has already
       // read the answer and sent its next request (an over-count of what was really in flight).
+      // Likewise when the client gives up on it (a time-out closes its connection): the end of the
+      // connection is read at once, while 'close' waits for our own side's TLS shutdown, by which
+      // time the client may have sent its next request on another connection.
       let counted = true;
+      const socket = req.socket;
       const done = () => {
         if (!counted) return;
         counted = false;
+        socket.off('end', done);
         inFlight.set(pathname, (inFlight.get(pathname) ?? 1) - 1);
       };
+      socket.once('end', done);
       res.on('close', done);
       const end = res.end.bind(res) as (...args: unknown[]) => ServerResponse;
       res.end = ((...args: unknown[]) => {

@@ -1,30 +1,36 @@
 /**
  * The webhook delivery worker: claims due deliveries with a lease, sends them, records the outcome.
  *
- * How it works (ADR 0005):
- * 1. Claim. A tick lists endpoints (active only) with due, unleased deliveries, oldest due first,
- *    with how many of each are in flight anywhere, and deals its free send slots round-robin under
- *    a per-endpoint cap (fairness.ts). For each endpoint it then claims that many rows in a short
- *    transaction: `UPDATE ... SET leased_until = now + lease, lease_token = <new uuid> WHERE id IN
- *    (SELECT ... ORDER BY next_attempt_at LIMIT n FOR UPDATE SKIP LOCKED)` on PostgreSQL, so
- *    several worker processes never claim the same row; on PostgreSQL an advisory lock per endpoint
- *    makes the cap hold across processes. SQLite has one writer, so the same UPDATE is atomic there
- *    without row locks (run one worker process on SQLite).
- * 2. Send. Every claimed delivery is sent at once (a claim never exceeds the free slots, so no
+ * How it works (ADR 0005): one loop of short transactions, "cycles", one at a time. A cycle
+ * writes the results of the sends that finished since the previous one, then claims due work for
+ * the send slots that are free, and commits once. Whatever finishes while a cycle runs waits for
+ * the next, so under load every cycle carries a batch of results and a batch of claims for the
+ * price of one commit; on PostgreSQL for at most five round trips (begin, results, candidates,
+ * claim, commit), where it used to take four per endpoint claimed plus five per result batch.
+ * 1. Record. Each result's next step from the pure retry decision (retry-schedule.ts), written only
+ *    where this worker's lease token still matches; every attempt row; each final outcome moves its
+ *    endpoint's consecutive-failure count, the 50th failure in a row disabling it. On PostgreSQL the
+ *    common case (no final failure) is one statement for the whole batch. The row stays leased
+ *    until this commits; its send slot was freed when its HTTP exchange ended.
+ * 2. Claim. List endpoints (active only) with due, unleased deliveries, oldest due first, with how
+ *    many of each are in flight anywhere, and deal the free slots round-robin under a per-endpoint
+ *    cap (fairness.ts). Then lease that many rows per endpoint: `leased_until = now + lease`,
+ *    `lease_token = <new uuid>`. On PostgreSQL the listing also takes an advisory lock per endpoint
+ *    (held to the commit), and one statement then recounts each locked endpoint's leases in a
+ *    fresh snapshot, picks rows `FOR UPDATE SKIP LOCKED`, leases them and returns what the sends
+ *    need: several worker processes never claim the same row and the cap holds across them.
+ *    SQLite has one writer and the cycle runs under `begin immediate`, so the listing's counts
+ *    are still true when it claims (run one worker process on SQLite).
+ * 3. Send. Every claimed delivery is sent at once (a claim never exceeds the free slots, so no
  *    leased row waits in a local queue): envelope {id, type, created, attempt, data}, a fresh
  *    signature for this attempt (two `v1=` during a rotation overlap), the spec's five headers,
- *    10 s time-out, no redirects, addresses checked (sender.ts).
- * 3. Record. The send slot is freed as soon as the HTTP exchange ends; the result joins a batch
- *    (results that finish together share one transaction, one commit). In it: the next step from
- *    the pure retry decision (retry-schedule.ts), written only where the lease token still matches;
- *    every attempt row; and each final outcome moves its endpoint's consecutive-failure count, the
- *    50th failure in a row disabling it. The row stays leased until this commits.
+ *    10 s time-out, no redirects, addresses checked (sender.ts). A finished send wakes the loop.
  * A worker that dies mid-send leaves its rows leased; when the lease passes (it is longer than the
  * time-out plus a margin) any worker claims them again and sends the SAME attempt number again:
  * at least once, never silently dropped. The lease only expires early if a live worker is stuck
  * for longer than the lease, and then the receiver may see a duplicate, which `id` lets it drop.
  */
-import { sql, type Kysely } from 'kysely';
+import { CompiledQuery, sql, type Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { DialectName } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
@@ -39,6 +45,190 @@ import { secretAssociatedData, signatureHeader } from './signing.js';
 export const USER_AGENT = 'Svc-Webhooks/1.0';
 /** Results written per transaction at most. */
 const RECORD_BATCH = 100;
+/** Opened endpoint secrets kept per worker at most. */
+const OPENED_SECRETS_LIMIT = 1024;
+/*
+ * SQLite: the cycle's statements, as fixed texts (kept prepared by the storage's statement cache).
+ * Batches go in as one JSON array parameter read with json_each, so a batch of any size is one
+ * statement, not one per row (each statement costs a trip through the query executor). SQLite
+ * takes anonymous `?` only, so a value used twice is passed twice.
+ */
+
+/** Candidates (see dueEndpoints): now, now, cap, now, now, now, now, now, now, cap, limit. */
+const SQLITE_CANDIDATES = `
+select e.id as endpoint_id,
+       (select count(*) from (select 1 as one from webhook_deliveries d
+                               where d.endpoint_id = e.id and d.state = 'pending' and d.next_attempt_at <= ? and (d.leased_until is null or d.leased_until <= ?)
+                               limit ?) as due_rows) as due,
+       (select count(*) from webhook_deliveries l where l.endpoint_id = e.id and l.leased_until > ?) as in_flight,
+       (select d.next_attempt_at from webhook_deliveries d
+         where d.endpoint_id = e.id and d.state = 'pending' and d.next_attempt_at <= ? and (d.leased_until is null or d.leased_until <= ?)
+         order by d.next_attempt_at limit 1) as oldest_due
+  from webhook_endpoints e
+ where e.state = 'active'
+   and exists (select 1 from webhook_deliveries d
+                where d.endpoint_id = e.id and d.state = 'pending' and d.next_attempt_at <= ? and (d.leased_until is null or d.leased_until <= ?))
+   and (select count(*) from webhook_deliveries l where l.endpoint_id = e.id and l.leased_until > ?) < ?
+ order by oldest_due asc, e.id asc
+ limit ?`;
+
+/**
+ * One endpoint's claim: lease end, token, now, endpoint, now, now, how many. Due order straight
+ * from the index (endpoint_id, state, next_attempt_at), ties in index order: a tie-breaker column
+ * would make every claim sort the whole tie (a burst of events committed in the same millisecond
+ * is thousands of rows).
+ */
+const SQLITE_CLAIM = `
+update webhook_deliveries set leased_until = ?, lease_token = ?, updated_at = ?
+ where id in (select id from webhook_deliveries
+               where endpoint_id = ? and state = 'pending' and next_attempt_at <= ? and (leased_until is null or leased_until <= ?)
+               order by next_attempt_at
+               limit ?)
+returning id`;
+
+/** What the sends of the claimed deliveries (a JSON array of ids) need. */
+const SQLITE_CLAIMED = `
+select d.id, d.attempts, d.endpoint_id, d.tenant_id, e.url, e.secret_sealed, e.previous_secret_sealed, e.previous_secret_expires_at,
+       ev.id as event_id, ev.type as event_type, ev.created_at as event_created_at, ev.data_json
+  from webhook_deliveries d
+  join events ev on ev.id = d.event_id
+  join webhook_endpoints e on e.id = d.endpoint_id
+ where d.id in (select value from json_each(?))
+ order by d.next_attempt_at, d.id`;
+
+/** Next steps (a JSON array of [id, token, attempts, state, next_attempt_at, last_attempt_at, status, error kind, finished_at, updated_at]) where the lease token still matches. */
+const SQLITE_NEXT_STEPS = `
+update webhook_deliveries as d
+   set attempts = v.attempts, state = v.state, next_attempt_at = v.next_attempt_at, leased_until = null, lease_token = null,
+       last_attempt_at = v.last_attempt_at, last_response_status = v.last_response_status, last_error_kind = v.last_error_kind,
+       finished_at = v.finished_at, updated_at = v.updated_at
+  from (select value ->> 0 as id, value ->> 1 as token, value ->> 2 as attempts, value ->> 3 as state, value ->> 4 as next_attempt_at,
+               value ->> 5 as last_attempt_at, value ->> 6 as last_response_status, value ->> 7 as last_error_kind, value ->> 8 as finished_at,
+               value ->> 9 as updated_at
+          from json_each(?)) as v
+ where d.id = v.id and d.lease_token = v.token
+returning id`;
+
+/** Attempt rows (a JSON array of rows in the column order below). */
+const SQLITE_ATTEMPTS = `
+insert into webhook_attempts (id, delivery_id, endpoint_id, attempt, request_headers_json, request_body, response_status, response_body,
+                              duration_ms, error_kind, error_detail, created_at)
+select value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6, value ->> 7, value ->> 8, value ->> 9,
+       value ->> 10, value ->> 11
+  from json_each(?)`;
+
+/** Failure counts back to 0 (a JSON array of endpoint ids). */
+const SQLITE_RESET = `update webhook_endpoints set consecutive_failures = 0 where id in (select value from json_each(?)) and consecutive_failures <> 0`;
+
+/*
+ * PostgreSQL: the cycle's three statements, as fixed texts with numbered parameters (arrays where a
+ * batch varies in size). Nothing is built or compiled per cycle, and each text is the same on every
+ * call, so a connection could also keep them as prepared statements. No `select *`: a prepared
+ * statement's columns are fixed when it is planned.
+ */
+
+/**
+ * Candidates ($1 now, $2 per-endpoint cap, $3 how many endpoints at most), oldest due first, each
+ * with its advisory lock taken (see dueEndpoints).
+ */
+const PG_CANDIDATES = `
+select c.endpoint_id, c.due, c.in_flight
+  from (select e.id as endpoint_id, probe.due, probe.oldest_due,
+               (select count(*) from webhook_deliveries l where l.endpoint_id = e.id and l.leased_until > $1::bigint) as in_flight
+          from webhook_endpoints e
+          cross join lateral (
+            select count(*) as due, min(x.next_attempt_at) as oldest_due
+              from (select d.next_attempt_at from webhook_deliveries d
+                     where d.endpoint_id = e.id and d.state = 'pending' and d.next_attempt_at <= $1::bigint
+                       and (d.leased_until is null or d.leased_until <= $1::bigint)
+                     order by d.next_attempt_at
+                     limit $2::integer) as x
+          ) as probe
+         where e.state = 'active' and probe.due > 0
+           and (select count(*) from webhook_deliveries l where l.endpoint_id = e.id and l.leased_until > $1::bigint) < $2::integer
+         order by probe.oldest_due asc, e.id asc
+         limit $3::integer) as c
+ where pg_try_advisory_xact_lock(hashtext('cds.webhooks.claim.' || c.endpoint_id))
+ order by c.oldest_due asc, c.endpoint_id asc`;
+
+/**
+ * The claim ($1 endpoint ids, $2 how many each, $3 cap, $4 now, $5 lease end, $6 lease token):
+ * recount each endpoint's leases, pick at most cap - leased due rows, lease them by primary key,
+ * return them with their endpoint and event (see claimPostgres).
+ */
+const PG_CLAIM = `
+with want as (
+       select w.endpoint_id, w.n from unnest($1::text[], $2::integer[]) as w(endpoint_id, n)
+     ),
+     room as (
+       select want.endpoint_id,
+              least(want.n, $3::integer - (select count(*) from webhook_deliveries l where l.endpoint_id = want.endpoint_id and l.leased_until > $4::bigint))::integer as n
+         from want
+     ),
+     pick as (
+       select p.id
+         from room
+         cross join lateral (
+           select d.id from webhook_deliveries d
+            where d.endpoint_id = room.endpoint_id and d.state = 'pending' and d.next_attempt_at <= $4::bigint
+              and (d.leased_until is null or d.leased_until <= $4::bigint)
+            order by d.next_attempt_at
+            limit greatest(room.n, 0)
+            for update skip locked
+         ) as p
+     ),
+     claimed as (
+       update webhook_deliveries as d
+          set leased_until = $5::bigint, lease_token = $6::text, updated_at = $4::bigint
+        where d.id = any(array(select pick.id from pick))
+       returning d.id, d.attempts, d.endpoint_id, d.tenant_id, d.event_id, d.next_attempt_at
+     )
+select c.id, c.attempts, c.endpoint_id, c.tenant_id, e.url, e.secret_sealed, e.previous_secret_sealed, e.previous_secret_expires_at,
+       ev.id as event_id, ev.type as event_type, ev.created_at as event_created_at, ev.data_json
+  from claimed c
+  -- Each claimed row's endpoint and event by primary key (LIMIT keeps the planner from turning
+  -- these into joins that may scan the events table when its statistics are missing).
+  cross join lateral (select e.url, e.secret_sealed, e.previous_secret_sealed, e.previous_secret_expires_at
+                        from webhook_endpoints e where e.id = c.endpoint_id limit 1) as e
+  cross join lateral (select ev.id, ev.type, ev.created_at, ev.data_json from events ev where ev.id = c.event_id limit 1) as ev
+ order by c.next_attempt_at, c.id`;
+
+/**
+ * A batch of results, one array per column ($1..$17, row i of each array is one result; $18 the
+ * endpoints whose failure count may only reset): next steps where the lease token still matches,
+ * every attempt row, the resets. Returns the deliveries whose next step was written.
+ */
+const PG_RESULTS = `
+with v as (
+       select * from unnest($1::text[], $2::text[], $3::integer[], $4::text[], $5::bigint[], $6::bigint[], $7::integer[], $8::text[],
+                            $9::bigint[], $10::bigint[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[], $16::integer[], $17::text[])
+                as v(id, token, attempts, state, next_attempt_at, last_attempt_at, last_response_status, last_error_kind, finished_at, updated_at,
+                     attempt_id, endpoint_id, request_headers_json, request_body, response_body, duration_ms, error_detail)
+     ),
+     stepped as (
+       update webhook_deliveries as d
+          set attempts = v.attempts, state = v.state, next_attempt_at = v.next_attempt_at, leased_until = null, lease_token = null,
+              last_attempt_at = v.last_attempt_at, last_response_status = v.last_response_status, last_error_kind = v.last_error_kind,
+              finished_at = v.finished_at, updated_at = v.updated_at
+         from v
+        -- = any(...) lets the rows be found by primary key whatever the planner guesses of v.
+        where d.id = any($1::text[]) and d.id = v.id and d.lease_token = v.token
+       returning d.id, d.endpoint_id, d.state
+     ),
+     recorded as (
+       insert into webhook_attempts (id, delivery_id, endpoint_id, attempt, request_headers_json, request_body, response_status, response_body,
+                                     duration_ms, error_kind, error_detail, created_at)
+       select attempt_id, id, endpoint_id, attempts, request_headers_json, request_body, last_response_status, response_body,
+              duration_ms, last_error_kind, error_detail, last_attempt_at
+         from v
+     ),
+     healthy as (
+       update webhook_endpoints as e
+          set consecutive_failures = 0
+        where e.id in (select s.endpoint_id from stepped s where s.state = 'delivered' and s.endpoint_id = any($18::text[]))
+          and e.consecutive_failures <> 0
+     )
+select id from stepped`;
 
 export interface DeliveryWorkerOptions {
   /** Per attempt (interface.md: 10 s). */
@@ -97,6 +287,80 @@ interface ClaimedDelivery {
   dataJson: string;
 }
 
+/** A finished send: what the next cycle writes down. */
+interface Outcome {
+  delivery: ClaimedDelivery;
+  attempt: number;
+  headers: Record<string, string>;
+  body: string;
+  result: SendResult;
+  step: NextStep;
+  startedAt: number;
+  finishedAt: number;
+}
+
+interface PendingResult {
+  outcome: Outcome;
+  resolve: () => void;
+  reject: (err: unknown) => void;
+}
+
+interface WrittenResults {
+  /** Deliveries whose lease token still matched (their next step was written). */
+  applied: Set<string>;
+  /** Endpoints this batch auto-disabled. */
+  disabled: Set<string>;
+}
+
+interface CandidateRow {
+  endpoint_id: string;
+  due: number | string;
+  in_flight: number | string;
+}
+
+interface ClaimedRow {
+  id: string;
+  attempts: number;
+  endpoint_id: string;
+  tenant_id: string;
+  url: string;
+  secret_sealed: string;
+  previous_secret_sealed: string | null;
+  previous_secret_expires_at: number | null;
+  event_id: string;
+  event_type: string;
+  event_created_at: number;
+  data_json: string;
+}
+
+interface NextStepRow {
+  id: string;
+  token: string;
+  attempts: number;
+  state: 'pending' | 'delivered' | 'failed';
+  next_attempt_at: number | null;
+  last_attempt_at: number;
+  last_response_status: number | null;
+  last_error_kind: string | null;
+  finished_at: number | null;
+  updated_at: number;
+}
+
+interface AttemptRow {
+  id: string;
+  delivery_id: string;
+  endpoint_id: string;
+  attempt: number;
+  request_headers_json: string;
+  request_body: string;
+  response_status: number | null;
+  response_body: string | null;
+  duration_ms: number;
+  error_kind: string | null;
+  error_detail: string | null;
+  created_at: number;
+}
+
 export interface DeliveryWorker {
   /** Claim what is due now (up to the free slots) and start sending it; resolves once claimed. */
   tick(): Promise<number>;
@@ -138,152 +402,234 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
 
   /** Sends in progress (they hold the slots). */
   const inFlight = new Map<string, Promise<void>>();
-  /** Results waiting to be written (their rows are still leased). */
+  /** Results not yet written (their rows are still leased); each settles when its cycle commits. */
   const recording = new Set<Promise<void>>();
+  const resultQueue: PendingResult[] = [];
   const counters: DeliveryWorkerStats = { attempts: 0, delivered: 0, failed: 0, leasesLost: 0, claims: 0, writes: 0 };
-  let claiming: Promise<number> | null = null;
-  let claimAgain = false;
+  /** The cycle loop while it runs; resolves with what it claimed. */
+  let cycling: Promise<number> | null = null;
+  /** Someone (a tick, the poll, a freed slot of a running worker) asked for a claim. */
+  let claimWanted = false;
   let running = false;
   let stopped = false;
   let timer: NodeJS.Timeout | null = null;
 
-  /** Many sends finish in the same turn of the event loop: one claim round for all of them. */
+  /** Many sends finish in the same turn of the event loop: one cycle for all of them. */
   let wakePending = false;
   function wake(): void {
-    if (!running || stopped || wakePending) return;
+    if (wakePending) return;
     wakePending = true;
     setImmediate(() => {
       wakePending = false;
-      void tick();
+      // A stopped or merely ticked worker still writes its results; only a running one claims more.
+      if (running && !stopped) claimWanted = true;
+      void pump();
     });
   }
 
   function tick(): Promise<number> {
     if (stopped) return Promise.resolve(0);
-    if (claiming) {
-      claimAgain = true;
-      return claiming;
-    }
-    claiming = (async () => {
+    claimWanted = true;
+    return pump();
+  }
+
+  /**
+   * Runs cycles one after another while results wait or a claim is wanted. Whatever arrives during
+   * a cycle is taken by the next one, so under load each cycle carries every result that finished
+   * meanwhile. The loop's last check and its end happen in the same synchronous step, so a request
+   * can never fall between a finished loop and the next.
+   */
+  function pump(): Promise<number> {
+    if (cycling) return cycling;
+    let finish!: (total: number) => void;
+    cycling = new Promise<number>((resolve) => (finish = resolve));
+    void (async () => {
       let total = 0;
-      do {
-        claimAgain = false;
-        try {
-          total += await claimAndLaunch();
-        } catch (err) {
-          // A database hiccup must not kill the loop; the next tick tries again.
-          logger.warn({ err: errorMessage(err) }, 'webhook claim failed; will retry');
-          break;
+      try {
+        while (resultQueue.length > 0 || (claimWanted && !stopped)) {
+          const claim = claimWanted && !stopped;
+          claimWanted = false;
+          total += await cycle(claim);
         }
-      } while (claimAgain && !stopped);
-      return total;
-    })().finally(() => {
-      claiming = null;
+      } catch (err) {
+        // A database hiccup must not kill the loop; the next poll or freed slot tries again.
+        logger.warn({ err: errorMessage(err) }, 'webhook claim failed; will retry');
+      } finally {
+        cycling = null;
+        finish(total);
+      }
+    })();
+    return cycling;
+  }
+
+  /**
+   * One cycle, one transaction, one commit: write the results that are waiting (their leases end
+   * with it), then claim due work for the free send slots, then launch it.
+   */
+  async function cycle(claim: boolean): Promise<number> {
+    const batch = resultQueue.splice(0, RECORD_BATCH);
+    const outcomes = batch.map((b) => b.outcome);
+    // Results left for the next cycle still hold their leases: don't run ahead of the writer.
+    const free = claim ? options.concurrency - inFlight.size - resultQueue.length : 0;
+    if (batch.length === 0 && free <= 0) return 0;
+    let done: { written: WrittenResults; claimed: ClaimedDelivery[] };
+    try {
+      done = await inTransaction(async (trx) => {
+        const written = outcomes.length > 0 ? await writeResults(trx, outcomes) : { applied: new Set<string>(), disabled: new Set<string>() };
+        const claimed = free > 0 ? await claimDue(trx, free) : [];
+        return { written, claimed };
+      });
+    } catch (err) {
+      if (batch.length === 0) throw err;
+      // The results first, on their own and one by one: one that cannot be written must not sink
+      // the others. The claim waits for the next poll or freed slot.
+      for (const b of batch) {
+        try {
+          const written = await inTransaction((trx) => writeResults(trx, [b.outcome]));
+          counters.writes += 1;
+          report([b.outcome], written);
+          b.resolve();
+        } catch (single) {
+          b.reject(single);
+        }
+      }
+      throw err;
+    }
+    if (batch.length > 0) {
+      counters.writes += 1;
+      report(outcomes, done.written);
+      for (const b of batch) b.resolve();
+    }
+    if (done.claimed.length > 0) counters.claims += 1;
+    for (const delivery of done.claimed) launch(delivery);
+    return done.claimed.length;
+  }
+
+  /**
+   * A transaction on the write connection. SQLite: `begin immediate`, so the claim's reads and
+   * writes happen under the write lock (nothing can change between counting and claiming).
+   *
+   * Its commit does not wait for the disk: PostgreSQL `synchronous_commit = off` for this
+   * transaction, SQLite `synchronous = NORMAL` around it (the connection's own setting, FULL, is
+   * put back before anything else can use the connection). What the worker writes is bookkeeping
+   * of at-least-once delivery: should an OS crash or power loss undo the last moments of it, those
+   * claims are void (the rows are due again) and those results unwritten (the rows still leased),
+   * so the deliveries are sent again, exactly as when a worker dies between a send and its
+   * record. A process crash loses nothing (the commit is in the OS's hands), and every commit of
+   * the API still waits for the disk, which also makes the worker's earlier commits durable.
+   */
+  let sqliteSynchronous: number | null = null;
+  async function inTransaction<T>(unit: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
+    return db.connection().execute(async (connection) => {
+      if (postgres) return transaction(connection, 'begin; set local synchronous_commit = off', unit);
+      sqliteSynchronous ??= Number((await sql<{ synchronous: number }>`pragma synchronous`.execute(connection)).rows[0]?.synchronous ?? 2);
+      await sql.raw('pragma synchronous = NORMAL').execute(connection);
+      try {
+        return await transaction(connection, 'begin immediate', unit);
+      } finally {
+        await sql.raw(`pragma synchronous = ${sqliteSynchronous}`).execute(connection);
+      }
     });
-    return claiming;
   }
 
-  async function claimAndLaunch(): Promise<number> {
-    // Results not yet written still hold their leases; don't run ahead of the writer by more than a round.
-    const free = options.concurrency - inFlight.size - Math.max(0, recording.size - options.concurrency);
-    if (free <= 0) return 0;
+  async function transaction<T>(connection: Kysely<Database>, begin: string, unit: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
+    await sql.raw(begin).execute(connection);
+    let value: T;
+    try {
+      value = await unit(connection);
+    } catch (err) {
+      await sql.raw('rollback').execute(connection).catch(() => undefined);
+      throw err;
+    }
+    try {
+      await sql.raw('commit').execute(connection);
+    } catch (err) {
+      await sql.raw('rollback').execute(connection).catch(() => undefined);
+      throw err;
+    }
+    return value;
+  }
+
+  /** Claims due work for up to `free` send slots, fairly between endpoints (fairness.ts). */
+  async function claimDue(trx: Kysely<Database>, free: number): Promise<ClaimedDelivery[]> {
     const now = clock.now().getTime();
-    const candidates = await dueEndpoints(now, free);
-    if (candidates.length === 0) return 0;
+    const candidates = await dueEndpoints(trx, now, free);
+    if (candidates.length === 0) return [];
     const plan = planClaims(candidates, { slots: free, perEndpointCap: options.perEndpointConcurrency });
-    const claimed = await claim(plan, now);
-    if (claimed.length > 0) counters.claims += 1;
-    for (const delivery of claimed) launch(delivery);
-    return claimed.length;
+    if (plan.length === 0) return [];
+    const token = deps.random.uuid();
+    return postgres ? claimPostgres(trx, plan, now, token) : claimSqlite(trx, plan, now, token);
   }
 
-  /** Endpoints with due, unleased deliveries and room under the cap, oldest due first. */
-  async function dueEndpoints(now: number, limit: number): Promise<ClaimCandidate[]> {
+  /**
+   * Endpoints with due, unleased deliveries and room under the cap, oldest due first, with how many
+   * are due (up to the cap) and how many are in flight anywhere. In flight = a live lease: leases
+   * are cleared whenever a delivery leaves `pending`, so the count needs no state test and reads
+   * only the (endpoint_id, leased_until) index, whatever the planner's statistics say. Each
+   * per-endpoint probe reads the due index in due order and stops after `cap` rows, so its cost
+   * does not grow with the backlog.
+   *
+   * On PostgreSQL the same statement takes each listed endpoint's advisory lock (held until the
+   * cycle commits; one claimer per endpoint across processes) and leaves out the endpoints whose
+   * lock another process holds: their claimer is at work.
+   */
+  async function dueEndpoints(trx: Kysely<Database>, now: number, limit: number): Promise<ClaimCandidate[]> {
     const cap = options.perEndpointConcurrency;
-    const due = sql`d.endpoint_id = e.id and d.state = 'pending' and d.next_attempt_at <= ${now} and (d.leased_until is null or d.leased_until <= ${now})`;
-    const leased = sql`(select count(*) from webhook_deliveries l where l.endpoint_id = e.id and l.state = 'pending' and l.leased_until > ${now})`;
-    const result = await sql<{ endpoint_id: string; due: number | string; in_flight: number | string }>`
-      select e.id as endpoint_id,
-             (select count(*) from (select 1 as one from webhook_deliveries d where ${due} limit ${cap}) as due_rows) as due,
-             ${leased} as in_flight,
-             (select min(d.next_attempt_at) from webhook_deliveries d where ${due}) as oldest_due
-        from webhook_endpoints e
-       where e.state = 'active'
-         and exists (select 1 from webhook_deliveries d where ${due})
-         and ${leased} < ${cap}
-       order by oldest_due asc, e.id asc
-       limit ${limit}`.execute(db);
+    if (postgres) {
+      const result = await trx.executeQuery(CompiledQuery.raw(PG_CANDIDATES, [now, cap, limit]) as CompiledQuery<CandidateRow>);
+      return result.rows.map((r) => ({ endpointId: r.endpoint_id, due: Number(r.due), inFlight: Number(r.in_flight) }));
+    }
+    const parameters = [now, now, cap, now, now, now, now, now, now, cap, limit];
+    const result = await trx.executeQuery(CompiledQuery.raw(SQLITE_CANDIDATES, parameters) as CompiledQuery<CandidateRow>);
     return result.rows.map((r) => ({ endpointId: r.endpoint_id, due: Number(r.due), inFlight: Number(r.in_flight) }));
   }
 
-  /** Claim what the plan says, all endpoints in one short transaction (one commit per tick). */
-  async function claim(plan: ClaimPlanEntry[], now: number): Promise<ClaimedDelivery[]> {
-    if (plan.length === 0) return [];
-    const token = deps.random.uuid();
-    return db.transaction().execute(async (trx) => {
-      const ids: string[] = [];
-      for (const entry of plan) {
-        if (postgres) {
-          // One claimer per endpoint at a time across processes, so the in-flight count below stays true.
-          const lock = await sql<{ locked: boolean }>`select pg_try_advisory_xact_lock(hashtext(${`cds.webhooks.claim.${entry.endpointId}`})) as locked`.execute(trx);
-          if (!lock.rows[0]?.locked) continue;
-        }
-        const leasedNow = await trx
-          .selectFrom('webhook_deliveries')
-          .select((eb) => eb.fn.countAll<number | string>().as('n'))
-          .where('endpoint_id', '=', entry.endpointId)
-          .where('state', '=', 'pending')
-          .where('leased_until', '>', now)
-          .executeTakeFirstOrThrow();
-        const take = Math.min(entry.count, options.perEndpointConcurrency - Number(leasedNow.n));
-        if (take <= 0) continue;
-        let pick = trx
-          .selectFrom('webhook_deliveries')
-          .select('id')
-          .where('endpoint_id', '=', entry.endpointId)
-          .where('state', '=', 'pending')
-          .where('next_attempt_at', '<=', now)
-          .where((eb) => eb.or([eb('leased_until', 'is', null), eb('leased_until', '<=', now)]))
-          .orderBy('next_attempt_at')
-          .orderBy('id')
-          .limit(take);
-        if (postgres) pick = pick.forUpdate().skipLocked();
-        const claimed = await trx
-          .updateTable('webhook_deliveries')
-          .set({ leased_until: now + options.leaseMs, lease_token: token, updated_at: now })
-          .where('id', 'in', pick)
-          .returning('id')
-          .execute();
-        ids.push(...claimed.map((c) => c.id));
-      }
-      if (ids.length === 0) return [];
-      const rows = await trx
-        .selectFrom('webhook_deliveries as d')
-        .innerJoin('events as ev', 'ev.id', 'd.event_id')
-        .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
-        .select([
-          'd.id', 'd.attempts', 'd.endpoint_id', 'd.tenant_id', 'e.url', 'e.secret_sealed', 'e.previous_secret_sealed', 'e.previous_secret_expires_at',
-          'ev.id as event_id', 'ev.type as event_type', 'ev.created_at as event_created_at', 'ev.data_json',
-        ])
-        .where('d.id', 'in', ids)
-        .orderBy('d.next_attempt_at')
-        .execute();
-      return rows.map((r) => ({
-        id: r.id,
-        token,
-        endpointId: r.endpoint_id,
-        tenantId: r.tenant_id,
-        attempts: r.attempts,
-        url: r.url,
-        secretSealed: r.secret_sealed,
-        previousSecretSealed: r.previous_secret_sealed,
-        previousSecretExpiresAt: r.previous_secret_expires_at,
-        eventId: r.event_id,
-        eventType: r.event_type,
-        eventCreatedAt: r.event_created_at,
-        dataJson: r.data_json,
-      }));
-    });
+  /**
+   * SQLite: the transaction holds the write lock (one writer, one worker process), so the
+   * in-flight counts read by dueEndpoints are still true; per endpoint one UPDATE ... RETURNING,
+   * then one read of everything the sends need.
+   */
+  async function claimSqlite(trx: Kysely<Database>, plan: ClaimPlanEntry[], now: number, token: string): Promise<ClaimedDelivery[]> {
+    const ids: string[] = [];
+    for (const entry of plan) {
+      const parameters = [now + options.leaseMs, token, now, entry.endpointId, now, now, entry.count];
+      const claimed = await trx.executeQuery(CompiledQuery.raw(SQLITE_CLAIM, parameters) as CompiledQuery<{ id: string }>);
+      for (const c of claimed.rows) ids.push(c.id);
+    }
+    if (ids.length === 0) return [];
+    const rows = await trx.executeQuery(CompiledQuery.raw(SQLITE_CLAIMED, [JSON.stringify(ids)]) as CompiledQuery<ClaimedRow>);
+    return rows.rows.map((r) => toClaimed(r, token));
+  }
+
+  /**
+   * PostgreSQL: one statement for the whole plan. It runs after the statement that took the
+   * endpoints' advisory locks, so its snapshot sees every claim another process committed before
+   * we got a lock: each endpoint's leased count is recounted here, and it takes at most
+   * cap - leased rows (`FOR UPDATE SKIP LOCKED`), leases them by primary key and returns them with
+   * their endpoint and event: one round trip instead of three per endpoint and two more.
+   */
+  async function claimPostgres(trx: Kysely<Database>, plan: ClaimPlanEntry[], now: number, token: string): Promise<ClaimedDelivery[]> {
+    const parameters = [plan.map((p) => p.endpointId), plan.map((p) => p.count), options.perEndpointConcurrency, now, now + options.leaseMs, token];
+    const result = await trx.executeQuery(CompiledQuery.raw(PG_CLAIM, parameters) as CompiledQuery<ClaimedRow>);
+    return result.rows.map((r) => toClaimed(r, token));
+  }
+
+  function toClaimed(r: ClaimedRow, token: string): ClaimedDelivery {
+    return {
+      id: r.id,
+      token,
+      endpointId: r.endpoint_id,
+      tenantId: r.tenant_id,
+      attempts: r.attempts,
+      url: r.url,
+      secretSealed: r.secret_sealed,
+      previousSecretSealed: r.previous_secret_sealed,
+      previousSecretExpiresAt: r.previous_secret_expires_at,
+      eventId: r.event_id,
+      eventType: r.event_type,
+      eventCreatedAt: r.event_created_at,
+      dataJson: r.data_json,
+    };
   }
 
   /**
@@ -295,11 +641,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
       .then((outcome) => {
         const written = record(outcome)
           .catch((err: unknown) => logger.error({ deliveryId: delivery.id, endpointId: delivery.endpointId, err: errorMessage(err) }, 'webhook result could not be recorded; its lease will expire and it will be retried'))
-          .finally(() => {
-            recording.delete(written);
-            // Its lease is released now: the endpoint may have room again.
-            wake();
-          });
+          .finally(() => recording.delete(written));
         recording.add(written);
       })
       .finally(() => {
@@ -334,10 +676,9 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
   }
 
   function requestHeaders(delivery: ClaimedDelivery, body: string, at: Date): Record<string, string> {
-    const ad = secretAssociatedData(delivery.endpointId);
-    const secrets = [deps.secretBox.openText(delivery.secretSealed, ad)];
+    const secrets = [openSecret(delivery.endpointId, delivery.secretSealed)];
     if (delivery.previousSecretSealed && delivery.previousSecretExpiresAt !== null && delivery.previousSecretExpiresAt > at.getTime()) {
-      secrets.push(deps.secretBox.openText(delivery.previousSecretSealed, ad));
+      secrets.push(openSecret(delivery.endpointId, delivery.previousSecretSealed));
     }
     return {
       'Svc-Signature': signatureHeader({ timestamp: Math.floor(at.getTime() / 1000), body, secrets }),
@@ -348,176 +689,151 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
     };
   }
 
-  interface Outcome {
-    delivery: ClaimedDelivery;
-    attempt: number;
-    headers: Record<string, string>;
-    body: string;
-    result: SendResult;
-    step: NextStep;
-    startedAt: number;
-    finishedAt: number;
+  /**
+   * Opened signing secrets by endpoint and sealed text. Opening (AES-GCM) was the costliest step of
+   * preparing a send after the HTTP request itself, and it gives the same answer every time: a
+   * rotation seals a new text, which is a new key here. Bounded, the oldest go first.
+   */
+  const openedSecrets = new Map<string, string>();
+  function openSecret(endpointId: string, sealed: string): string {
+    const key = `${endpointId} ${sealed}`;
+    let secret = openedSecrets.get(key);
+    if (secret === undefined) {
+      secret = deps.secretBox.openText(sealed, secretAssociatedData(endpointId));
+      if (openedSecrets.size >= OPENED_SECRETS_LIMIT) openedSecrets.delete(openedSecrets.keys().next().value!);
+      openedSecrets.set(key, secret);
+    }
+    return secret;
   }
 
-  // Results are written in batches: sends finishing at about the same time share one transaction,
-  // so recording costs one commit (one fsync on SQLite) per batch rather than per delivery.
-  const resultQueue: Array<{ outcome: Outcome; resolve: () => void; reject: (err: unknown) => void }> = [];
-  let flushing: Promise<void> | null = null;
-
+  /** Queues a finished send's result for the next cycle; settles when that cycle has committed. */
   function record(outcome: Outcome): Promise<void> {
     return new Promise((resolve, reject) => {
       resultQueue.push({ outcome, resolve, reject });
-      kickFlush();
-    });
-  }
-
-  function kickFlush(): void {
-    if (flushing) return;
-    flushing = flushQueue().finally(() => {
-      flushing = null;
-      if (resultQueue.length > 0) kickFlush();
-    });
-  }
-
-  async function flushQueue(): Promise<void> {
-    // Let the other sends that finished in this same moment join the batch.
-    await new Promise<void>((resolve) => setImmediate(resolve));
-    while (resultQueue.length > 0) {
-      const batch = resultQueue.splice(0, RECORD_BATCH);
-      try {
-        report(batch.map((b) => b.outcome), await writeResults(batch.map((b) => b.outcome)));
-        for (const b of batch) b.resolve();
-      } catch (err) {
-        if (batch.length === 1) {
-          batch[0]!.reject(err);
-          continue;
-        }
-        // One result that cannot be written must not sink the others: write them one by one.
-        for (const b of batch) {
-          try {
-            report([b.outcome], await writeResults([b.outcome]));
-            b.resolve();
-          } catch (single) {
-            b.reject(single);
-          }
-        }
-      }
-    }
-  }
-
-  /** One transaction: next steps (only where the lease token still matches), attempt rows, endpoint health. */
-  async function writeResults(outcomes: Outcome[]): Promise<{ applied: Set<string>; disabled: Set<string> }> {
-    counters.writes += 1;
-    return db.transaction().execute(async (trx) => {
-      const applied = await applyNextSteps(trx, outcomes);
-      // Every attempt happened, whatever became of its lease: all belong in the history.
-      const attempts = outcomes.map((o) => ({
-        id: deps.random.uuid(),
-        delivery_id: o.delivery.id,
-        endpoint_id: o.delivery.endpointId,
-        attempt: o.attempt,
-        request_headers_json: JSON.stringify({ ...o.headers, 'Content-Length': String(Buffer.byteLength(o.body)) }),
-        request_body: o.body,
-        response_status: o.result.status,
-        response_body: o.result.responseBody,
-        duration_ms: o.result.durationMs,
-        error_kind: o.result.errorKind,
-        error_detail: o.result.errorDetail,
-        created_at: o.startedAt,
-      }));
-      for (let i = 0; i < attempts.length; i += 100) await trx.insertInto('webhook_attempts').values(attempts.slice(i, i + 100)).execute();
-
-      // Final outcomes move their endpoint's failure count, in the order they finished.
-      const finals = new Map<string, Outcome[]>();
-      for (const o of [...outcomes].sort((a, b) => a.finishedAt - b.finishedAt)) {
-        if (!applied.has(o.delivery.id) || o.step.kind === 'retry') continue;
-        finals.set(o.delivery.endpointId, [...(finals.get(o.delivery.endpointId) ?? []), o]);
-      }
-      const disabled = new Set<string>();
-      for (const endpointId of [...finals.keys()].sort(compare)) {
-        const list = finals.get(endpointId)!;
-        if (list.every((o) => o.step.kind === 'delivered')) {
-          await trx.updateTable('webhook_endpoints').set({ consecutive_failures: 0 }).where('id', '=', endpointId).where('consecutive_failures', '<>', 0).execute();
-          continue;
-        }
-        let current = trx.selectFrom('webhook_endpoints').select(['consecutive_failures', 'state']).where('id', '=', endpointId);
-        if (postgres) current = current.forUpdate();
-        const endpoint = await current.executeTakeFirst();
-        if (!endpoint) continue;
-        let count = endpoint.consecutive_failures;
-        let crossedWith: Outcome | null = null;
-        for (const o of list) {
-          const health = endpointHealthAfter(count, o.step.kind === 'delivered' ? 'delivered' : 'failed', options.autoDisableThreshold);
-          count = health.consecutiveFailures;
-          if (health.disable && crossedWith === null) crossedWith = o;
-        }
-        const disable = crossedWith !== null && endpoint.state === 'active';
-        const at = list[list.length - 1]!.finishedAt;
-        await trx
-          .updateTable('webhook_endpoints')
-          .set({
-            consecutive_failures: count,
-            ...(disable
-              ? {
-                  state: 'disabled' as const,
-                  disabled_at: at,
-                  disabled_reason: `Auto-disabled after ${options.autoDisableThreshold} consecutive failed deliveries (last: ${describeFailure(crossedWith!.result)}).`,
-                  updated_at: at,
-                }
-              : {}),
-          })
-          .where('id', '=', endpointId)
-          .execute();
-        if (disable) disabled.add(endpointId);
-      }
-      return { applied, disabled };
     });
   }
 
   /**
-   * Each delivery's next step, only where this worker's lease token still holds. PostgreSQL gets one
-   * statement for the whole batch (one round trip); SQLite runs in-process, so one per row is cheap.
+   * Writes a batch of results in the cycle's transaction: each delivery's next step, only where
+   * this worker's lease token still holds; every attempt row; each final outcome's move of its
+   * endpoint's consecutive-failure count, the threshold disabling it.
    */
-  async function applyNextSteps(trx: Kysely<Database>, outcomes: Outcome[]): Promise<Set<string>> {
-    const rows = [...outcomes]
-      // Rows in id order, endpoints in id order: two workers' batches always lock in the same order.
-      .sort((a, b) => compare(a.delivery.id, b.delivery.id))
-      .map((o) => ({
-        id: o.delivery.id,
-        token: o.delivery.token,
-        attempts: o.attempt,
-        state: o.step.kind === 'retry' ? ('pending' as const) : o.step.kind,
-        next_attempt_at: o.step.kind === 'retry' ? o.step.at.getTime() : null,
-        last_attempt_at: o.startedAt,
-        last_response_status: o.result.status,
-        last_error_kind: o.result.errorKind,
-        finished_at: o.step.kind === 'retry' ? null : o.finishedAt,
-        updated_at: o.finishedAt,
-      }));
+  async function writeResults(trx: Kysely<Database>, outcomes: Outcome[]): Promise<WrittenResults> {
+    // Rows in id order, endpoints in id order: two workers' batches always lock in the same order.
+    const sorted = [...outcomes].sort((a, b) => compare(a.delivery.id, b.delivery.id));
+    const rows: NextStepRow[] = sorted.map((o) => ({
+      id: o.delivery.id,
+      token: o.delivery.token,
+      attempts: o.attempt,
+      state: o.step.kind === 'retry' ? 'pending' : o.step.kind,
+      next_attempt_at: o.step.kind === 'retry' ? o.step.at.getTime() : null,
+      last_attempt_at: o.startedAt,
+      last_response_status: o.result.status,
+      last_error_kind: o.result.errorKind,
+      finished_at: o.step.kind === 'retry' ? null : o.finishedAt,
+      updated_at: o.finishedAt,
+    }));
+    // Every attempt happened, whatever became of its lease: all belong in the history.
+    const attempts: AttemptRow[] = sorted.map((o) => ({
+      id: deps.random.uuid(),
+      delivery_id: o.delivery.id,
+      endpoint_id: o.delivery.endpointId,
+      attempt: o.attempt,
+      request_headers_json: JSON.stringify({ ...o.headers, 'Content-Length': String(Buffer.byteLength(o.body)) }),
+      request_body: o.body,
+      response_status: o.result.status,
+      response_body: o.result.responseBody,
+      duration_ms: o.result.durationMs,
+      error_kind: o.result.errorKind,
+      error_detail: o.result.errorDetail,
+      created_at: o.startedAt,
+    }));
+    // Endpoints with no failed final outcome in this batch only ever reset their failure count
+    // (the common case; on PostgreSQL folded into the same statement). Endpoints with one take the
+    // read-count-write path below, in the order their deliveries finished.
+    const failing = new Set(outcomes.filter((o) => o.step.kind === 'failed').map((o) => o.delivery.endpointId));
+    const resettable = [...new Set(outcomes.filter((o) => o.step.kind === 'delivered' && !failing.has(o.delivery.endpointId)).map((o) => o.delivery.endpointId))].sort(compare);
+
+    let applied: Set<string>;
     if (postgres) {
-      const values = rows.map(
-        (r) =>
-          sql`(${r.id}::text, ${r.token}::text, ${r.attempts}::integer, ${r.state}::text, ${r.next_attempt_at}::bigint, ${r.last_attempt_at}::bigint, ${r.last_response_status}::integer, ${r.last_error_kind}::text, ${r.finished_at}::bigint, ${r.updated_at}::bigint)`,
-      );
-      const updated = await sql<{ id: string }>`
-        update webhook_deliveries as d
-           set attempts = v.attempts, state = v.state, next_attempt_at = v.next_attempt_at, leased_until = null, lease_token = null,
-               last_attempt_at = v.last_attempt_at, last_response_status = v.last_response_status, last_error_kind = v.last_error_kind,
-               finished_at = v.finished_at, updated_at = v.updated_at
-          from (values ${sql.join(values)}) as v(id, token, attempts, state, next_attempt_at, last_attempt_at, last_response_status, last_error_kind, finished_at, updated_at)
-         where d.id = v.id and d.lease_token = v.token
-        returning d.id`.execute(trx);
-      return new Set(updated.rows.map((r) => r.id));
+      applied = await writeResultsPostgres(trx, rows, attempts, resettable);
+    } else {
+      const steps = rows.map((r) => [r.id, r.token, r.attempts, r.state, r.next_attempt_at, r.last_attempt_at, r.last_response_status, r.last_error_kind, r.finished_at, r.updated_at]);
+      const stepped = await trx.executeQuery(CompiledQuery.raw(SQLITE_NEXT_STEPS, [JSON.stringify(steps)]) as CompiledQuery<{ id: string }>);
+      applied = new Set(stepped.rows.map((r) => r.id));
+      const attemptRows = attempts.map((a) => [
+        a.id, a.delivery_id, a.endpoint_id, a.attempt, a.request_headers_json, a.request_body, a.response_status, a.response_body,
+        a.duration_ms, a.error_kind, a.error_detail, a.created_at,
+      ]);
+      await trx.executeQuery(CompiledQuery.raw(SQLITE_ATTEMPTS, [JSON.stringify(attemptRows)]));
+      const reset = resettable.filter((endpointId) => outcomes.some((o) => o.delivery.endpointId === endpointId && o.step.kind === 'delivered' && applied.has(o.delivery.id)));
+      if (reset.length > 0) await trx.executeQuery(CompiledQuery.raw(SQLITE_RESET, [JSON.stringify(reset)]));
     }
-    const applied = new Set<string>();
-    for (const { id, token, ...changes } of rows) {
-      const updated = await trx.updateTable('webhook_deliveries').set({ ...changes, leased_until: null, lease_token: null }).where('id', '=', id).where('lease_token', '=', token).executeTakeFirst();
-      if (Number(updated.numUpdatedRows) > 0) applied.add(id);
+
+    const finals = new Map<string, Outcome[]>();
+    for (const o of [...outcomes].sort((a, b) => a.finishedAt - b.finishedAt)) {
+      if (!failing.has(o.delivery.endpointId) || !applied.has(o.delivery.id) || o.step.kind === 'retry') continue;
+      finals.set(o.delivery.endpointId, [...(finals.get(o.delivery.endpointId) ?? []), o]);
     }
-    return applied;
+    const disabled = new Set<string>();
+    for (const endpointId of [...finals.keys()].sort(compare)) {
+      const list = finals.get(endpointId)!;
+      if (list.every((o) => o.step.kind === 'delivered')) {
+        await trx.updateTable('webhook_endpoints').set({ consecutive_failures: 0 }).where('id', '=', endpointId).where('consecutive_failures', '<>', 0).execute();
+        continue;
+      }
+      let current = trx.selectFrom('webhook_endpoints').select(['consecutive_failures', 'state']).where('id', '=', endpointId);
+      if (postgres) current = current.forUpdate();
+      const endpoint = await current.executeTakeFirst();
+      if (!endpoint) continue;
+      let count = endpoint.consecutive_failures;
+      let crossedWith: Outcome | null = null;
+      for (const o of list) {
+        const health = endpointHealthAfter(count, o.step.kind === 'delivered' ? 'delivered' : 'failed', options.autoDisableThreshold);
+        count = health.consecutiveFailures;
+        if (health.disable && crossedWith === null) crossedWith = o;
+      }
+      const disable = crossedWith !== null && endpoint.state === 'active';
+      const at = list[list.length - 1]!.finishedAt;
+      await trx
+        .updateTable('webhook_endpoints')
+        .set({
+          consecutive_failures: count,
+          ...(disable
+            ? {
+                state: 'disabled' as const,
+                disabled_at: at,
+                disabled_reason: `Auto-disabled after ${options.autoDisableThreshold} consecutive failed deliveries (last: ${describeFailure(crossedWith!.result)}).`,
+                updated_at: at,
+              }
+            : {}),
+        })
+        .where('id', '=', endpointId)
+        .execute();
+      if (disable) disabled.add(endpointId);
+    }
+    return { applied, disabled };
   }
 
-  function report(outcomes: Outcome[], written: { applied: Set<string>; disabled: Set<string> }): void {
+  /**
+   * PostgreSQL: the batch's next steps, its attempt rows and the reset of its all-success
+   * endpoints' failure counts in ONE statement (one round trip): data-modifying CTEs over the
+   * batch passed as one array per column (PG_RESULTS). Returns the deliveries whose lease token
+   * still matched.
+   */
+  async function writeResultsPostgres(trx: Kysely<Database>, rows: NextStepRow[], attempts: AttemptRow[], resettable: string[]): Promise<Set<string>> {
+    const parameters = [
+      rows.map((r) => r.id), rows.map((r) => r.token), rows.map((r) => r.attempts), rows.map((r) => r.state), rows.map((r) => r.next_attempt_at),
+      rows.map((r) => r.last_attempt_at), rows.map((r) => r.last_response_status), rows.map((r) => r.last_error_kind), rows.map((r) => r.finished_at),
+      rows.map((r) => r.updated_at), attempts.map((a) => a.id), attempts.map((a) => a.endpoint_id), attempts.map((a) => a.request_headers_json),
+      attempts.map((a) => a.request_body), attempts.map((a) => a.response_body), attempts.map((a) => a.duration_ms), attempts.map((a) => a.error_detail),
+      resettable,
+    ];
+    const updated = await trx.executeQuery(CompiledQuery.raw(PG_RESULTS, parameters) as CompiledQuery<{ id: string }>);
+    return new Set(updated.rows.map((r) => r.id));
+  }
+
+  function report(outcomes: Outcome[], written: WrittenResults): void {
     for (const o of outcomes) {
       counters.attempts += 1;
       const { delivery, step, result, attempt } = o;
@@ -540,8 +856,8 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
 
   async function settle(): Promise<void> {
     for (;;) {
-      if (claiming) await claiming;
-      if (inFlight.size === 0 && recording.size === 0) return;
+      if (cycling) await cycling;
+      if (inFlight.size === 0 && recording.size === 0 && !cycling) return;
       await Promise.allSettled([...inFlight.values(), ...recording]);
     }
   }

@@ -5,7 +5,7 @@
  * Stripe's verifier); every failure kind; the whole 8-attempt schedule; auto-disable at 50 and
  * the reset on success; rotation; the portal operations; retention; fairness between endpoints.
  */
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import Stripe from 'stripe';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../../src/db/schema.js';
@@ -198,6 +198,16 @@ describe.each(await dialectMatrix())('webhook delivery [%s]', (dialect) => {
       const views = await t.ctx.webhooks.listAttempts(sandbox, deliveries[0]!.id);
       expect(views).toHaveLength(1);
       expect(views[0]!.requestHeaders['Svc-Webhook-Id']).toBe(deliveries[0]!.event_id);
+    });
+
+    it.skipIf(dialect !== 'sqlite')('the worker\'s commits skip the fsync, but the write connection it shares with the API is back to synchronous=FULL after every cycle', async () => {
+      await endpoint('/durable');
+      await append(3);
+      const synchronous = async () => Number((await sql<{ synchronous: number }>`pragma synchronous`.execute(store)).rows[0]!.synchronous);
+      expect(await synchronous()).toBe(2);
+      expect(await t.ctx.webhookDelivery.deliverDue()).toBe(3);
+      expect(receiver.requestsTo('/durable')).toHaveLength(3);
+      expect(await synchronous()).toBe(2);
     });
 
     it('keeps only the first 4 KiB of a response body', async () => {
