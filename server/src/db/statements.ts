@@ -33,35 +33,35 @@ type Row = Record<string, unknown>;
 
 /** An INSERT into `table` compiled once per row shape. See the opening comment. */
 export function insertStatement<T extends keyof Database & string>(db: Kysely<Database>, table: T): (rows: ReadonlyArray<Database[T]>) => CompiledQuery {
-  const compiled = new Map<string, { sql: string; columns: string[] }>();
+  // Shapes are few (fixed row types, small row counts), so a short list compared column by column
+  // (property names, so the comparisons are of identical strings); the bound only guards against
+  // a caller inserting ever-changing row counts.
+  const shapes: Array<{ count: number; columns: string[]; sql: string }> = [];
+  const compileWithKysely = (rows: ReadonlyArray<Database[T]>) => db.insertInto(table).values(rows as never).compile();
   return (rows) => {
     const first = rows[0] as unknown as Row | undefined;
     if (first === undefined) throw new RangeError(`insert into ${table} without rows`);
     const columns: string[] = [];
-    let key = `${rows.length}:`;
-    for (const column in first) {
-      if (first[column] === undefined) continue;
-      columns.push(column);
-      key += `${column},`;
-    }
+    for (const column in first) if (first[column] !== undefined) columns.push(column);
     const parameters: unknown[] = [];
-    for (const row of rows as unknown as ReadonlyArray<Row>) {
-      let defined = 0;
-      for (const column in row) if (row[column] !== undefined) defined++;
-      if (defined !== columns.length) return db.insertInto(table).values(rows as never).compile();
+    for (let i = 0; i < rows.length; i++) {
+      const row = rows[i] as unknown as Row;
+      if (i > 0) {
+        let defined = 0;
+        for (const column in row) if (row[column] !== undefined) defined++;
+        if (defined !== columns.length) return compileWithKysely(rows);
+      }
       for (const column of columns) {
         const value = row[column];
-        if (value === undefined || (typeof value === 'object' && value !== null) || typeof value === 'function') return db.insertInto(table).values(rows as never).compile();
+        if (value === undefined || (typeof value === 'object' && value !== null) || typeof value === 'function') return compileWithKysely(rows);
         parameters.push(value);
       }
     }
-    let shape = compiled.get(key);
+    let shape = shapes.find((s) => s.count === rows.length && s.columns.length === columns.length && s.columns.every((c, i) => c === columns[i]));
     if (shape === undefined) {
-      shape = { sql: db.insertInto(table).values(rows as never).compile().sql, columns };
-      // Shapes are few (fixed row types, small row counts); the bound only guards against a caller
-      // inserting ever-changing row counts.
-      if (compiled.size < 64) {
-        compiled.set(key, shape);
+      shape = { count: rows.length, columns, sql: compileWithKysely(rows).sql };
+      if (shapes.length < 64) {
+        shapes.push(shape);
         prepareOnPostgres(shape.sql);
       }
     }
