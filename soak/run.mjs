@@ -951,6 +951,12 @@ async function pendingDeliveries(database, tenantId) {
   }
 }
 
+/** The server's SecretBox over the encryption key it generated into `dataDir` (no DATA_ENCRYPTION_KEY is passed to it). */
+async function secretBoxOf(dataDir) {
+  const { createSecretBox } = await import(pathToFileURL(path.join(ROOT, 'server', 'dist', 'lib', 'crypto.js')).href);
+  return createSecretBox(Buffer.from(readFileSync(path.join(dataDir, 'encryption.key'), 'utf8').trim(), 'hex'));
+}
+
 async function reconcile({ database, tenant, ledger, endpoints, received }) {
   const db = await reader(database);
   const findings = { problems: [], notes: [] };
@@ -983,6 +989,14 @@ async function reconcile({ database, tenant, ledger, endpoints, received }) {
 
     // Idempotency keys: each of ours stored once, pointing at the decision its first answer named.
     const keyRows = await db.all('select idempotency_key, status_code, response_body from idempotency_keys where tenant_id = ?', [tenant.tenantId]);
+    // Stored answers are sealed at rest (ADR 0003), bound to their tenant, environment and key: open
+    // them with the key the server generated into its data folder, as the server itself does.
+    const box = await secretBoxOf(database.dataDir);
+    for (const r of keyRows) {
+      if (typeof r.response_body === 'string' && r.response_body.startsWith('v1.')) {
+        r.response_body = box.openText(r.response_body, `idempotency:${tenant.tenantId}:sandbox:${r.idempotency_key}`);
+      }
+    }
     const byKey = new Map(keyRows.map((r) => [r.idempotency_key, r]));
     let keyMissing = 0;
     let keyMismatch = 0;

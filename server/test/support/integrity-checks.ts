@@ -11,6 +11,8 @@ import Sqlite from 'better-sqlite3';
 import path from 'node:path';
 import pg from 'pg';
 import type { TestDatabase } from './databases.js';
+import { createSecretBox } from '../../src/lib/crypto.js';
+import { TEST_ENCRYPTION_KEY } from './server-process.js';
 
 export type Row = Record<string, unknown>;
 
@@ -118,11 +120,18 @@ export async function halfWrittenState(db: TestDatabase, options: { endpointIds?
     'idempotency_key',
   );
 
-  const stored = await queryRows(db, "select idempotency_key, response_body from idempotency_keys where status_code = 200 and response_body like '%\"decision_id\"%'");
+  // Stored answers are sealed at rest (ADR 0003), bound to tenant, environment and key; the
+  // servers under test run with TEST_ENCRYPTION_KEY. Open each one, as the server does on a replay.
+  const box = createSecretBox(Buffer.from(TEST_ENCRYPTION_KEY, 'hex'));
+  const stored = (await queryRows(db, 'select idempotency_key, tenant_id, environment, response_body from idempotency_keys where status_code = 200')).map((r) => {
+    const body = String(r.response_body);
+    const opened = body.startsWith('v1.') ? box.openText(body, `idempotency:${String(r.tenant_id)}:${String(r.environment)}:${String(r.idempotency_key)}`) : body;
+    return { key: String(r.idempotency_key), decisionId: (JSON.parse(opened) as { decision_id?: unknown }).decision_id };
+  });
   const decisionIds = new Set(ids(await queryRows(db, 'select id from decisions')));
   const storedAnswersWithoutDecision = stored
-    .filter((r) => !decisionIds.has(String((JSON.parse(String(r.response_body)) as { decision_id?: unknown }).decision_id)))
-    .map((r) => String(r.idempotency_key));
+    .filter((r) => r.decisionId !== undefined && !decisionIds.has(String(r.decisionId)))
+    .map((r) => r.key);
 
   const consumersWithoutDecision = ids(
     await queryRows(db, 'select c.id from consumers c where c.sandbox_profile is null and not exists (select 1 from decisions d where d.consumer_id = c.id)'),
