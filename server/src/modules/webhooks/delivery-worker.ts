@@ -33,7 +33,7 @@
 import { CompiledQuery, sql, type Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { DialectName } from '../../db/database.js';
-import type { Database } from '../../db/schema.js';
+import type { Database, WebhookAttemptsTable, WebhookDeliveriesTable } from '../../db/schema.js';
 import type { Clock, Random } from '../../lib/clock.js';
 import type { SecretBox } from '../../lib/crypto.js';
 import { eventEnvelopeJson } from '../events/envelope.js';
@@ -333,33 +333,12 @@ interface ClaimedRow {
   data_json: string;
 }
 
-interface NextStepRow {
-  id: string;
+/** A delivery's next step as the result batch writes it (its columns as in the schema, plus the lease token it must still hold). */
+type NextStepRow = Pick<WebhookDeliveriesTable, 'id' | 'attempts' | 'next_attempt_at' | 'last_response_status' | 'last_error_kind' | 'finished_at' | 'updated_at'> & {
   token: string;
-  attempts: number;
   state: 'pending' | 'delivered' | 'failed';
-  next_attempt_at: number | null;
   last_attempt_at: number;
-  last_response_status: number | null;
-  last_error_kind: string | null;
-  finished_at: number | null;
-  updated_at: number;
-}
-
-interface AttemptRow {
-  id: string;
-  delivery_id: string;
-  endpoint_id: string;
-  attempt: number;
-  request_headers_json: string;
-  request_body: string;
-  response_status: number | null;
-  response_body: string | null;
-  duration_ms: number;
-  error_kind: string | null;
-  error_detail: string | null;
-  created_at: number;
-}
+};
 
 export interface DeliveryWorker {
   /** Claim what is due now (up to the free slots) and start sending it; resolves once claimed. */
@@ -734,7 +713,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
       updated_at: o.finishedAt,
     }));
     // Every attempt happened, whatever became of its lease: all belong in the history.
-    const attempts: AttemptRow[] = sorted.map((o) => ({
+    const attempts: WebhookAttemptsTable[] = sorted.map((o) => ({
       id: deps.random.uuid(),
       delivery_id: o.delivery.id,
       endpoint_id: o.delivery.endpointId,
@@ -821,7 +800,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
    * batch passed as one array per column (PG_RESULTS). Returns the deliveries whose lease token
    * still matched.
    */
-  async function writeResultsPostgres(trx: Kysely<Database>, rows: NextStepRow[], attempts: AttemptRow[], resettable: string[]): Promise<Set<string>> {
+  async function writeResultsPostgres(trx: Kysely<Database>, rows: NextStepRow[], attempts: WebhookAttemptsTable[], resettable: string[]): Promise<Set<string>> {
     const parameters = [
       rows.map((r) => r.id), rows.map((r) => r.token), rows.map((r) => r.attempts), rows.map((r) => r.state), rows.map((r) => r.next_attempt_at),
       rows.map((r) => r.last_attempt_at), rows.map((r) => r.last_response_status), rows.map((r) => r.last_error_kind), rows.map((r) => r.finished_at),
