@@ -21,14 +21,13 @@
 import pg from 'pg';
 import { spawn, execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { readFileSync } from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { freePort, processCpuMs } from './lib/proc.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const DEFAULT_CLI = path.join(ROOT, 'server', 'dist', 'cli', 'main.js');
@@ -67,29 +66,6 @@ const clis = (opts.cli ? opts.cli.split(',') : [DEFAULT_CLI]).map((c) => path.re
 const runs = Number(opts.runs);
 const decisionCount = Number(opts.decisions);
 const log = (line) => process.stderr.write(`${line}\n`);
-
-let clockTicks = 100;
-const processCpuMs = (pid) => {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicks;
-  } catch {
-    return null;
-  }
-};
-
-async function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.unref();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** One request on a fresh connection (no agent: the first request pays its connection like a new client). */
 function request(port, method, urlPath, { headers = {}, body } = {}) {
@@ -274,11 +250,6 @@ async function benchDatabase(kind) {
 const FIELDS = ['spawnToReadyMs', 'sinceProcessStartMs', 'startupMs', 'startupCpuMs', 'cpuAtReadyMs', 'firstPollMs', 'firstCreateMs', 'secondPollMs', 'secondCreateMs'];
 
 async function main() {
-  try {
-    clockTicks = Number((await new Promise((r) => execFile('getconf', ['CLK_TCK'], (e, out) => r(e ? '' : out)))).trim()) || 100;
-  } catch {
-    /* Linux default */
-  }
   const results = [];
   for (const kind of opts.db.split(',')) {
     if (kind === 'postgres') {

@@ -37,18 +37,18 @@
  */
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import { execFile, execFileSync, fork, spawn } from 'node:child_process';
+import { execFile, fork, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { createWriteStream, existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { analyse, renderMarkdown, renderSummary } from './report.mjs';
+import { freePort, processCpuMs } from '../bench/lib/proc.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, '..');
@@ -140,18 +140,6 @@ const randInt = (lo, hi) => lo + Math.floor(Math.random() * (hi - lo + 1));
 const money = (cents) => `${Math.floor(cents / 100)}.${String(cents % 100).padStart(2, '0')}`;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
-async function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.unref();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
-
 function procStatus(pid) {
   try {
     const text = readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -218,24 +206,6 @@ function openFds(pid, peers) {
       else kinds.other += 1;
     }
     return kinds;
-  } catch {
-    return null;
-  }
-}
-
-let clockTicks = 100;
-try {
-  clockTicks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-} catch {
-  /* the Linux default */
-}
-
-/** CPU time (ms, user + system) a process has used, from /proc; null off Linux. */
-function cpuMs(pid) {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(f[11]) + Number(f[12])) * 1000) / clockTicks;
   } catch {
     return null;
   }
@@ -908,7 +878,7 @@ function startSampler(server, probeFile, startedAt, phaseOf, peers, requestsAnsw
       rssAnonMb: st.rssAnon / 2 ** 20,
       rssFileMb: st.rssFile / 2 ** 20,
       threads: st.threads,
-      cpuMs: cpuMs(server.pid),
+      cpuMs: processCpuMs(server.pid),
       requests: requestsAnswered(),
       fds: fds?.total ?? null,
       fdKinds: fds,
