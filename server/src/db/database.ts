@@ -17,7 +17,7 @@
  *   cents are far below 2^53). Connection attempts time out quickly so an unreachable database
  *   becomes a 503 rather than a hung request, and the pool reconnects by itself when it returns.
  * - `readByIds`: the hottest read (a poll's decision by primary key) runs outside Kysely's
- *   executor: prepared once, batched per turn of the event loop, rows as arrays of values.
+ *   executor: batched per turn of the event loop (prepared once on SQLite), rows as arrays of values.
  */
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
@@ -47,20 +47,18 @@ export interface Storage {
   /**
    * Rows of `table` by its primary key `id`, for a read that every request of a kind makes (polls):
    * each row the values of `columns` in that order (`id` among them). The ids asked for in the same
-   * turn of the event loop are fetched by one statement (batched-read.ts), prepared once:
+   * turn of the event loop are fetched by one statement (batched-read.ts):
    * - SQLite: `id in (select value from json_each(?))` with the ids as one JSON array, on the
    *   reader's own better-sqlite3 statement, run synchronously in raw mode (values, not a row
    *   object: a third cheaper to build), without Kysely's connection mutex and promises. One
    *   statement is one read transaction, so one snapshot for the whole batch.
-   * - PostgreSQL: `id = any($1::text[])` as a named prepared statement (`name`): each pooled
-   *   connection parses it once, not on every execution, and plans it for each batch's ids (see
-   *   `plan_cache_mode` below); one round trip per batch instead of one per poll was most of the
-   *   server's and the backend's CPU for a poll. Named columns, never `*`: a rolling deploy adds
-   *   columns while older processes serve, and PostgreSQL refuses to run a prepared statement whose
-   *   result columns changed ("cached plan must not change result type"). Needs session-level
-   *   connections, as LISTEN does: a pooler in transaction mode would lose the statement.
+   * - PostgreSQL: `id = any($1::text[])`, one round trip per batch instead of one per poll (that
+   *   was most of the server's and the backend's CPU for a poll). Unnamed, so planned for each
+   *   batch's ids: a named statement's cached generic plan for `= any(array)` is a sequential scan
+   *   on a table without statistics, and it would stay for the connection's life; the parse it
+   *   would save is shared by the whole batch anyway. Named columns, never `*`.
    */
-  readByIds: <T extends keyof Database & string>(name: string, table: T, columns: readonly (keyof Database[T] & string)[]) => ReadById;
+  readByIds: <T extends keyof Database & string>(table: T, columns: readonly (keyof Database[T] & string)[]) => ReadById;
   close(): Promise<void>;
 }
 
@@ -133,7 +131,7 @@ export function openStorage(options: StorageOptions): Storage {
       readDb,
       dialect: 'sqlite',
       location: file,
-      readByIds: (_name, table, columns) => {
+      readByIds: (table, columns) => {
         const text = `select ${quoted(columns)} from ${quoted([table])} where "id" in (select value from json_each(?))`;
         // Prepared on first use (the tables exist only after migrations) and kept out of the
         // shared statement cache: raw mode is a property of the statement object.
@@ -158,12 +156,8 @@ export function openStorage(options: StorageOptions): Storage {
     max: options.poolSize ?? 10,
     connectionTimeoutMillis: 2_000,
     idleTimeoutMillis: 30_000,
-    // A statement that cannot get its locks in time fails instead of queueing forever. Named
-    // prepared statements (`readByIds`) are planned for each execution's values: a generic plan
-    // chosen while a table was small (a sequential scan) would otherwise stay for the connection's
-    // life, also after the table grew, where nothing runs ANALYZE. Unnamed statements, which is
-    // everything Kysely sends, are planned per execution anyway.
-    options: '-c lock_timeout=10000 -c plan_cache_mode=force_custom_plan',
+    // A statement that cannot get its locks in time fails instead of queueing forever.
+    options: '-c lock_timeout=10000',
   });
   pool.on('error', (err) => options.onPoolError?.(err));
   // A connection that dies mid-query emits 'error' on its checked-out client (the query is rejected too, and becomes a 503); unheard, that event would crash the process.
@@ -176,11 +170,11 @@ export function openStorage(options: StorageOptions): Storage {
     readDb: db,
     dialect: 'postgres',
     location: `${url.hostname}:${url.port || 5432}${url.pathname}`,
-    readByIds: (name, table, columns) => {
+    readByIds: (table, columns) => {
       const text = `select ${quoted(columns)} from ${quoted([table])} where "id" = any($1::text[])`;
       return batchedRead({
         keyIndex: keyIndexOf(columns),
-        fetch: async (ids) => (await pool.query<RowValues>({ name, text, values: [ids], rowMode: 'array' })).rows,
+        fetch: async (ids) => (await pool.query<RowValues>({ text, values: [ids], rowMode: 'array' })).rows,
       });
     },
     close: () => db.destroy(),

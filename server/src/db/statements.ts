@@ -149,7 +149,11 @@ const PLACEHOLDER = /\$(\d+)/g;
  * here only (templates, insert shapes, combined statements), so the set is small and fixed;
  * `database.ts` gives a registered text its name when the pool's connections run it. None of them
  * selects `*`: a prepared statement's result columns are fixed when it is planned, so a column
- * added by a later migration must not change them (PostgreSQL refuses such a re-plan).
+ * added by a later migration must not change them (PostgreSQL refuses such a re-plan). After five
+ * executions PostgreSQL may keep a generic plan; ANALYZE (autovacuum, on by default) invalidates it
+ * when a table's statistics change, so a plan chosen while a table was small does not outlive its
+ * growth. The pool keeps `plan_cache_mode` at its default for this: forcing custom plans on every
+ * execution cost creates a third of their throughput (docs/performance.md, "Latest results").
  */
 const preparedNames = new Map<string, string>();
 const PREPARED_LIMIT = 256;

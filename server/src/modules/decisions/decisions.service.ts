@@ -458,7 +458,7 @@ export function createDecisionsService(deps: DecisionsDeps) {
 
   // Prepared once and batched per turn of the event loop: concurrent polls share one statement
   // (database.ts `readByIds`, batched-read.ts).
-  const pollRead = deps.readByIds('cds_decision_poll', 'decisions', POLL_COLUMNS);
+  const pollRead = deps.readByIds('decisions', POLL_COLUMNS);
 
   /** As readRow, for a poll: by primary key alone, scope checked here. */
   async function pollRow(scope: Scope, product: Product | null, decisionId: string): Promise<PollRow | null> {
