@@ -456,7 +456,7 @@ export function createDecisionsService(deps: DecisionsDeps) {
     return presentDecisionJson(row, consumerCompleteUrlOf(row));
   }
 
-  // Prepared once and batched per turn of the event loop: concurrent polls share one statement
+  // Batched per turn of the event loop: concurrent polls share one statement (prepared once on SQLite)
   // (database.ts `readByIds`, batched-read.ts).
   const pollRead = deps.readByIds('decisions', POLL_COLUMNS);
 
