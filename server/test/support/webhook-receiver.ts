@@ -47,7 +47,8 @@ export interface WebhookReceiver {
   setMode(pathname: string | '*', mode: ReceiverMode | number): void;
   /** Most requests in flight at once on a path. */
   maxConcurrent(pathname: string): number;
-  waitFor(predicate: (requests: ReceivedWebhook[]) => boolean, timeoutMs?: number): Promise<void>;
+  /** Resolves once predicate holds; on time-out the error says how many arrived and, if given, describe()'s text (say, the server's log tail). */
+  waitFor(predicate: (requests: ReceivedWebhook[]) => boolean, timeoutMs?: number, describe?: () => string): Promise<void>;
   clear(): void;
   stop(): Promise<void>;
 }
@@ -208,7 +209,7 @@ export async function startWebhookReceiver(options: { certificate?: 'trusted' | 
       modes.set(pathname, typeof mode === 'number' ? { kind: 'status', status: mode } : mode);
     },
     maxConcurrent: (pathname) => maxInFlight.get(pathname) ?? 0,
-    waitFor(predicate, timeoutMs = 10_000) {
+    waitFor(predicate, timeoutMs = 10_000, describe) {
       return new Promise((resolve, reject) => {
         const check = () => {
           if (predicate(requests)) {
@@ -219,7 +220,7 @@ export async function startWebhookReceiver(options: { certificate?: 'trusted' | 
         };
         const timer = setTimeout(() => {
           waiters.delete(check);
-          reject(new Error(`receiver: condition not met within ${timeoutMs} ms (${requests.length} requests received)`));
+          reject(new Error(`receiver: condition not met within ${timeoutMs} ms (${requests.length} requests received)${describe ? `\n${describe()}` : ''}`));
         }, timeoutMs);
         waiters.add(check);
         check();

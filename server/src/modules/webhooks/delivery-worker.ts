@@ -27,12 +27,15 @@
  *    10 s time-out, no redirects, addresses checked (sender.ts). A finished send wakes the loop.
  * A worker that dies mid-send leaves its rows leased; when the lease passes (it is longer than the
  * time-out plus a margin) any worker claims them again and sends the SAME attempt number again:
- * at least once, never silently dropped. The lease only expires early if a live worker is stuck
- * for longer than the lease, and then the receiver may see a duplicate, which `id` lets it drop.
+ * at least once, never silently dropped. A live worker that loses the database keeps its finished
+ * results queued (claiming nothing more) and writes them once it is back, so an outage shorter than
+ * the lease neither resends them nor holds the endpoint's slots until the lease passes. The lease
+ * only expires early if a live worker is stuck for longer than the lease, and then the receiver may
+ * see a duplicate, which `id` lets it drop.
  */
 import { CompiledQuery, sql, type Kysely } from 'kysely';
 import type { Logger } from 'pino';
-import type { DialectName } from '../../db/database.js';
+import { isDatabaseUnavailable, type DialectName } from '../../db/database.js';
 import type { Database, WebhookAttemptsTable, WebhookDeliveriesTable } from '../../db/schema.js';
 import type { Clock, Random } from '../../lib/clock.js';
 import type { SecretBox } from '../../lib/crypto.js';
@@ -460,8 +463,17 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
       });
     } catch (err) {
       if (batch.length === 0) throw err;
-      // The results first, on their own and one by one: one that cannot be written must not sink
-      // the others. The claim waits for the next poll or freed slot.
+      if (running && !stopped && isDatabaseUnavailable(err)) {
+        // The database is away (a restart, a network cut). The results stay queued, first in line,
+        // and the next poll writes them: their rows are still leased to this worker, so writing
+        // them late is as good as on time, and it spares the receiver a second copy, and the
+        // endpoint its slots, until the lease would pass. No new claim meanwhile (they hold slots).
+        resultQueue.unshift(...batch);
+        throw err;
+      }
+      // Otherwise the results on their own and one by one: one that cannot be written must not
+      // sink the others. A worker that is stopping (or only ticked by a caller) gives up on what
+      // it cannot write, so stop() returns: those rows are claimed again when their lease passes.
       for (const b of batch) {
         try {
           const written = await inTransaction((trx) => writeResults(trx, [b.outcome]));
@@ -837,6 +849,12 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
     for (;;) {
       if (cycling) await cycling;
       if (inFlight.size === 0 && recording.size === 0 && !cycling) return;
+      // Results a cycle put back (the database was away) are written by the running worker's next
+      // poll; a stopped or merely ticked worker has no poll, so it writes (or gives up on) them now.
+      if (resultQueue.length > 0 && (!running || stopped)) {
+        await pump();
+        continue;
+      }
       await Promise.allSettled([...inFlight.values(), ...recording]);
     }
   }

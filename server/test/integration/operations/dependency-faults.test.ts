@@ -230,7 +230,14 @@ describe.skipIf(!(await isPostgresReachable()))('PostgreSQL stopped and restarte
     const received = () => new Set(receiver.requestsTo('/outage').map((q) => (JSON.parse(q.body) as { id: string }).id));
     const lateEvents = await eventIdsOf(afterRecovery);
     expect(lateEvents.length).toBeGreaterThanOrEqual(2 * afterRecovery.length);
-    await receiver.waitFor(() => lateEvents.every((id) => received().has(id)), 30_000);
+    await receiver.waitFor(() => lateEvents.every((id) => received().has(id)), 30_000, () =>
+      server
+        .stderrText()
+        .split('\n')
+        .filter((line) => !/"msg":"(incoming request|request completed)"/.test(line))
+        .join('\n')
+        .slice(-6_000),
+    );
     // And every event of every decision arrives at least once (sends the outage interrupted are
     // claimed again once their lease passes: a worker with its clock ahead stands for that wait).
     await server.stop();
