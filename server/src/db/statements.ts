@@ -162,6 +162,16 @@ function prepareOnPostgres(sql: string): void {
   if (!preparedNames.has(sql) && preparedNames.size < PREPARED_LIMIT) preparedNames.set(sql, `cds_${preparedNames.size + 1}`);
 }
 
+/**
+ * Registers a fixed text written by hand (the delivery worker's cycle) to run as a named prepared
+ * statement on PostgreSQL, and returns it. The same rules as above: no `select *`, and values only
+ * as parameters, so the text is the same on every call.
+ */
+export function preparedOnPostgres(sql: string): string {
+  prepareOnPostgres(sql);
+  return sql;
+}
+
 /** The prepared statement name of a registered text (PostgreSQL), or undefined. */
 export function preparedNameOf(sql: string): string | undefined {
   return preparedNames.get(sql);

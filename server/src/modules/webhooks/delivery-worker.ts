@@ -36,6 +36,7 @@
 import { CompiledQuery, sql, type Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import { isDatabaseUnavailable, type DialectName } from '../../db/database.js';
+import { preparedOnPostgres } from '../../db/statements.js';
 import type { Database, WebhookAttemptsTable, WebhookDeliveriesTable } from '../../db/schema.js';
 import type { Clock, Random } from '../../lib/clock.js';
 import type { SecretBox } from '../../lib/crypto.js';
@@ -126,15 +127,16 @@ const SQLITE_RESET = `update webhook_endpoints set consecutive_failures = 0 wher
 /*
  * PostgreSQL: the cycle's three statements, as fixed texts with numbered parameters (arrays where a
  * batch varies in size). Nothing is built or compiled per cycle, and each text is the same on every
- * call, so a connection could also keep them as prepared statements. No `select *`: a prepared
- * statement's columns are fixed when it is planned.
+ * call, so each connection keeps them as named prepared statements (db/statements.ts): parsed and
+ * planned once, then only bound and executed. No `select *`: a prepared statement's columns are
+ * fixed when it is planned.
  */
 
 /**
  * Candidates ($1 now, $2 per-endpoint cap, $3 how many endpoints at most), oldest due first, each
  * with its advisory lock taken (see dueEndpoints).
  */
-const PG_CANDIDATES = `
+const PG_CANDIDATES = preparedOnPostgres(`
 select c.endpoint_id, c.due, c.in_flight
   from (select e.id as endpoint_id, probe.due, probe.oldest_due,
                (select count(*) from webhook_deliveries l where l.endpoint_id = e.id and l.leased_until > $1::bigint) as in_flight
@@ -152,14 +154,14 @@ select c.endpoint_id, c.due, c.in_flight
          order by probe.oldest_due asc, e.id asc
          limit $3::integer) as c
  where pg_try_advisory_xact_lock(hashtext('cds.webhooks.claim.' || c.endpoint_id))
- order by c.oldest_due asc, c.endpoint_id asc`;
+ order by c.oldest_due asc, c.endpoint_id asc`);
 
 /**
  * The claim ($1 endpoint ids, $2 how many each, $3 cap, $4 now, $5 lease end, $6 lease token):
  * recount each endpoint's leases, pick at most cap - leased due rows, lease them by primary key,
  * return them with their endpoint and event (see claimPostgres).
  */
-const PG_CLAIM = `
+const PG_CLAIM = preparedOnPostgres(`
 with want as (
        select w.endpoint_id, w.n from unnest($1::text[], $2::integer[]) as w(endpoint_id, n)
      ),
@@ -194,14 +196,14 @@ select c.id, c.attempts, c.endpoint_id, c.tenant_id, e.url, e.secret_sealed, e.p
   cross join lateral (select e.url, e.secret_sealed, e.previous_secret_sealed, e.previous_secret_expires_at
                         from webhook_endpoints e where e.id = c.endpoint_id limit 1) as e
   cross join lateral (select ev.id, ev.type, ev.created_at, ev.data_json from events ev where ev.id = c.event_id limit 1) as ev
- order by c.next_attempt_at, c.id`;
+ order by c.next_attempt_at, c.id`);
 
 /**
  * A batch of results, one array per column ($1..$17, row i of each array is one result; $18 the
  * endpoints whose failure count may only reset): next steps where the lease token still matches,
  * every attempt row, the resets. Returns the deliveries whose next step was written.
  */
-const PG_RESULTS = `
+const PG_RESULTS = preparedOnPostgres(`
 with v as (
        select * from unnest($1::text[], $2::text[], $3::integer[], $4::text[], $5::bigint[], $6::bigint[], $7::integer[], $8::text[],
                             $9::bigint[], $10::bigint[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[], $16::integer[], $17::text[])
@@ -231,7 +233,7 @@ with v as (
         where e.id in (select s.endpoint_id from stepped s where s.state = 'delivered' and s.endpoint_id = any($18::text[]))
           and e.consecutive_failures <> 0
      )
-select id from stepped`;
+select id from stepped`);
 
 export interface DeliveryWorkerOptions {
   /** Per attempt (interface.md: 10 s). */
