@@ -332,10 +332,8 @@ export function createReportingService(deps: ReportingDeps) {
     // In the events' order, then by endpoint: a decision's story reads top to bottom.
     const eventIndex = new Map(events.map((e, i) => [e.id, i]));
     deliveryViews.sort((a, b) => eventIndex.get(a.eventId)! - eventIndex.get(b.eventId)! || (urls.get(a.endpointId) ?? '').localeCompare(urls.get(b.endpointId) ?? '') || a.id.localeCompare(b.id));
-    const deliveries = [];
-    for (const delivery of deliveryViews) {
-      deliveries.push({ delivery, endpointUrl: urls.get(delivery.endpointId) ?? null, attempts: await deps.webhooks.listAttempts(scope, delivery.id) });
-    }
+    const attempts = await deps.webhooks.listAttemptsOfDeliveries(scope, deliveryViews.map((d) => d.id));
+    const deliveries = deliveryViews.map((delivery) => ({ delivery, endpointUrl: urls.get(delivery.endpointId) ?? null, attempts: attempts.get(delivery.id) ?? [] }));
 
     const item = listItem({ ...row, ...pickFresh(view.row) });
     return { item, decision: maskVerificationUrl(view.body), explanation: explain(record, view.row), events, deliveries };

@@ -14,7 +14,7 @@
  *   resendFailedSince   every failed delivery since a time again, plus the events the endpoint
  *                       missed while disabled (no delivery was created for them)
  *   deleteEndpoint      soft delete; pending deliveries are cancelled, history stays until purged
- *   listDeliveries, listAttempts: the delivery history (30 days; purgeHistory removes older),
+ *   listDeliveries, listAttempts, listAttemptsOfDeliveries: the delivery history (30 days; purgeHistory removes older),
  *                       per endpoint, filtered by state, event id or event type
  * Scope is always tenant + environment: an id of another tenant or environment is "not found".
  */
@@ -410,6 +410,32 @@ export function createWebhooksService(deps: WebhooksDeps) {
   }
 
   /**
+   * The attempts of several deliveries of this scope in one read (a decision's detail shows every
+   * delivery with its attempts: one query, not two per delivery), by delivery id, each oldest
+   * first. Deliveries of another scope, or unknown, have none.
+   */
+  async function listAttemptsOfDeliveries(scope: WebhookScope, deliveryIds: readonly string[]): Promise<Map<string, WebhookAttemptView[]>> {
+    const byDelivery = new Map<string, WebhookAttemptView[]>();
+    if (deliveryIds.length === 0) return byDelivery;
+    const rows = await deps.readDb
+      .selectFrom('webhook_attempts as a')
+      .innerJoin('webhook_deliveries as d', 'd.id', 'a.delivery_id')
+      .selectAll('a')
+      .where('a.delivery_id', 'in', [...deliveryIds])
+      .where('d.tenant_id', '=', scope.tenantId)
+      .where('d.environment', '=', scope.environment)
+      .orderBy('a.created_at')
+      .orderBy('a.attempt')
+      .execute();
+    for (const row of rows) {
+      const list = byDelivery.get(row.delivery_id) ?? [];
+      list.push(attemptView(row));
+      byDelivery.set(row.delivery_id, list);
+    }
+    return byDelivery;
+  }
+
+  /**
    * Retention: attempts older than 30 days; finished deliveries that finished more than 30 days
    * ago; deleted endpoints once nothing of theirs is left. Pending deliveries are never purged
    * (a disabled endpoint's kept deliveries wait for it), except those of deleted endpoints, which
@@ -465,6 +491,7 @@ export function createWebhooksService(deps: WebhooksDeps) {
     listDeliveries,
     listDeliveriesOfEvents,
     listAttempts,
+    listAttemptsOfDeliveries,
     purgeHistory,
   };
 }
