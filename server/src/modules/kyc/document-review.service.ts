@@ -81,7 +81,7 @@ export function createDocumentReviewService(deps: { db: Kysely<Database>; readDb
       q.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow(),
       ordered.orderBy('decision_id').limit(page.limit).offset(page.offset).execute(),
     ]);
-    return { items: await Promise.all(rows.map((r) => itemOf(r))), total: Number(n) };
+    return { items: await itemsOf(rows), total: Number(n) };
   }
 
   async function get(scope: ReviewScope, decisionId: string): Promise<ReviewItem | null> {
@@ -92,49 +92,73 @@ export function createDocumentReviewService(deps: { db: Kysely<Database>; readDb
       .where('tenant_id', '=', scope.tenantId)
       .where('environment', '=', scope.environment)
       .executeTakeFirst();
-    return row ? itemOf(row) : null;
+    return row ? ((await itemsOf([row]))[0] ?? null) : null;
   }
 
-  async function itemOf(row: VerificationReviewItemsTable): Promise<ReviewItem> {
-    const [decision, verification, documents] = await Promise.all([
-      deps.readDb.selectFrom('decisions').select(['kyc_tier', 'outcome']).where('id', '=', row.decision_id).executeTakeFirstOrThrow(),
-      deps.readDb.selectFrom('verifications').select('state_json').where('decision_id', '=', row.decision_id).executeTakeFirst(),
-      documentsOf(row.decision_id),
+  /**
+   * The review items of a page: each item's decision, verification and documents read for the
+   * whole page at once (three reads a page, not three per item), in the page's order.
+   */
+  async function itemsOf(rows: readonly VerificationReviewItemsTable[]): Promise<ReviewItem[]> {
+    if (rows.length === 0) return [];
+    const ids = rows.map((r) => r.decision_id);
+    const [decisions, verifications, documents] = await Promise.all([
+      deps.readDb.selectFrom('decisions').select(['id', 'kyc_tier', 'outcome']).where('id', 'in', ids).execute(),
+      deps.readDb.selectFrom('verifications').select(['decision_id', 'state_json']).where('decision_id', 'in', ids).execute(),
+      documentsByDecision(ids),
     ]);
-    return {
-      decisionId: row.decision_id,
-      kycTier: decision.kyc_tier,
-      outcome: decision.outcome,
-      verificationState: verification ? (JSON.parse(verification.state_json) as KycState).kind : null,
-      verificationFailed: row.verification_failed === 1,
-      status: row.status,
-      openedAt: new Date(row.opened_at),
-      reviewedBy: row.reviewed_by,
-      reviewedAt: row.reviewed_at === null ? null : new Date(row.reviewed_at),
-      reviewNote: row.review_note,
-      version: row.version,
-      documents,
-    };
+    const decisionById = new Map(decisions.map((d) => [d.id, d]));
+    const stateById = new Map(verifications.map((v) => [v.decision_id, (JSON.parse(v.state_json) as KycState).kind]));
+    return rows.map((row) => {
+      const decision = decisionById.get(row.decision_id);
+      // The item's foreign key: a review item without its decision is a broken database.
+      if (!decision) throw new Error(`review item ${row.decision_id} has no decision`);
+      return {
+        decisionId: row.decision_id,
+        kycTier: decision.kyc_tier,
+        outcome: decision.outcome,
+        verificationState: stateById.get(row.decision_id) ?? null,
+        verificationFailed: row.verification_failed === 1,
+        status: row.status,
+        openedAt: new Date(row.opened_at),
+        reviewedBy: row.reviewed_by,
+        reviewedAt: row.reviewed_at === null ? null : new Date(row.reviewed_at),
+        reviewNote: row.review_note,
+        version: row.version,
+        documents: documents.get(row.decision_id) ?? [],
+      };
+    });
   }
 
   /** A decision's uploaded documents (metadata only), oldest first. */
   async function documentsOf(decisionId: string): Promise<ReviewDocument[]> {
+    return (await documentsByDecision([decisionId])).get(decisionId) ?? [];
+  }
+
+  /** The uploaded documents (metadata only) of these decisions, by decision, each oldest first. */
+  async function documentsByDecision(decisionIds: readonly string[]): Promise<Map<string, ReviewDocument[]>> {
     const rows = await deps.readDb
       .selectFrom('verification_documents')
-      .select(['id', 'content_type', 'size_bytes', 'sha256', 'document_type', 'document_request_id', 'created_at'])
-      .where('decision_id', '=', decisionId)
+      .select(['id', 'decision_id', 'content_type', 'size_bytes', 'sha256', 'document_type', 'document_request_id', 'created_at'])
+      .where('decision_id', 'in', [...decisionIds])
       .orderBy('created_at')
       .orderBy('id')
       .execute();
-    return rows.map((d) => ({
-      id: d.id,
-      contentType: d.content_type,
-      sizeBytes: d.size_bytes,
-      sha256: d.sha256,
-      documentType: d.document_type ?? null,
-      documentRequestId: d.document_request_id ?? null,
-      uploadedAt: new Date(d.created_at),
-    }));
+    const byDecision = new Map<string, ReviewDocument[]>();
+    for (const d of rows) {
+      const list = byDecision.get(d.decision_id) ?? [];
+      list.push({
+        id: d.id,
+        contentType: d.content_type,
+        sizeBytes: d.size_bytes,
+        sha256: d.sha256,
+        documentType: d.document_type ?? null,
+        documentRequestId: d.document_request_id ?? null,
+        uploadedAt: new Date(d.created_at),
+      });
+      byDecision.set(d.decision_id, list);
+    }
+    return byDecision;
   }
 
   /**
