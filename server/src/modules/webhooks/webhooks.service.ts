@@ -14,8 +14,9 @@
  *   resendFailedSince   every failed delivery since a time again, plus the events the endpoint
  *                       missed while disabled (no delivery was created for them)
  *   deleteEndpoint      soft delete; pending deliveries are cancelled, history stays until purged
- *   listDeliveries, listAttempts, listAttemptsOfDeliveries: the delivery history (30 days; purgeHistory removes older),
- *                       per endpoint, filtered by state, event id or event type
+ *   listDeliveries, listAttempts, listAttemptsOfDeliveries: the delivery history (30 days;
+ *                       purgeHistory removes older), per endpoint, filtered by state, event id
+ *                       or event type; a decision's deliveries' attempts in one read
  * Scope is always tenant + environment: an id of another tenant or environment is "not found".
  */
 import { sql, type Kysely } from 'kysely';
