@@ -27,6 +27,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { withPg } from './lib/pg.mjs';
 import { clockTicks, freePort, processCpuMs } from './lib/proc.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -358,23 +359,13 @@ async function postgresReachable(adminUrl) {
   }
 }
 
-async function withAdmin(adminUrl, fn) {
-  const client = new pg.Client({ connectionString: adminUrl, connectionTimeoutMillis: 5000 });
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end().catch(() => {});
-  }
-}
-
 async function createPostgresDatabase(adminUrl) {
   const name = `cds_bench_${process.pid}_${Date.now().toString(36)}`;
-  await withAdmin(adminUrl, (c) => c.query(`create database "${name}"`));
+  await withPg(adminUrl, (c) => c.query(`create database "${name}"`));
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
-  const drop = () => withAdmin(adminUrl, (c) => c.query(`drop database if exists "${name}" with (force)`));
-  const settings = await withAdmin(adminUrl, async (c) => {
+  const drop = () => withPg(adminUrl, (c) => c.query(`drop database if exists "${name}" with (force)`));
+  const settings = await withPg(adminUrl, async (c) => {
     const rows = (
       await c.query(
         "select name, setting, unit from pg_settings where name in ('autovacuum', 'synchronous_commit', 'fsync', 'shared_buffers', 'max_connections') order by name",
@@ -393,7 +384,7 @@ async function createPostgresDatabase(adminUrl) {
  */
 function postgresBackendSampler(adminUrl, databaseName) {
   return async () => {
-    const pids = await withAdmin(adminUrl, (c) => c.query('select pid from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()', [databaseName]));
+    const pids = await withPg(adminUrl, (c) => c.query('select pid from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()', [databaseName]));
     const cpu = new Map();
     for (const { pid } of pids.rows) {
       const ms = processCpuMs(pid);
@@ -702,7 +693,7 @@ async function benchDatabase(kind, opts, runTag) {
     });
     if (warmCreates.non2xx || warmCreates.errors) throw new Error(`warm-up creates failed: ${JSON.stringify({ statusCodes: warmCreates.statusCodes, samples: warmCreates.failureSamples })}`);
     if (pgDb && opts.pgAnalyze) {
-      await withAdmin(pgDb.url, (c) => c.query('analyze'));
+      await withPg(pgDb.url, (c) => c.query('analyze'));
       result.postgresAnalyzedAfterWarmUp = true;
       log(`[${kind}] ANALYZE after the warm-up (--pg-analyze)`);
     }

@@ -18,7 +18,6 @@
  * alternate between them, A B A B ..., so the shared machine's drift hits both alike: compare the
  * medians side by side. Results go to stdout (a table) and, with --out FILE, as JSON.
  */
-import pg from 'pg';
 import { spawn, execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
@@ -27,6 +26,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { withPg } from './lib/pg.mjs';
 import { freePort, processCpuMs } from './lib/proc.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -172,16 +172,6 @@ async function pollDecision(port, tenant, id) {
   return r.ms;
 }
 
-async function withAdmin(url, fn) {
-  const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000 });
-  await c.connect();
-  try {
-    return await fn(c);
-  } finally {
-    await c.end().catch(() => {});
-  }
-}
-
 const median = (xs) => {
   const s = xs.filter((x) => typeof x === 'number').sort((a, b) => a - b);
   if (s.length === 0) return null;
@@ -196,8 +186,8 @@ async function benchDatabase(kind) {
   try {
     if (kind === 'postgres') {
       const name = `cds_startup_${process.pid}_${Date.now().toString(36)}`;
-      await withAdmin(opts.postgres, (c) => c.query(`create database "${name}"`));
-      dropDb = () => withAdmin(opts.postgres, (c) => c.query(`drop database if exists "${name}" with (force)`));
+      await withPg(opts.postgres, (c) => c.query(`create database "${name}"`));
+      dropDb = () => withPg(opts.postgres, (c) => c.query(`drop database if exists "${name}" with (force)`));
       const url = new URL(opts.postgres);
       url.pathname = `/${name}`;
       databaseUrl = url.toString();
@@ -254,7 +244,7 @@ async function main() {
   for (const kind of opts.db.split(',')) {
     if (kind === 'postgres') {
       try {
-        await withAdmin(opts.postgres, (c) => c.query('select 1'));
+        await withPg(opts.postgres, (c) => c.query('select 1'));
       } catch (err) {
         log(`PostgreSQL not reachable (${err.message}); skipped`);
         continue;

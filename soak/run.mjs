@@ -48,6 +48,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { analyse, renderMarkdown, renderSummary } from './report.mjs';
+import { withPg } from '../bench/lib/pg.mjs';
 import { freePort, processCpuMs } from '../bench/lib/proc.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -230,16 +231,6 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
 // ---------------------------------------------------------------------------------------------
 // Databases
 // ---------------------------------------------------------------------------------------------
-
-async function withPg(url, fn) {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 });
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end().catch(() => {});
-  }
-}
 
 async function openDatabase(opts, dataDir) {
   if (opts.db === 'sqlite') return { kind: 'sqlite', dataDir, url: null, drop: async () => {} };
