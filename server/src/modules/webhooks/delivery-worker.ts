@@ -436,8 +436,9 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
           total += await cycle(claim);
         }
       } catch (err) {
-        // A database hiccup must not kill the loop; the next poll or freed slot tries again.
-        logger.warn({ err: errorMessage(err) }, 'webhook claim failed; will retry');
+        // A database hiccup must not kill the loop; the next poll or freed slot tries again. A cycle
+        // is both the results' write and the claim, so the message names the cycle.
+        logger.warn({ err: errorMessage(err) }, 'webhook delivery cycle failed; will retry');
       } finally {
         cycling = null;
         finish(total);

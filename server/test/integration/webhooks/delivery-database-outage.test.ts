@@ -83,7 +83,7 @@ describe.skipIf(!(await isPostgresReachable()))('delivery worker across a databa
   const deliveriesOf = (endpointId: string) =>
     store.selectFrom('webhook_deliveries').select(['id', 'state', 'attempts', 'lease_token', 'leased_until']).where('endpoint_id', '=', endpointId).execute();
   const attemptsOf = (endpointId: string) => store.selectFrom('webhook_attempts').select(['delivery_id', 'attempt']).where('endpoint_id', '=', endpointId).execute();
-  const failedWrites = () => t.logs.lines.filter((l) => l.includes('webhook claim failed; will retry')).length;
+  const failedWrites = () => t.logs.lines.filter((l) => l.includes('webhook delivery cycle failed; will retry')).length;
 
   it('a running worker writes the results it could not write once the database is back: each event received once, all delivered, no lease waited out', async () => {
     const { endpointId, eventIds } = await slowEndpointWithEvents('/slow-running', 5, 400);
