@@ -67,6 +67,22 @@ function lowerCaseHeaders(schema: unknown): unknown {
 export function createLazyCompilers(): LazyCompilers {
   // Stand-ins not compiled yet, oldest first (the order routes were declared), with what they are for.
   const queue = new Map<() => void, string>();
+
+  /**
+   * A route part's real function, built by `build` the first time `get()` is called (by a request
+   * or by compileNext) and kept; queued under `label` until then.
+   */
+  function deferred<F>(label: string, build: () => F): { get(): F; ifCompiled(): F | null } {
+    let real: F | null = null;
+    const compile = (): F => {
+      if (real !== null) return real;
+      queue.delete(compile);
+      real = build();
+      return real;
+    };
+    queue.set(compile, label);
+    return { get: compile, ifCompiled: () => real };
+  }
   const ajvCompilers = AjvCompiler() as unknown as ValidatorBuilder;
   const serializerCompilers = SerializerSelector() as unknown as SerializerBuilder;
 
@@ -76,21 +92,14 @@ export function createLazyCompilers(): LazyCompilers {
     const compiler = ajvCompilers(externalSchemas, options);
     return (routeSchema) => {
       const part = routeSchema.httpPart === 'headers' ? { ...routeSchema, schema: lowerCaseHeaders(routeSchema.schema) } : routeSchema;
-      let real: Validate | null = null;
-      const compile = (): Validate => {
-        if (real) return real;
-        queue.delete(compile);
-        real = compiler(part);
-        return real;
-      };
-      queue.set(compile, `${String(routeSchema.method)} ${String(routeSchema.url)} ${String(routeSchema.httpPart)}`);
+      const real = deferred(`${String(routeSchema.method)} ${String(routeSchema.url)} ${String(routeSchema.httpPart)}`, () => compiler(part));
       const validate: Validate = function (this: unknown, data: unknown, context?: unknown) {
-        return (real ?? compile()).call(this, data, context);
+        return real.get().call(this, data, context);
       };
       // Fastify passes Ajv's data context (parent object and property) when the function has a
       // `schemaEnv`, and reads the failures from `.errors`: both as the real function has them.
-      Object.defineProperty(validate, 'schemaEnv', { get: () => compile().schemaEnv });
-      Object.defineProperty(validate, 'errors', { get: () => real?.errors });
+      Object.defineProperty(validate, 'schemaEnv', { get: () => real.get().schemaEnv });
+      Object.defineProperty(validate, 'errors', { get: () => real.ifCompiled()?.errors });
       return validate;
     };
   };
@@ -98,15 +107,8 @@ export function createLazyCompilers(): LazyCompilers {
   const buildSerializer: SerializerBuilder = (externalSchemas, options) => {
     const compiler = serializerCompilers(externalSchemas, options);
     return (routeSchema) => {
-      let real: Serialize | null = null;
-      const compile = (): Serialize => {
-        if (real) return real;
-        queue.delete(compile);
-        real = compiler(routeSchema);
-        return real;
-      };
-      queue.set(compile, `${String(routeSchema.method)} ${String(routeSchema.url)} response ${String(routeSchema.httpStatus)}`);
-      return (payload) => (real ?? compile())(payload);
+      const real = deferred(`${String(routeSchema.method)} ${String(routeSchema.url)} response ${String(routeSchema.httpStatus)}`, () => compiler(routeSchema));
+      return (payload) => real.get()(payload);
     };
   };
 
