@@ -31,7 +31,8 @@ import { withPg } from './lib/pg.mjs';
 import { clockTicks, freePort, processCpuMs } from './lib/proc.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const CLI = path.join(ROOT, 'server', 'dist', 'cli', 'main.js');
+// `let`: --dist points it at another build (A/B runs); importers see the live binding.
+let CLI = path.join(ROOT, 'server', 'dist', 'cli', 'main.js');
 const RESULTS_DIR = path.join(ROOT, 'bench', 'results');
 const SPEC_CREATE_P99_MS = 500; // the spec's target for creating a decision
 // The targets of the performance issue (issue 10), reported next to what was measured.
@@ -61,6 +62,8 @@ const USAGE = `Usage: node bench/run.mjs [options]   (npm run bench -- [options]
   --cpu-prof DIR     run the server under node --cpu-prof, writing .cpuprofile files into DIR
   --scenarios LIST   only these scenario ids (e.g. healthz,poll; see docs/performance.md); the
                      warm-up creates still run, so polls have decisions to read
+  --dist DIR         the compiled server to run (default server/dist), e.g. a copy of another build
+                     for A/B runs (keep it under server/ so its packages resolve)
   --sql-timing       SQLite only: time every statement the server prepares and runs (a preload
                      that wraps better-sqlite3) and report where database time goes
   -h, --help         this text
@@ -83,6 +86,7 @@ function options() {
       'sql-timing': { type: 'boolean', default: false },
       scenarios: { type: 'string' },
       'pg-analyze': { type: 'boolean', default: false },
+      dist: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
@@ -108,6 +112,7 @@ function options() {
     cpuProfDir: values['cpu-prof'] ? path.resolve(values['cpu-prof']) : null,
     sqlTiming: values['sql-timing'],
     pgAnalyze: values['pg-analyze'],
+    dist: values.dist ? path.resolve(values.dist) : null,
     scenarios: values.scenarios ? values.scenarios.split(',').map((x) => x.trim()).filter(Boolean) : null,
   };
 }
@@ -1012,6 +1017,7 @@ function latencySvg(report) {
 
 async function main() {
   const opts = options();
+  if (opts.dist) CLI = path.join(opts.dist, 'cli', 'main.js');
   if (!existsSync(CLI)) throw new Error(`${path.relative(ROOT, CLI)} is missing: run \`npm run build\` first (\`npm run bench\` does)`);
   const runTag = `${Date.now().toString(36)}${process.pid.toString(36)}`;
   const report = {
