@@ -2,11 +2,14 @@
  * Storage: one Kysely instance over either dialect.
  *
  * - DATABASE_URL unset: embedded SQLite (better-sqlite3) in `<dataDir>/cds.sqlite`, WAL journal,
- *   synchronous=FULL so a 200 means the decision is on disk, busy_timeout so the CLI and the server
- *   can share the file. better-sqlite3 is synchronous; Kysely serialises access to its single
- *   connection, which is exactly SQLite's single-writer model. Idempotent state changes share
- *   that connection's transactions through the group-commit runner (group-commit.ts), so one
- *   COMMIT's fsync covers a batch of requests.
+ *   a 200 only once the decision is on disk, busy_timeout so the CLI and the server can share the
+ *   file. better-sqlite3 is synchronous; Kysely serialises access to its single connection, which
+ *   is exactly SQLite's single-writer model. Idempotent state changes share that connection's
+ *   transactions through the group-commit runner (group-commit.ts), so one fsync covers a batch
+ *   of requests. The fsync runs off the event loop: the writer commits with synchronous=NORMAL
+ *   and wal-sync.ts syncs the WAL on libuv's thread pool; a write's caller goes on only once it
+ *   is durable (`sqliteDialect` below), and a response is sent only once what it could show is
+ *   (http/durable-responses.ts).
  *   Checkpoints: the writer never checkpoints (`wal_autocheckpoint = 0`); a worker thread with its
  *   own connection runs PASSIVE checkpoints every 200 ms and a TRUNCATE when the WAL passes 64 MB
  *   (wal-checkpointer.ts), so copying the WAL into the database file and its fsync never run on the
@@ -22,12 +25,13 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type CompiledQuery, type DatabaseConnection, type QueryResult } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.js';
 import { migrations } from './migrations/index.js';
 import { batchedRead, type RowValues } from './batched-read.js';
 import { preparedNameOf } from './statements.js';
+import { COMMIT_WITHOUT_WAITING, createWalSync, type WalSync } from './wal-sync.js';
 import { CHECKPOINT_DEFAULTS, startCheckpointer, type Checkpointer, type CheckpointerOptions } from './wal-checkpointer.js';
 
 export type DialectName = 'sqlite' | 'postgres';
@@ -41,6 +45,12 @@ export interface Storage {
    * behind the single write connection. On PostgreSQL the same pool.
    */
   readDb: Kysely<Database>;
+  /**
+   * SQLite in WAL mode: makes the writer's commits durable off the event loop (wal-sync.ts). Only
+   * code that commits with `COMMIT_WITHOUT_WAITING` uses it directly (group commit, the delivery
+   * worker); every other statement already waits for it. null on PostgreSQL.
+   */
+  walSync: WalSync | null;
   dialect: DialectName;
   /** Where the data lives, without credentials (for logs). */
   location: string;
@@ -87,6 +97,8 @@ export interface StorageOptions {
   backgroundCheckpoints?: boolean;
   /** A background checkpoint failed (logged; the next one retries). */
   onCheckpointError?: (err: Error) => void;
+  /** SQLite: how the WAL is made durable (default fdatasync; tests hold it to see what waits). */
+  syncWal?: () => Promise<void>;
   /** SQLite: the background checkpointer's interval, WAL limit and report (tests). */
   checkpoints?: Pick<CheckpointerOptions, 'intervalMs' | 'truncateAboveBytes' | 'onCheckpoint'>;
 }
@@ -98,8 +110,12 @@ export function openStorage(options: StorageOptions): Storage {
     mkdirSync(options.dataDir, { recursive: true });
     const file = path.join(options.dataDir, 'cds.sqlite');
     const sqlite = new SqliteDatabase(file);
-    sqlite.pragma('journal_mode = WAL');
-    sqlite.pragma('synchronous = FULL');
+    const wal = sqlite.pragma('journal_mode = WAL', { simple: true }) === 'wal';
+    // WAL mode: commits are made durable off the event loop by wal-sync.ts (the writer's own
+    // COMMIT then only writes the frames). Where WAL is impossible (some network file systems)
+    // every COMMIT syncs, on the event loop, as SQLite does with FULL.
+    const walSync = wal ? createWalSync({ file, ...(options.syncWal ? { sync: options.syncWal } : {}) }) : null;
+    sqlite.pragma(wal ? 'synchronous = NORMAL' : 'synchronous = FULL');
     sqlite.pragma('busy_timeout = 5000');
     sqlite.pragma('foreign_keys = ON');
     sqlite.pragma(`journal_size_limit = ${CHECKPOINT_DEFAULTS.truncateAboveBytes}`);
@@ -122,13 +138,14 @@ export function openStorage(options: StorageOptions): Storage {
         },
       });
     }
-    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+    const db = new Kysely<Database>({ dialect: sqliteDialect(sqlite, walSync) });
     const reader = new SqliteDatabase(file);
     reader.pragma('busy_timeout = 5000');
-    const readDb = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(reader) }) });
+    const readDb = new Kysely<Database>({ dialect: sqliteDialect(reader, null) });
     return {
       db,
       readDb,
+      walSync,
       dialect: 'sqlite',
       location: file,
       readByIds: (table, columns) => {
@@ -148,6 +165,7 @@ export function openStorage(options: StorageOptions): Storage {
         await checkpointer?.stop();
         await readDb.destroy();
         await db.destroy();
+        await walSync?.close();
       },
     };
   }
@@ -168,6 +186,8 @@ export function openStorage(options: StorageOptions): Storage {
   return {
     db,
     readDb: db,
+    // PostgreSQL's COMMIT waits for its WAL flush in the server, not on our event loop.
+    walSync: null,
     dialect: 'postgres',
     location: `${url.hostname}:${url.port || 5432}${url.pathname}`,
     readByIds: (table, columns) => {
@@ -195,14 +215,75 @@ function runRegisteredAsPrepared(client: pg.PoolClient): void {
 }
 
 /**
+ * Kysely's SQLite dialect over `database`. For the writer, when the WAL is synced off the event
+ * loop (wal-sync.ts), it keeps the rule that a write's caller goes on only once the write is
+ * durable: each statement is reported to `walSync` (which counts the write transactions), and a
+ * statement that ended a write transaction (an autocommit write, a COMMIT) leaves its position
+ * owed. Kysely awaits `releaseConnection` before it returns a result, so that is where the wait
+ * happens, after the connection is free: a write waiting for the disk holds up neither the group
+ * commit nor anyone else's statement. Statements Kysely runs on a connection it already holds
+ * (inside `transaction()` or `connection()`) are covered by the release at the end.
+ * `COMMIT_WITHOUT_WAITING` owes nothing: its caller waits itself. Reads need nothing here: what a
+ * response shows is covered when it is sent (http/durable-responses.ts).
+ */
+function sqliteDialect(database: SqliteDatabase.Database, walSync: WalSync | null): SqliteDialect {
+  const statements = withStatementCache(database);
+  const dialect = new SqliteDialect({ database: statements.database });
+  if (walSync === null) return dialect;
+  const wal = walSync;
+  // The WAL position the connection's current holder must see durable before its result is returned.
+  let owed: number | null = null;
+  const createDriver = dialect.createDriver.bind(dialect);
+  dialect.createDriver = () => {
+    const driver = createDriver();
+    const acquire = driver.acquireConnection.bind(driver);
+    const release = driver.releaseConnection.bind(driver);
+    let wrapped: DatabaseConnection | null = null; // SQLite's driver has one connection
+    driver.acquireConnection = async () => {
+      const connection = await acquire();
+      wrapped ??= durableConnection(connection);
+      return wrapped;
+    };
+    driver.releaseConnection = async (connection) => {
+      const position = owed;
+      owed = null; // taken before the release: the next holder may run as soon as it is free
+      await release(connection);
+      const durable = position === null ? null : wal.whenDurable(position);
+      if (durable) await durable;
+    };
+    return driver;
+  };
+  return dialect;
+
+  function durableConnection(inner: DatabaseConnection): DatabaseConnection {
+    return {
+      async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+        const before = wal.position();
+        try {
+          return await inner.executeQuery<R>(query);
+        } finally {
+          // A statement that failed to prepare is not cached, and wrote nothing.
+          wal.noteStatement(statements.cached(query.sql)?.readonly ?? true, database.inTransaction);
+          if (wal.position() !== before && query.sql !== COMMIT_WITHOUT_WAITING) owed = wal.position();
+        }
+      },
+      streamQuery: (query, chunkSize) => inner.streamQuery(query, chunkSize),
+    };
+  }
+}
+
+/**
  * Kysely's SQLite driver prepares every statement each time it runs it; preparing is a real cost
  * (parsing and planning the SQL) on every request. Our queries are built from a few shapes, so the
  * prepared statements are kept by SQL text (bounded; the oldest go first) and reused: a better-sqlite3
  * statement runs to completion synchronously, so one statement is never used by two calls at once.
  */
-function withStatementCache(database: SqliteDatabase.Database, limit = 1_000): SqliteDatabase.Database {
+function withStatementCache(
+  database: SqliteDatabase.Database,
+  limit = 1_000,
+): { database: SqliteDatabase.Database; cached(source: string): SqliteDatabase.Statement | undefined } {
   const cache = new Map<string, SqliteDatabase.Statement>();
-  return new Proxy(database, {
+  const proxy = new Proxy(database, {
     get(target, property, receiver) {
       if (property !== 'prepare') return Reflect.get(target, property, receiver) as unknown;
       return (source: string) => {
@@ -216,6 +297,7 @@ function withStatementCache(database: SqliteDatabase.Database, limit = 1_000): S
       };
     },
   });
+  return { database: proxy, cached: (source) => cache.get(source) };
 }
 
 /** Apply every pending migration; safe to run from several processes at once (the migrator locks). */

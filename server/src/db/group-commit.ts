@@ -10,7 +10,16 @@
  * to the event loop once (setImmediate), so requests that arrived meanwhile can join; it COMMITs
  * when a yield brought nobody, when it holds `maxBatch` units, or `maxWaitMs` after it opened.
  * One fsync then covers every unit of the batch, which is what lifts SQLite's single writer from
- * one commit per request to one per batch. If the COMMIT (or anything outside a unit) fails, the
+ * one commit per request to one per batch.
+ *
+ * SQLite in WAL mode (wal-sync.ts): that fsync runs off the event loop. The batch COMMITs without
+ * waiting, gives the connection back, and its units are resolved when the WAL sync that started
+ * after the COMMIT returns; the next batch runs meanwhile. While a sync is in flight an open batch
+ * stays open (up to `maxBatch`), taking units as they come, and commits when the sync returns:
+ * its units could not be acknowledged before that sync and the next one anyway, and one commit
+ * for all of them writes fewer pages than several. So a batch is what arrives during one fsync,
+ * as when the fsync blocked the event loop, but requests are parsed, decided and written
+ * meanwhile instead of waiting in the socket. If the COMMIT (or anything outside a unit) fails, the
  * whole transaction is rolled back and every unit of the batch fails with that error: nothing of
  * the batch is written, and a database that cannot write becomes a 503 for each of them.
  *
@@ -29,6 +38,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { sql, type Kysely } from 'kysely';
 import type { Database } from './schema.js';
 import type { DialectName } from './database.js';
+import { COMMIT_WITHOUT_WAITING, type WalSync } from './wal-sync.js';
 
 export type Unit<T> = (trx: Kysely<Database>) => Promise<T>;
 
@@ -45,6 +55,7 @@ export interface GroupCommitOptions {
 
 export interface GroupCommitStats {
   batches: number;
+  /** Units taken into a batch (counted as they are taken, so an open batch shows its progress). */
   units: number;
   failedUnits: number;
   failedBatches: number;
@@ -65,8 +76,13 @@ interface Pending {
 
 export const GROUP_COMMIT_DEFAULTS = { maxBatch: 64, maxWaitMs: 2, maxBatches: 4, lockTimeoutMs: 5_000 } as const;
 
-export function createTransactionRunner(storage: { db: Kysely<Database>; dialect: DialectName }, options: GroupCommitOptions = {}): TransactionRunner {
+export function createTransactionRunner(
+  storage: { db: Kysely<Database>; dialect: DialectName; walSync?: WalSync | null },
+  options: GroupCommitOptions = {},
+): TransactionRunner {
   const { db, dialect } = storage;
+  const walSync = storage.walSync ?? null;
+  const commit = walSync ? COMMIT_WITHOUT_WAITING : 'commit';
   const maxBatch = Math.max(1, options.maxBatch ?? GROUP_COMMIT_DEFAULTS.maxBatch);
   const maxWaitMs = options.maxWaitMs ?? GROUP_COMMIT_DEFAULTS.maxWaitMs;
   const maxBatches = dialect === 'sqlite' ? 1 : Math.max(1, options.maxBatches ?? GROUP_COMMIT_DEFAULTS.maxBatches);
@@ -82,6 +98,9 @@ export function createTransactionRunner(storage: { db: Kysely<Database>; dialect
   const queue: Pending[] = [];
   const stats: GroupCommitStats = { batches: 0, units: 0, failedUnits: 0, failedBatches: 0, largestBatch: 0 };
   let openBatches = 0;
+  // A batch that waits for company while a WAL sync is in flight is woken by the next unit.
+  let wake: (() => void) | null = null;
+  const arrival = () => new Promise<void>((resolve) => (wake = resolve));
 
   const exec = async (trx: Kysely<Database>, list: readonly string[]) => {
     for (const text of list) await sql.raw(text).execute(trx);
@@ -90,6 +109,11 @@ export function createTransactionRunner(storage: { db: Kysely<Database>; dialect
   function run<T>(unit: Unit<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       queue.push({ unit, resolve: resolve as (value: unknown) => void, reject });
+      if (wake !== null) {
+        const woken = wake;
+        wake = null;
+        woken();
+      }
       if (openBatches < maxBatches) {
         openBatches++;
         void worker();
@@ -101,7 +125,8 @@ export function createTransactionRunner(storage: { db: Kysely<Database>; dialect
     try {
       while (queue.length > 0) {
         try {
-          await db.connection().execute(batch);
+          const committed = await db.connection().execute(batch);
+          if (committed.length > 0) settle(committed);
         } catch (err) {
           // No connection (database down): every waiting unit would meet the same error.
           for (const p of queue.splice(0)) p.reject(err);
@@ -112,8 +137,31 @@ export function createTransactionRunner(storage: { db: Kysely<Database>; dialect
     }
   }
 
-  /** One transaction: never throws; settles every unit it took. */
-  async function batch(trx: Kysely<Database>): Promise<void> {
+  /** A committed batch's units: resolved now, or (SQLite, WAL) once the WAL sync covers the COMMIT. */
+  function settle(committed: Array<{ pending: Pending; value: unknown }>): void {
+    const durable = walSync?.whenDurable();
+    if (!durable) {
+      for (const { pending, value } of committed) pending.resolve(value);
+      return;
+    }
+    durable.then(
+      () => {
+        for (const { pending, value } of committed) pending.resolve(value);
+      },
+      (err: unknown) => {
+        // Committed but not known to be on disk: the caller gets the storage error (a 503). An
+        // idempotent retry then finds what was committed, if it survived.
+        stats.failedUnits += committed.length;
+        for (const { pending } of committed) pending.reject(err);
+      },
+    );
+  }
+
+  /**
+   * One transaction: never throws. Rejects the units that failed; returns the committed ones with
+   * their values, for `settle`.
+   */
+  async function batch(trx: Kysely<Database>): Promise<Array<{ pending: Pending; value: unknown }>> {
     const committed: Array<{ pending: Pending; value: unknown }> = [];
     let current: Pending | null = null;
     let taken = 0;
@@ -125,6 +173,7 @@ export function createTransactionRunner(storage: { db: Kysely<Database>; dialect
         while (queue.length > 0 && taken < maxBatch) {
           current = queue.shift()!;
           taken++;
+          stats.units++;
           if (!clean) await exec(trx, statements.next);
           let value: unknown;
           try {
@@ -145,24 +194,31 @@ export function createTransactionRunner(storage: { db: Kysely<Database>; dialect
           committed.push({ pending: current, value });
           current = null;
         }
-        if (taken >= maxBatch || performance.now() - opened >= maxWaitMs) break;
+        if (taken >= maxBatch) break;
+        if (walSync?.syncing()) {
+          // Committing now would not acknowledge anyone sooner (see the top): take company until
+          // the sync returns.
+          await Promise.race([walSync.idle(), arrival()]);
+          wake = null;
+          continue;
+        }
+        if (performance.now() - opened >= maxWaitMs) break;
         await nextTurn();
         if (queue.length === 0) break;
       }
-      await sql.raw('commit').execute(trx);
+      await sql.raw(commit).execute(trx);
     } catch (err) {
       stats.failedBatches++;
       await sql.raw('rollback').execute(trx).catch(() => undefined);
       current?.reject(err);
       for (const { pending } of committed) pending.reject(err);
       stats.failedUnits += committed.length + (current ? 1 : 0);
-      return;
+      return [];
     } finally {
       stats.batches++;
-      stats.units += taken;
       if (taken > stats.largestBatch) stats.largestBatch = taken;
     }
-    for (const { pending, value } of committed) pending.resolve(value);
+    return committed;
   }
 
   return { run, stats: () => ({ ...stats }) };

@@ -25,6 +25,7 @@ import { registerEventRoutes } from '../modules/events/events.routes.js';
 import { registerVerifyRoutes } from '../modules/kyc/verify.routes.js';
 import { registerPortal } from '../modules/portal/portal.routes.js';
 import { registerDocsSite } from '../modules/docs-site/docs-site.routes.js';
+import { registerDurableResponses } from './durable-responses.js';
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
 
@@ -119,6 +120,8 @@ export async function buildAppWithCompilers(ctx: AppContext, options: BuildAppOp
     if (hsts) reply.header('Strict-Transport-Security', HSTS_VALUE);
     done(null, payload);
   });
+  // SQLite: no response leaves before what it could show is on disk (durable-responses.ts).
+  registerDurableResponses(app, ctx.storage.walSync);
   registerErrorHandling(app);
   const finishRoutes = collectRoutes(app);
   await registerOpenApi(app);

@@ -6,6 +6,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../app/context.js';
+import { markDurable } from './durable-responses.js';
 import { parseIdempotencyKey, requestFingerprint, type WorkResponse, type WriteStep } from '../modules/idempotency/idempotency.service.js';
 
 export async function respondWithStateChange(
@@ -23,6 +24,9 @@ export async function respondWithStateChange(
     prepare,
   });
   reply.code(result.statusCode).type('application/json; charset=utf-8');
+  // A fresh result came out of a group-commit unit, so it is on disk already; a replay was read
+  // and waits like any other response (durable-responses.ts).
+  if (!result.replayed) markDurable(request);
   if (result.replayed) {
     // A replay is the earlier request's response: its body, and the request id that body belongs to.
     reply.header('Idempotent-Replayed', 'true').header('Request-Id', result.requestId);

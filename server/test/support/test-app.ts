@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { Writable } from 'node:stream';
 import { loadConfig, type Config } from '../../src/config/config.js';
 import { createContext, type AppContext, type ContextOverrides } from '../../src/app/context.js';
-import { migrateToLatest, openStorage } from '../../src/db/database.js';
+import { migrateToLatest, openStorage, type StorageOptions } from '../../src/db/database.js';
 import { buildApp, type BuildAppOptions } from '../../src/http/build-app.js';
 import { createLogger } from '../../src/lib/logger.js';
 import type { Clock } from '../../src/lib/clock.js';
@@ -57,11 +57,19 @@ export interface TestApp {
 
 export async function createTestApp(
   db: TestDatabase,
-  options: { clock?: Clock; env?: Record<string, string>; build?: BuildAppOptions; logLevel?: string; overrides?: ContextOverrides } = {},
+  options: {
+    clock?: Clock;
+    env?: Record<string, string>;
+    build?: BuildAppOptions;
+    logLevel?: string;
+    overrides?: ContextOverrides;
+    /** SQLite: how the WAL is synced (a test holds it to see what waits for the disk). */
+    syncWal?: StorageOptions['syncWal'];
+  } = {},
 ): Promise<TestApp> {
   const config = testConfig(db, options.env);
   const logs = new LogCapture();
-  const storage = openStorage({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 5 });
+  const storage = openStorage({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 5, ...(options.syncWal ? { syncWal: options.syncWal } : {}) });
   await migrateToLatest(storage.db);
   const ctx = createContext(config, { storage, logger: createLogger(options.logLevel ?? 'info', logs), ...(options.clock ? { clock: options.clock } : {}), ...options.overrides });
   const app = await buildApp(ctx, options.build);

@@ -246,7 +246,10 @@ export function createIdempotencyService(deps: { db: Kysely<Database>; readDb: K
     return Number(result.numDeletedRows);
   }
 
-  return { execute, purgeExpired };
+  /** The group commit's counters (diagnostics, tests). */
+  const transactionStats = () => transactions.stats();
+
+  return { execute, purgeExpired, transactionStats };
 }
 
 export type IdempotencyService = ReturnType<typeof createIdempotencyService>;

@@ -37,6 +37,7 @@ import { CompiledQuery, sql, type Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import { isDatabaseUnavailable, type DialectName } from '../../db/database.js';
 import { preparedOnPostgres } from '../../db/statements.js';
+import { COMMIT_WITHOUT_WAITING, type WalSync } from '../../db/wal-sync.js';
 import type { Database, WebhookAttemptsTable, WebhookDeliveriesTable } from '../../db/schema.js';
 import type { Clock, Random } from '../../lib/clock.js';
 import type { SecretBox } from '../../lib/crypto.js';
@@ -273,6 +274,8 @@ export interface DeliveryWorkerDeps {
   random: Random;
   secretBox: SecretBox;
   logger: Logger;
+  /** SQLite in WAL mode: the API's commits become durable off the event loop (db/wal-sync.ts). */
+  walSync?: WalSync | null;
 }
 
 /** A claimed delivery with everything needed to send it. */
@@ -504,29 +507,41 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
    * writes happen under the write lock (nothing can change between counting and claiming).
    *
    * Its commit does not wait for the disk: PostgreSQL `synchronous_commit = off` for this
-   * transaction, SQLite `synchronous = NORMAL` around it (the connection's own setting, FULL, is
-   * put back before anything else can use the connection). What the worker writes is bookkeeping
-   * of at-least-once delivery: should an OS crash or power loss undo the last moments of it, those
-   * claims are void (the rows are due again) and those results unwritten (the rows still leased),
-   * so the deliveries are sent again, exactly as when a worker dies between a send and its
-   * record. A process crash loses nothing (the commit is in the OS's hands), and every commit of
-   * the API still waits for the disk, which also makes the worker's earlier commits durable.
+   * transaction; SQLite commits with `COMMIT_WITHOUT_WAITING` (db/wal-sync.ts). What the worker
+   * writes is bookkeeping of at-least-once delivery: should an OS crash or power loss undo the
+   * last moments of it, those claims are void (the rows are due again) and those results
+   * unwritten (the rows still leased), so the deliveries are sent again, exactly as when a worker
+   * dies between a send and its record. A process crash loses nothing (the commit is in the OS's
+   * hands), and every commit of the API still waits for the disk, which also makes the worker's
+   * earlier commits durable.
+   *
+   * What the claim read must be durable before anything is sent, though: on SQLite the events it
+   * claims may come from a batch of the API whose WAL sync is still running, and a webhook must
+   * never announce a decision that a power loss could undo. So the worker notes the WAL position
+   * when its transaction begins (every commit it can see is at or before it) and waits for that
+   * position after giving the connection back; usually it is durable already.
    */
-  let sqliteSynchronous: number | null = null;
   async function inTransaction<T>(unit: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
-    return db.connection().execute(async (connection) => {
-      if (postgres) return transaction(connection, 'begin; set local synchronous_commit = off', unit);
-      sqliteSynchronous ??= Number((await sql<{ synchronous: number }>`pragma synchronous`.execute(connection)).rows[0]?.synchronous ?? 2);
-      await sql.raw('pragma synchronous = NORMAL').execute(connection);
-      try {
-        return await transaction(connection, 'begin immediate', unit);
-      } finally {
-        await sql.raw(`pragma synchronous = ${sqliteSynchronous}`).execute(connection);
-      }
-    });
+    if (postgres) return db.connection().execute((connection) => transaction(connection, 'begin; set local synchronous_commit = off', unit));
+    const walSync = deps.walSync ?? null;
+    let seen = 0;
+    const value = await db.connection().execute((connection) =>
+      transaction(
+        connection,
+        'begin immediate',
+        (trx) => {
+          seen = walSync?.position() ?? 0;
+          return unit(trx);
+        },
+        walSync ? COMMIT_WITHOUT_WAITING : 'commit',
+      ),
+    );
+    const durable = walSync?.whenDurable(seen);
+    if (durable) await durable;
+    return value;
   }
 
-  async function transaction<T>(connection: Kysely<Database>, begin: string, unit: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
+  async function transaction<T>(connection: Kysely<Database>, begin: string, unit: (trx: Kysely<Database>) => Promise<T>, commit = 'commit'): Promise<T> {
     await sql.raw(begin).execute(connection);
     let value: T;
     try {
@@ -536,7 +551,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
       throw err;
     }
     try {
-      await sql.raw('commit').execute(connection);
+      await sql.raw(commit).execute(connection);
     } catch (err) {
       await sql.raw('rollback').execute(connection).catch(() => undefined);
       throw err;

@@ -1,0 +1,182 @@
+/**
+ * Durable commits without blocking the event loop (SQLite; ADR 0017).
+ *
+ * How it works. In WAL mode a transaction is durable once its frames in the `-wal` file are on
+ * disk; the database file only changes at checkpoints, which sync the WAL first. With
+ * `synchronous = FULL` SQLite fsyncs the WAL inside every COMMIT, and better-sqlite3 runs that
+ * COMMIT on the event loop: the whole process stood still for each fsync (4 to 5 ms on this disk,
+ * about a third of the event loop's time at 1,000 creates/s). So the writer runs with
+ * `synchronous = NORMAL` (its COMMIT only writes the frames into the OS's cache; SQLite still
+ * syncs the WAL header when it starts the WAL over and the WAL before every checkpoint, so the
+ * file is never corrupted) and this module makes the commits durable itself, off the event loop:
+ * `fdatasync` of the WAL file on libuv's thread pool (any descriptor of the file flushes the
+ * file's pages).
+ *
+ * - Positions. Every write transaction that ends on the writer connection moves `position()` one
+ *   on (`noteStatement`, called by database.ts after each statement on the writer: a statement
+ *   that is not read-only marks the transaction as writing, and the statement that leaves the
+ *   connection outside a transaction ends it). Everything up to a position is in the OS's hands.
+ * - Syncs. One `fdatasync` at a time. A sync started at position P makes everything up to P
+ *   durable when it returns, since everything up to P was written before it started. Callers
+ *   that need a later position wait for the next sync, which starts as soon as the one in flight
+ *   ends: every sync serves every commit that came before it (a group commit of fsyncs).
+ * - `whenDurable(p)`: null when p is durable already (no promise on the common path), else a
+ *   promise. A failed sync rejects the callers it was serving with its error; the next caller
+ *   starts a new sync.
+ *
+ * The rule that follows, kept by database.ts, group-commit.ts and the delivery worker: nothing read
+ * from or written to the database reaches a caller (a response, a webhook, a CLI's output) before
+ * what it saw is durable. Writes and reads outside a transaction wait for it before they return
+ * (while holding their connection, as the fsync used to); a group-commit batch commits without
+ * waiting and resolves its units when the sync returns, while the next batch already runs; the
+ * delivery worker waits before it sends what it claimed. A process crash loses nothing either way
+ * (the frames are in the OS's cache); what the sync protects against is an OS crash or power loss.
+ */
+import { close as closeFd, fdatasync, open as openFd } from 'node:fs';
+
+/**
+ * The COMMIT of a transaction whose owner waits for durability itself, after giving the
+ * connection back (group-commit.ts, the delivery worker). Any other statement that leaves the
+ * writer outside a transaction waits before it returns (database.ts).
+ */
+export const COMMIT_WITHOUT_WAITING = 'commit -- durability awaited by the caller (wal-sync.ts)';
+
+export interface WalSync {
+  /** Write transactions ended on the writer connection so far. */
+  position(): number;
+  /** null when everything up to `position` (default: now) is on disk, else a promise for then. */
+  whenDurable(position?: number): Promise<void> | null;
+  /** A sync is in flight. */
+  syncing(): boolean;
+  /** Resolves when no sync is in flight (at once when none is). Never rejects. */
+  idle(): Promise<void>;
+  /** database.ts: after each statement the writer connection ran (also after one that failed). */
+  noteStatement(readonly: boolean, inTransaction: boolean): void;
+  stats(): WalSyncStats;
+  /** Waits for the sync in flight and closes the file. */
+  close(): Promise<void>;
+}
+
+export interface WalSyncStats {
+  syncs: number;
+  failedSyncs: number;
+  /** Write transactions counted. */
+  commits: number;
+}
+
+export interface WalSyncOptions {
+  /** The database file; the WAL is `<file>-wal`. */
+  file: string;
+  /**
+   * Makes the WAL's written frames durable (default: `fdatasync` of `<file>-wal`, opened on first
+   * use). Tests pass their own to hold a sync and look at what waits for it.
+   */
+  sync?: () => Promise<void>;
+}
+
+interface Waiter {
+  position: number;
+  resolve(): void;
+  reject(err: unknown): void;
+}
+
+export function createWalSync(options: WalSyncOptions): WalSync {
+  const wal = walFile(`${options.file}-wal`);
+  const sync = options.sync ?? wal.sync;
+  const stats: WalSyncStats = { syncs: 0, failedSyncs: 0, commits: 0 };
+  let committed = 0;
+  let durable = 0;
+  let writing = false; // the open transaction has written
+  let inFlight: Promise<void> | null = null;
+  let waiters: Waiter[] = [];
+
+  function start(): void {
+    const target = committed;
+    stats.syncs++;
+    inFlight = sync().then(
+      () => {
+        if (target > durable) durable = target;
+        settle(target, null);
+      },
+      (err: unknown) => {
+        stats.failedSyncs++;
+        // The error SQLite itself gives when the fsync inside a COMMIT fails, so callers map it
+        // the same way (a 503: the database cannot serve us right now).
+        const message = err instanceof Error ? err.message : String(err);
+        settle(target, Object.assign(new Error(`WAL sync failed: ${message}`), { code: 'SQLITE_IOERR_FSYNC', cause: err }));
+      },
+    );
+    void inFlight.then(() => {
+      inFlight = null;
+      if (waiters.length > 0) start();
+    });
+  }
+
+  /** Settles the waiters that the sync up to `target` served; the rest wait for the next one. */
+  function settle(target: number, err: unknown): void {
+    const later: Waiter[] = [];
+    for (const w of waiters) {
+      if (w.position > target) later.push(w);
+      else if (err === null) w.resolve();
+      else w.reject(err);
+    }
+    waiters = later;
+  }
+
+  return {
+    position: () => committed,
+    whenDurable(position = committed) {
+      if (position <= durable) return null;
+      return new Promise<void>((resolve, reject) => {
+        waiters.push({ position, resolve, reject });
+        if (inFlight === null) start();
+      });
+    },
+    syncing: () => inFlight !== null,
+    idle: () => (inFlight === null ? Promise.resolve() : inFlight),
+    noteStatement(readonly, inTransaction) {
+      if (!readonly) writing = true;
+      if (writing && !inTransaction) {
+        writing = false;
+        committed++;
+        stats.commits++;
+      }
+    },
+    stats: () => ({ ...stats }),
+    async close() {
+      while (inFlight !== null) await inFlight;
+      await wal.close();
+    },
+  };
+}
+
+/** The WAL file's descriptor, opened on the first sync (the file exists once anything was written). */
+function walFile(file: string): { sync(): Promise<void>; close(): Promise<void> } {
+  let fd: number | null = null;
+  const opening = (): Promise<number | null> =>
+    fd !== null
+      ? Promise.resolve(fd)
+      : new Promise((resolve, reject) =>
+          openFd(file, 'r', (err, opened) => {
+            if (err) return (err as NodeJS.ErrnoException).code === 'ENOENT' ? resolve(null) : reject(err);
+            // Two first syncs cannot race: syncs run one at a time.
+            fd = opened;
+            resolve(opened);
+          }),
+        );
+  return {
+    async sync() {
+      // No WAL file: nothing was ever written through it, so nothing waits for the disk.
+      const descriptor = await opening();
+      if (descriptor === null) return;
+      await new Promise<void>((resolve, reject) => fdatasync(descriptor, (err) => (err ? reject(err) : resolve())));
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        if (fd === null) return resolve();
+        const open = fd;
+        fd = null;
+        closeFd(open, () => resolve());
+      }),
+  };
+}

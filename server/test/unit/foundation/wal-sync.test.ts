@@ -1,0 +1,135 @@
+/**
+ * wal-sync.ts on its own, with a sync the test holds and releases: positions, which sync serves
+ * which caller, coalescing, failures. The storage-level rule (what waits for it) is tested in
+ * integration/foundation/durable-commit.test.ts.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createWalSync } from '../../../src/db/wal-sync.js';
+
+/** A sync per call that the test settles, in order. */
+function heldSyncs() {
+  const pending: Array<{ resolve(): void; reject(err: Error): void }> = [];
+  return {
+    sync: () => new Promise<void>((resolve, reject) => pending.push({ resolve, reject })),
+    get count() {
+      return pending.length;
+    },
+    /** Settle the oldest unsettled sync. */
+    async finish(err?: Error) {
+      const next = pending.shift()!;
+      if (err) next.reject(err);
+      else next.resolve();
+      // Let the settlement and the start of the next sync run.
+      for (let i = 0; i < 5; i++) await Promise.resolve();
+    },
+  };
+}
+
+/** One write transaction on the writer: a write statement, then the COMMIT that ends it. */
+function commitOne(wal: ReturnType<typeof createWalSync>): void {
+  wal.noteStatement(true, true); // begin
+  wal.noteStatement(false, true); // insert
+  wal.noteStatement(true, false); // commit
+}
+
+const state = (p: Promise<unknown>) => Promise.race([p.then(() => 'resolved', () => 'rejected'), new Promise((r) => setImmediate(() => r('pending')))]);
+
+describe('WAL sync', () => {
+  it('counts write transactions when they end, not reads or statements inside them', () => {
+    const wal = createWalSync({ file: '/nonexistent/db', sync: async () => undefined });
+    wal.noteStatement(true, false); // an autocommit read
+    expect(wal.position()).toBe(0);
+    wal.noteStatement(true, true);
+    wal.noteStatement(false, true);
+    wal.noteStatement(false, true);
+    expect(wal.position()).toBe(0); // still open: not committed, so not something a sync may count
+    wal.noteStatement(true, false);
+    expect(wal.position()).toBe(1);
+    wal.noteStatement(false, false); // an autocommit write
+    expect(wal.position()).toBe(2);
+    expect(wal.whenDurable(0)).toBeNull();
+  });
+
+  it('answers null without a promise when nothing is waiting for the disk', async () => {
+    const held = heldSyncs();
+    const wal = createWalSync({ file: '/nonexistent/db', sync: held.sync });
+    expect(wal.whenDurable()).toBeNull();
+    commitOne(wal);
+    const first = wal.whenDurable()!;
+    expect(first).toBeInstanceOf(Promise);
+    await held.finish();
+    expect(await state(first)).toBe('resolved');
+    expect(wal.whenDurable()).toBeNull();
+    expect(wal.syncing()).toBe(false);
+  });
+
+  it('a commit made while a sync runs waits for the next sync, which then serves every caller that came meanwhile', async () => {
+    const held = heldSyncs();
+    const wal = createWalSync({ file: '/nonexistent/db', sync: held.sync });
+    commitOne(wal);
+    const a = wal.whenDurable()!;
+    expect(held.count).toBe(1);
+    commitOne(wal); // written after the sync started: that sync does not cover it
+    const b = wal.whenDurable()!;
+    commitOne(wal);
+    const c = wal.whenDurable()!;
+    const aAgain = wal.whenDurable(1)!; // a position the running sync covers
+    expect(held.count).toBe(1); // one sync at a time
+    await held.finish();
+    expect(await state(a)).toBe('resolved');
+    expect(await state(aAgain)).toBe('resolved');
+    expect(await state(b)).toBe('pending');
+    expect(await state(c)).toBe('pending');
+    expect(held.count).toBe(1); // the next one started by itself, for both
+    await held.finish();
+    expect([await state(b), await state(c)]).toEqual(['resolved', 'resolved']);
+    expect(wal.stats()).toMatchObject({ syncs: 2, commits: 3, failedSyncs: 0 });
+  });
+
+  it('a failed sync fails the callers it served with a storage error, and the next caller gets a new sync', async () => {
+    const held = heldSyncs();
+    const wal = createWalSync({ file: '/nonexistent/db', sync: held.sync });
+    commitOne(wal);
+    const a = wal.whenDurable()!;
+    commitOne(wal);
+    const b = wal.whenDurable()!;
+    await held.finish(Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' }));
+    await expect(a).rejects.toMatchObject({ code: 'SQLITE_IOERR_FSYNC', message: 'WAL sync failed: EIO: i/o error, fdatasync' });
+    expect(await state(b)).toBe('pending'); // not covered by the failed sync: it has its own
+    await held.finish();
+    expect(await state(b)).toBe('resolved');
+    expect(wal.stats()).toMatchObject({ syncs: 2, failedSyncs: 1 });
+  });
+
+  it('idle() resolves when the sync in flight returns, also after a failure', async () => {
+    const held = heldSyncs();
+    const wal = createWalSync({ file: '/nonexistent/db', sync: held.sync });
+    expect(await state(wal.idle())).toBe('resolved');
+    commitOne(wal);
+    void wal.whenDurable()!.catch(() => undefined);
+    const idle = wal.idle();
+    expect(await state(idle)).toBe('pending');
+    await held.finish(new Error('boom'));
+    expect(await state(idle)).toBe('resolved');
+  });
+
+  it('the default sync fdatasyncs the -wal file, and does nothing while there is none', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'wal-sync-'));
+    try {
+      const file = path.join(dir, 'db.sqlite');
+      const wal = createWalSync({ file });
+      commitOne(wal);
+      await wal.whenDurable(); // no -wal file yet: nothing was written through it
+      writeFileSync(`${file}-wal`, 'frames');
+      commitOne(wal);
+      await wal.whenDurable();
+      expect(wal.stats()).toMatchObject({ syncs: 2, failedSyncs: 0 });
+      await wal.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
