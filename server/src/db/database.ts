@@ -46,9 +46,10 @@ export interface Storage {
    */
   readDb: Kysely<Database>;
   /**
-   * SQLite in WAL mode: makes the writer's commits durable off the event loop (wal-sync.ts). Only
-   * code that commits with `COMMIT_WITHOUT_WAITING` uses it directly (group commit, the delivery
-   * worker); every other statement already waits for it. null on PostgreSQL.
+   * SQLite in WAL mode: makes the writer's commits durable off the event loop (wal-sync.ts). Used
+   * directly by code that commits with `COMMIT_WITHOUT_WAITING` (group commit, the delivery worker)
+   * and by the HTTP responses' wait (http/durable-responses.ts); every other write through `db`
+   * waits for it before it returns. null on PostgreSQL.
    */
   walSync: WalSync | null;
   dialect: DialectName;

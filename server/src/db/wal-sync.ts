@@ -24,20 +24,24 @@
  *   promise. A failed sync rejects the callers it was serving with its error; the next caller
  *   starts a new sync.
  *
- * The rule that follows, kept by database.ts, group-commit.ts and the delivery worker: nothing read
- * from or written to the database reaches a caller (a response, a webhook, a CLI's output) before
- * what it saw is durable. Writes and reads outside a transaction wait for it before they return
- * (while holding their connection, as the fsync used to); a group-commit batch commits without
- * waiting and resolves its units when the sync returns, while the next batch already runs; the
- * delivery worker waits before it sends what it claimed. A process crash loses nothing either way
- * (the frames are in the OS's cache); what the sync protects against is an OS crash or power loss.
+ * The rule that follows: nothing committed reaches anyone (a response, a webhook, a write's
+ * caller) before it is durable. Where it is kept:
+ * - database.ts: a write through Kysely (an autocommit statement, a transaction's COMMIT) returns
+ *   only once durable; the wait happens after the connection is given back, so it holds nobody up;
+ * - group-commit.ts: a batch commits with `COMMIT_WITHOUT_WAITING` and resolves its units when the
+ *   sync returns, while the next batch already runs;
+ * - http/durable-responses.ts: every HTTP response waits until what was committed before it was
+ *   sent is durable (a poll, a replay, a portal page can read a commit a few ms before its sync);
+ * - the delivery worker waits before it sends what it claimed.
+ * A process crash loses nothing either way (the frames are in the OS's cache); what the sync
+ * protects against is an OS crash or power loss.
  */
 import { close as closeFd, fdatasync, open as openFd } from 'node:fs';
 
 /**
  * The COMMIT of a transaction whose owner waits for durability itself, after giving the
- * connection back (group-commit.ts, the delivery worker). Any other statement that leaves the
- * writer outside a transaction waits before it returns (database.ts).
+ * connection back (group-commit.ts, the delivery worker). Any other statement that ends a write
+ * transaction on the writer waits before it returns (database.ts).
  */
 export const COMMIT_WITHOUT_WAITING = 'commit -- durability awaited by the caller (wal-sync.ts)';
 
