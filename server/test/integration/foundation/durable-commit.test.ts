@@ -23,6 +23,7 @@ import { startWebhookReceiver, type WebhookReceiver } from '../../support/webhoo
 function walGate() {
   let held: Array<() => void> | null = null;
   let syncs = 0;
+  let failing = false;
   return {
     get syncs() {
       return syncs;
@@ -32,6 +33,10 @@ function walGate() {
     },
     hold() {
       held ??= [];
+    },
+    /** The next sync fails (an I/O error from fdatasync). */
+    failNext() {
+      failing = true;
     },
     /** Let the oldest held sync return. */
     releaseOne() {
@@ -45,6 +50,10 @@ function walGate() {
     sync: async () => {
       syncs++;
       if (held) await new Promise<void>((resolve) => held!.push(resolve));
+      if (failing) {
+        failing = false;
+        throw Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' });
+      }
     },
   };
 }
@@ -192,5 +201,22 @@ describe('durable commits off the event loop [sqlite]', () => {
     for (const r of await Promise.all(group)) expect(r.statusCode, r.body).toBe(200);
     expect(count('decisions')).toBe(before + 8);
     expect(wal.stats().commits - commitsBefore).toBe(1);
+  });
+
+  it('a create whose WAL sync fails is a 503 with the stable error body; its retry replays what was committed', async () => {
+    gate.failNext();
+    const failed = await create('durable-fails');
+    expect(failed.statusCode, failed.body).toBe(503);
+    expect(Object.keys(failed.json<Record<string, unknown>>()).sort()).toEqual(['error', 'message', 'request_id']);
+    expect(failed.json<{ error: string }>().error).toBe('service_unavailable');
+    expect(failed.headers['retry-after']).toBeDefined();
+    // The decision was committed before the sync failed; the next sync made it durable, and the
+    // idempotent retry answers with it instead of deciding again.
+    const retried = await create('durable-fails');
+    expect(retried.statusCode, retried.body).toBe(200);
+    expect(retried.headers['idempotent-replayed']).toBe('true');
+    const id = retried.json<{ decision_id: string }>().decision_id;
+    expect((outside.prepare('select count(*) as n from decisions where id = ?').get(id) as { n: number }).n).toBe(1);
+    expect(t.ctx.storage.walSync!.stats().failedSyncs).toBe(1);
   });
 });
