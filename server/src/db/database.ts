@@ -263,8 +263,11 @@ function sqliteDialect(database: SqliteDatabase.Database, walSync: WalSync | nul
         try {
           return await inner.executeQuery<R>(query);
         } finally {
-          // A statement that failed to prepare is not cached, and wrote nothing.
-          wal.noteStatement(statements.cached(query.sql)?.readonly ?? true, database.inTransaction);
+          // A statement that failed to prepare is not cached, and wrote nothing. SQLite calls
+          // `begin immediate` a write (it takes the write lock), but it writes nothing: an empty
+          // transaction (the delivery worker's idle claim) needs no sync.
+          const writes = statements.cached(query.sql)?.readonly === false && !query.sql.startsWith('begin');
+          wal.noteStatement(!writes, database.inTransaction);
           if (wal.position() !== before && query.sql !== COMMIT_WITHOUT_WAITING) owed = wal.position();
         }
       },

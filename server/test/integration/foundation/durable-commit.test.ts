@@ -134,6 +134,15 @@ describe('durable commits off the event loop [sqlite]', () => {
     expect(gate.syncs).toBeGreaterThan(0); // the tenant's provisioning already waited for it
   });
 
+  it('an empty transaction (the delivery worker finding nothing due) is not a write to sync', async () => {
+    const wal = t.ctx.storage.walSync!;
+    const before = wal.position();
+    expect(await t.ctx.webhookDelivery.deliverDue()).toBe(0);
+    expect(wal.position()).toBe(before);
+    await t.ctx.storage.db.updateTable('tenants').set({ name: 'Test Lender' }).where('id', '=', t.tenant.tenantId).execute();
+    expect(wal.position()).toBe(before + 1);
+  });
+
   it('a create is committed but not answered, polled, replayed or sent as a webhook until its WAL sync returns', async () => {
     await t.ctx.webhooks.createEndpoint({ tenantId: t.tenant.tenantId, environment: 'sandbox' }, { url: receiver.url('/durable'), events: '*', description: 'durability' });
     const decisionsBefore = count('decisions');
