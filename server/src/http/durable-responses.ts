@@ -6,7 +6,7 @@
  * create is still waiting for its sync, an idempotent replay, a portal list) could show a decision
  * that an OS crash then takes back. So every response waits, in its onSend hook, until everything
  * committed before it was sent is durable: usually that is already so and the hook adds nothing
- * (no promise); under write load it adds at most the fsync in flight. A response built from a
+ * (no promise); under write load it adds at most the rest of the sync in flight and the next one. A response built from a
  * group-commit unit's result is exempt (`markDurable`): the unit resolved only after the sync that
  * covered its batch, and everything it read was committed before that batch. Should the sync fail,
  * the response becomes a 503 instead: what it would show is not known to be on disk.
