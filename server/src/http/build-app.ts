@@ -26,6 +26,7 @@ import { registerVerifyRoutes } from '../modules/kyc/verify.routes.js';
 import { registerPortal } from '../modules/portal/portal.routes.js';
 import { registerDocsSite } from '../modules/docs-site/docs-site.routes.js';
 import { registerDurableResponses } from './durable-responses.js';
+import { lingerIfUnread } from './lingering-close.js';
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
 
@@ -115,8 +116,10 @@ export async function buildAppWithCompilers(ctx: AppContext, options: BuildAppOp
   });
   // Over HTTPS every response, whatever its route, pins HTTPS (transport-security.ts).
   const hsts = servedOverHttps(config);
-  app.addHook('onSend', (_request, reply, payload, done) => {
+  app.addHook('onSend', (request, reply, payload, done) => {
     if (closing || lifecycle.draining) reply.header('Connection', 'close');
+    // An answer before the body was read (413, 415, bad JSON) must reach the client still sending it.
+    lingerIfUnread(request.raw);
     if (hsts) reply.header('Strict-Transport-Security', HSTS_VALUE);
     done(null, payload);
   });

@@ -1,0 +1,35 @@
+/**
+ * Lingering close for answers sent before the request's body was read (a 413, a 415, malformed
+ * JSON).
+ *
+ * How it works. Fastify answers such a request with `Connection: close`, and Node then destroys the
+ * socket as soon as the answer is written. If the client is still sending its body, its kernel
+ * gets a reset for the data that arrives after that, and a reset throws away whatever the client
+ * had received but not yet read: the client sees ECONNRESET instead of our 413 (measured: 5 of 10
+ * tries with a 330 KB chunked body). As nginx does (`lingering_close`), such a connection is
+ * half-closed instead: our side ends after the answer, the rest of the body is read and dropped,
+ * and the socket is destroyed when the client ends its side, or after `LINGER_MS` at the latest.
+ */
+import type { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
+
+export const LINGER_MS = 2_000;
+
+const lingering = new WeakSet<Socket>();
+
+/** Called as the answer is sent: if `request`'s body is not all in, the socket lingers when Node closes it. */
+export function lingerIfUnread(request: IncomingMessage): void {
+  if (request.complete) return;
+  const socket = request.socket as Socket | null;
+  if (!socket || lingering.has(socket)) return;
+  lingering.add(socket);
+  // Node closes a `Connection: close` socket with destroySoon() once the answer is written.
+  socket.destroySoon = function lingeringClose(this: Socket) {
+    this.end();
+    const timer = setTimeout(() => this.destroy(), LINGER_MS);
+    timer.unref();
+    this.once('end', () => this.destroy());
+    this.once('close', () => clearTimeout(timer));
+    this.resume();
+  };
+}
