@@ -259,7 +259,6 @@ function sqliteDialect(database: SqliteDatabase.Database, walSync: WalSync | nul
   function durableConnection(inner: DatabaseConnection): DatabaseConnection {
     return {
       async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
-        const before = wal.position();
         try {
           return await inner.executeQuery<R>(query);
         } finally {
@@ -267,8 +266,7 @@ function sqliteDialect(database: SqliteDatabase.Database, walSync: WalSync | nul
           // `begin immediate` a write (it takes the write lock), but it writes nothing: an empty
           // transaction (the delivery worker's idle claim) needs no sync.
           const writes = statements.cached(query.sql)?.readonly === false && !query.sql.startsWith('begin');
-          wal.noteStatement(!writes, database.inTransaction);
-          if (wal.position() !== before && query.sql !== COMMIT_WITHOUT_WAITING) owed = wal.position();
+          if (wal.noteStatement(!writes, database.inTransaction) && query.sql !== COMMIT_WITHOUT_WAITING) owed = wal.position();
         }
       },
       streamQuery: (query, chunkSize) => inner.streamQuery(query, chunkSize),

@@ -54,8 +54,11 @@ export interface WalSync {
   syncing(): boolean;
   /** Resolves when no sync is in flight (at once when none is). Never rejects. */
   idle(): Promise<void>;
-  /** database.ts: after each statement the writer connection ran (also after one that failed). */
-  noteStatement(readonly: boolean, inTransaction: boolean): void;
+  /**
+   * database.ts: after each statement the writer connection ran (also after one that failed).
+   * True when it ended a write transaction (the position moved on).
+   */
+  noteStatement(readonly: boolean, inTransaction: boolean): boolean;
   stats(): WalSyncStats;
   /** Waits for the sync in flight and closes the file. */
   close(): Promise<void>;
@@ -64,8 +67,6 @@ export interface WalSync {
 export interface WalSyncStats {
   syncs: number;
   failedSyncs: number;
-  /** Write transactions counted. */
-  commits: number;
 }
 
 export interface WalSyncOptions {
@@ -87,7 +88,7 @@ interface Waiter {
 export function createWalSync(options: WalSyncOptions): WalSync {
   const wal = walFile(`${options.file}-wal`);
   const sync = options.sync ?? wal.sync;
-  const stats: WalSyncStats = { syncs: 0, failedSyncs: 0, commits: 0 };
+  const stats: WalSyncStats = { syncs: 0, failedSyncs: 0 };
   let committed = 0;
   let durable = 0;
   let writing = false; // the open transaction has written
@@ -140,11 +141,10 @@ export function createWalSync(options: WalSyncOptions): WalSync {
     idle: () => (inFlight === null ? Promise.resolve() : inFlight),
     noteStatement(readonly, inTransaction) {
       if (!readonly) writing = true;
-      if (writing && !inTransaction) {
-        writing = false;
-        committed++;
-        stats.commits++;
-      }
+      if (!writing || inTransaction) return false;
+      writing = false;
+      committed++;
+      return true;
     },
     stats: () => ({ ...stats }),
     async close() {

@@ -16,6 +16,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { WalSync } from '../db/wal-sync.js';
 import { ERROR_REGISTRY, errorBody } from './errors/error-registry.js';
+import { STORAGE_RETRY_AFTER_S } from './plugins/errors.js';
 
 const covered = new WeakSet<FastifyRequest>();
 
@@ -33,7 +34,7 @@ export function registerDurableResponses(app: FastifyInstance, walSync: WalSync 
     durable.then(
       () => done(null, payload),
       () => {
-        reply.code(503).header('Retry-After', '1').type('application/json; charset=utf-8');
+        reply.code(503).header('Retry-After', STORAGE_RETRY_AFTER_S).type('application/json; charset=utf-8');
         done(null, errorBody('service_unavailable', ERROR_REGISTRY.service_unavailable.message, request.id));
       },
     );

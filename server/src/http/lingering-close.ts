@@ -15,21 +15,19 @@ import type { Socket } from 'node:net';
 
 export const LINGER_MS = 2_000;
 
-const lingering = new WeakSet<Socket>();
+/** Node closes a `Connection: close` socket with destroySoon() once the answer is written: this replaces it. */
+function lingeringClose(this: Socket): void {
+  this.end();
+  const timer = setTimeout(() => this.destroy(), LINGER_MS);
+  timer.unref();
+  this.once('end', () => this.destroy());
+  this.once('close', () => clearTimeout(timer));
+  this.resume();
+}
 
 /** Called as the answer is sent: if `request`'s body is not all in, the socket lingers when Node closes it. */
 export function lingerIfUnread(request: IncomingMessage): void {
   if (request.complete) return;
   const socket = request.socket as Socket | null;
-  if (!socket || lingering.has(socket)) return;
-  lingering.add(socket);
-  // Node closes a `Connection: close` socket with destroySoon() once the answer is written.
-  socket.destroySoon = function lingeringClose(this: Socket) {
-    this.end();
-    const timer = setTimeout(() => this.destroy(), LINGER_MS);
-    timer.unref();
-    this.once('end', () => this.destroy());
-    this.once('close', () => clearTimeout(timer));
-    this.resume();
-  };
+  if (socket) socket.destroySoon = lingeringClose;
 }

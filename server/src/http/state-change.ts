@@ -24,12 +24,13 @@ export async function respondWithStateChange(
     prepare,
   });
   reply.code(result.statusCode).type('application/json; charset=utf-8');
-  // A fresh result came out of a group-commit unit, so it is on disk already; a replay was read
-  // and waits like any other response (durable-responses.ts).
-  if (!result.replayed) markDurable(request);
   if (result.replayed) {
     // A replay is the earlier request's response: its body, and the request id that body belongs to.
+    // It was read, so it waits for the disk like any other response (durable-responses.ts).
     reply.header('Idempotent-Replayed', 'true').header('Request-Id', result.requestId);
+  } else {
+    // A fresh result came out of a group-commit unit: it is on disk already.
+    markDurable(request);
   }
   return reply.send(result.body);
 }

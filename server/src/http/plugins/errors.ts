@@ -20,6 +20,9 @@ export function sendError(reply: FastifyReply, code: ErrorCode, message: string,
     .send(errorBody(code, message, reply.request.id));
 }
 
+/** Retry-After (seconds) of a 503 because the database cannot serve us right now. */
+export const STORAGE_RETRY_AFTER_S = '2';
+
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError | ApiError | Error, request, reply) => {
     if (error instanceof ApiError) return sendError(reply, error.code, error.message, error.headers);
@@ -44,7 +47,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
     }
     if (isDatabaseUnavailable(error)) {
       request.log.error({ err: error }, 'database unavailable');
-      return sendError(reply, 'service_unavailable', ERROR_REGISTRY.service_unavailable.message, { 'Retry-After': '2' });
+      return sendError(reply, 'service_unavailable', ERROR_REGISTRY.service_unavailable.message, { 'Retry-After': STORAGE_RETRY_AFTER_S });
     }
     const status = fastifyError.statusCode;
     if (typeof status === 'number' && status >= 400 && status < 500) {
