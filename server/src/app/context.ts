@@ -97,6 +97,11 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
       poolSize: config.databasePoolSize,
       onPoolError: (err) => logger.warn({ err: err.message }, 'database connection lost; the pool will reconnect'),
       onCheckpointError: (err) => logger.warn({ err: err.message }, 'background WAL checkpoint failed; the next one retries'),
+      checkpoints: {
+        onCheckpoint: (r) => {
+          if (r.held) logger.debug({ frames: r.frames, truncated: r.truncated, checkpointMs: Math.round(r.checkpointMs * 100) / 100, heldMs: Math.round(r.heldMs * 100) / 100 }, 'WAL checkpoint with the writer held');
+        },
+      },
     });
   const secretBox = createSecretBox(config.dataEncryptionKey);
   const rateLimiter = config.redisUrl

@@ -11,9 +11,11 @@
  *   is durable (`sqliteDialect` below), and a response is sent only once what it could show is
  *   (http/durable-responses.ts).
  *   Checkpoints: the writer never checkpoints (`wal_autocheckpoint = 0`); a worker thread with its
- *   own connection runs PASSIVE checkpoints every 200 ms and a TRUNCATE when the WAL passes 64 MB
- *   (wal-checkpointer.ts), so copying the WAL into the database file and its fsync never run on the
- *   event loop inside some request's COMMIT. `journal_size_limit` trims the WAL file after a
+ *   own connection runs PASSIVE checkpoints every 200 ms (wal-checkpointer.ts), so copying the WAL
+ *   into the database file and its fsync never run on the event loop inside some request's COMMIT.
+ *   Once the WAL passes 16 MB the worker holds the writer (through Kysely, so nothing blocks) for
+ *   the moment it takes to copy the last frames, and the next write starts the WAL over; the
+ *   worker never takes the write lock otherwise. `journal_size_limit` trims the WAL file after a
  *   reset. Should the worker die, the writer takes automatic checkpoints back.
  *   `temp_store = MEMORY` on the writer keeps the savepoints' statement journals out of files.
  * - DATABASE_URL=postgres://...: a pg Pool. int8 is parsed to a JS number (our epoch-ms times and
@@ -101,7 +103,7 @@ export interface StorageOptions {
   /** SQLite: how the WAL is made durable (default fdatasync; tests hold it to see what waits). */
   syncWal?: () => Promise<void>;
   /** SQLite: the background checkpointer's interval, WAL limit and report (tests). */
-  checkpoints?: Pick<CheckpointerOptions, 'intervalMs' | 'truncateAboveBytes' | 'onCheckpoint'>;
+  checkpoints?: Pick<CheckpointerOptions, 'intervalMs' | 'restartAboveBytes' | 'truncateAboveBytes' | 'onCheckpoint'>;
 }
 
 pg.types.setTypeParser(20, (value) => Number(value));
@@ -127,19 +129,20 @@ export function openStorage(options: StorageOptions): Storage {
     // durability is the WAL's). The writer's other temporary structures (sorts of migrations and
     // purges) are in memory too.
     sqlite.pragma('temp_store = MEMORY');
+    const db = new Kysely<Database>({ dialect: sqliteDialect(sqlite, walSync) });
     let checkpointer: Checkpointer | null = null;
     if (options.backgroundCheckpoints !== false) {
       sqlite.pragma('wal_autocheckpoint = 0');
       checkpointer = startCheckpointer({
         ...options.checkpoints,
         file,
+        holdWriter: () => holdConnection(db),
         onError: options.onCheckpointError,
         onStopped: () => {
           if (sqlite.open) sqlite.pragma('wal_autocheckpoint = 1000');
         },
       });
     }
-    const db = new Kysely<Database>({ dialect: sqliteDialect(sqlite, walSync) });
     const reader = new SqliteDatabase(file);
     reader.pragma('busy_timeout = 5000');
     const readDb = new Kysely<Database>({ dialect: sqliteDialect(reader, null) });
@@ -200,6 +203,19 @@ export function openStorage(options: StorageOptions): Storage {
     },
     close: () => db.destroy(),
   };
+}
+
+/**
+ * Takes `db`'s connection the way any transaction does (after the one in progress; later ones queue
+ * behind) and resolves with the function that gives it back. On SQLite that holds the writer
+ * without blocking the event loop (wal-checkpointer.ts starts the WAL over under it).
+ */
+function holdConnection(db: Kysely<Database>): Promise<() => void> {
+  return new Promise((resolve, reject) => {
+    db.connection()
+      .execute(() => new Promise<void>((release) => resolve(release)))
+      .catch(reject);
+  });
 }
 
 /**

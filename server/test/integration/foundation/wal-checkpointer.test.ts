@@ -1,4 +1,5 @@
 import { EventEmitter, once } from 'node:events';
+import { closeSync, openSync, readSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { openStorage, type Storage } from '../../../src/db/database.js';
@@ -38,13 +39,14 @@ describe('WAL checkpoints in a worker thread [sqlite]', () => {
     expect(rows[0]!.wal_autocheckpoint).toBe(0);
   });
 
-  it('copies committed frames into the database from the worker, and truncates a WAL past its limit', async () => {
+  it('copies committed frames into the database from the worker, and truncates a WAL past its limit while it holds the writer', async () => {
     const body = 'x'.repeat(4_000);
     // About 1 MB of WAL in small commits, four times the limit.
     const truncated = checkpointWhere(reports, (r) => r.truncated);
     for (let i = 0; i < 250; i++) await sql`insert into blobs (body) values (${body})`.execute(storage.db);
     const report = await truncated;
     expect(report.walBytes).toBe(0);
+    expect(report.held).toBe(true);
     // Everything is still there, read by a fresh connection's view of the database.
     const { rows } = await sql<{ n: number }>`select count(*) as n from blobs`.execute(storage.readDb);
     expect(Number(rows[0]!.n)).toBe(250);
@@ -55,5 +57,101 @@ describe('WAL checkpoints in a worker thread [sqlite]', () => {
     const copiedAll = checkpointWhere(reports, (r) => r.frames > 0 && r.copied === r.frames);
     for (let i = 0; i < 50; i++) await sql`insert into blobs (body) values (${body})`.execute(storage.db);
     expect((await copiedAll).copied).toBeGreaterThan(0);
+  });
+});
+
+/** `n` inserts of about 4 KB each from `loops` concurrent writers: the writer always has a transaction queued, as under load. */
+async function steadyWrites(storage: Storage, n: number, loops = 8): Promise<void> {
+  const body = 'z'.repeat(4_000);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: loops }, async () => {
+      while (next < n) {
+        next++;
+        await sql`insert into blobs (body) values (${body})`.execute(storage.db);
+      }
+    }),
+  );
+}
+
+/** How many times the WAL was started over: the checkpoint sequence number in its header (bytes 12 to 15, big-endian). */
+function walStarts(walFile: string): number {
+  const header = Buffer.alloc(32);
+  const fd = openSync(walFile, 'r');
+  try {
+    readSync(fd, header, 0, 32, 0);
+  } finally {
+    closeSync(fd);
+  }
+  return header.readUInt32BE(12);
+}
+
+describe('starting the WAL over under steady writes [sqlite]', () => {
+  let testDb: TestDatabase;
+  let storage: Storage;
+  const reports: CheckpointResult[] = [];
+
+  beforeAll(async () => {
+    testDb = await createTestDatabase('sqlite');
+    storage = openStorage({
+      databaseUrl: null,
+      dataDir: testDb.dataDir,
+      // No TRUNCATE: only the held restart can keep this WAL short.
+      checkpoints: { intervalMs: 5, restartAboveBytes: 64 * 1024, truncateAboveBytes: 1024 ** 3, onCheckpoint: (r) => reports.push(r) },
+    });
+    await sql`create table blobs (id integer primary key, body text not null)`.execute(storage.db);
+  });
+  afterAll(async () => {
+    await storage?.close();
+    await testDb?.drop();
+  });
+
+  it('holds the writer once the WAL passes its limit, so the next write starts it from the beginning', async () => {
+    // About 8 MB of frames, back to back: a PASSIVE pass rarely finds the WAL fully copied with no
+    // commit since, so without the hold SQLite would seldom start it over and the file would grow
+    // by most of it.
+    await steadyWrites(storage, 2_000);
+    // Every hold copied every frame: nothing could be written while it ran.
+    const held = reports.filter((r) => r.held);
+    expect(held.length).toBeGreaterThan(0);
+    for (const r of held) expect(r.copied).toBe(r.frames);
+    // Each copy under a hold was followed by a write, which started the WAL over: SQLite counts
+    // the starts in the WAL header (its "checkpoint sequence number").
+    await steadyWrites(storage, 1, 1);
+    expect(walStarts(`${storage.location}-wal`)).toBeGreaterThanOrEqual(held.length);
+    const { rows } = await sql<{ n: number }>`select count(*) as n from blobs`.execute(storage.readDb);
+    expect(Number(rows[0]!.n)).toBe(2_001);
+  });
+});
+
+describe('the writer never waits for the checkpointer inside SQLite [sqlite]', () => {
+  let testDb: TestDatabase;
+  let storage: Storage;
+  const reports: CheckpointResult[] = [];
+
+  beforeAll(async () => {
+    testDb = await createTestDatabase('sqlite');
+    storage = openStorage({
+      databaseUrl: null,
+      dataDir: testDb.dataDir,
+      // As eager as it gets: a pass every millisecond, a hold after every page, a TRUNCATE whenever the WAL file has anything in it.
+      checkpoints: { intervalMs: 1, restartAboveBytes: 4_096, truncateAboveBytes: 4_096, onCheckpoint: (r) => reports.push(r) },
+    });
+    await sql`create table blobs (id integer primary key, body text not null)`.execute(storage.db);
+  });
+  afterAll(async () => {
+    await storage?.close();
+    await testDb?.drop();
+  });
+
+  it('commits every write with no busy timeout at all while the worker copies, holds and truncates', async () => {
+    // A writer that met a lock held by the checkpointer would wait in SQLite's busy handler, on
+    // the event loop; with no busy timeout it fails with SQLITE_BUSY instead, so any such wait
+    // fails this test.
+    await sql`pragma busy_timeout = 0`.execute(storage.db);
+    await steadyWrites(storage, 1_000);
+    expect(reports.filter((r) => r.truncated).length).toBeGreaterThan(0);
+    const { rows } = await sql<{ n: number }>`select count(*) as n from blobs`.execute(storage.readDb);
+    expect(Number(rows[0]!.n)).toBe(1_000);
   });
 });
