@@ -16,8 +16,9 @@
  * to hold the writer (`holdWriter`: it takes the writer's connection through Kysely, as any
  * transaction does, so it waits for the transaction in progress and the next ones queue behind it,
  * without blocking the event loop), copies the few frames written since its last pass while
- * nothing can add any, and lets go; the next write starts the WAL over. A pause of a millisecond or
- * two for writes, every few seconds under load; reads go on throughout.
+ * nothing can add any, and lets go; the next write starts the WAL over. Writes pause for the hold
+ * (measured flat out: 2 ms median, 11 ms at p90, every 0.2 to 0.6 s; nothing at all while the load
+ * leaves gaps, since SQLite then starts the WAL over by itself); reads go on throughout.
  *
  * The worker never takes the write lock while the writer may want it. It used to run
  * `wal_checkpoint(TRUNCATE)` past 64 MB on its own: that holds the write lock while it copies,
