@@ -62,6 +62,9 @@ const USAGE = `Usage: node bench/run.mjs [options]   (npm run bench -- [options]
   --cpu-prof DIR     run the server under node --cpu-prof, writing .cpuprofile files into DIR
   --scenarios LIST   only these scenario ids (e.g. healthz,poll; see docs/performance.md); the
                      warm-up creates still run, so polls have decisions to read
+  --api-processes N  PostgreSQL only: N server processes on one database (the first with every role,
+                     the others \`serve --role api\`), each load split evenly over them as a round-robin
+                     balancer would (no proxy in between); CPU per request is the sum over them
   --dist DIR         the compiled server to run (default server/dist), e.g. a copy of another build
                      for A/B runs (keep it under server/ so its packages resolve)
   --sql-timing       SQLite only: time every statement the server prepares and runs (a preload
@@ -87,6 +90,7 @@ function options() {
       scenarios: { type: 'string' },
       'pg-analyze': { type: 'boolean', default: false },
       dist: { type: 'string' },
+      'api-processes': { type: 'string', default: '1' },
       help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
@@ -113,6 +117,7 @@ function options() {
     sqlTiming: values['sql-timing'],
     pgAnalyze: values['pg-analyze'],
     dist: values.dist ? path.resolve(values.dist) : null,
+    apiProcesses: positiveInt('api-processes', values['api-processes']),
     scenarios: values.scenarios ? values.scenarios.split(',').map((x) => x.trim()).filter(Boolean) : null,
   };
 }
@@ -266,8 +271,8 @@ process.on('exit', () => {
 });
 `;
 
-async function startServer({ env, dataDir, cpuProfDir, sqlTiming }) {
-  const logFile = path.join(dataDir, 'server.log');
+async function startServer({ env, dataDir, cpuProfDir, sqlTiming, role = null, logName = 'server.log' }) {
+  const logFile = path.join(dataDir, logName);
   const out = createWriteStream(logFile);
   const nodeArgs = cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', cpuProfDir] : [];
   if (sqlTiming) {
@@ -276,7 +281,7 @@ async function startServer({ env, dataDir, cpuProfDir, sqlTiming }) {
     nodeArgs.push('--require', preload);
     env = { ...env, BENCH_SQL_TIMING_OUT: path.join(dataDir, 'sql-timing.json') };
   }
-  const child = spawn(process.execPath, [...nodeArgs, CLI, 'serve'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...nodeArgs, CLI, 'serve', ...(role ? ['--role', role] : [])], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout.pipe(out, { end: false });
   child.stderr.pipe(out, { end: false });
   const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
@@ -535,7 +540,24 @@ function newCheck() {
  * connections over that many instances started 1/slices s apart, so the load arrives as
  * `slices` smaller bursts per second instead of one.
  */
-async function runLoad({ server, seconds, connections, rate = 0, slices = 1, makeRequests, databaseCpu = null }) {
+/**
+ * One load on `server` and on the `apiServers` beside it (--api-processes): the connections and the
+ * rate are split into `slices` autocannon instances, at least one per server, each aimed at one
+ * server in turn. Fixed-rate slices start staggered over the first second; flat-out ones at once.
+ */
+async function runLoad({ server, apiServers = [], seconds, connections, rate = 0, slices = 1, makeRequests, databaseCpu = null }) {
+  const servers = [server, ...apiServers];
+  const stagger = slices > 1;
+  slices = Math.ceil(Math.max(slices, servers.length) / servers.length) * servers.length;
+  const cpuOfServers = () => {
+    let sum = 0;
+    for (const s of servers) {
+      const ms = processCpuMs(s.pid);
+      if (ms === null) return null;
+      sum += ms;
+    }
+    return sum;
+  };
   const check = newCheck();
   const latencies = [];
   const perSecond = [];
@@ -544,16 +566,16 @@ async function runLoad({ server, seconds, connections, rate = 0, slices = 1, mak
   let transportErrors = 0;
   let timeouts = 0;
   const databaseCpu0 = databaseCpu ? await databaseCpu().catch(() => null) : null;
-  const serverCpu0 = processCpuMs(server.pid);
+  const serverCpu0 = cpuOfServers();
   const machine0 = machineBusyMs();
   const clientCpu0 = process.cpuUsage();
   const t0 = performance.now();
 
   const one = async (i) => {
-    if (i > 0) await sleep((i * 1000) / slices);
+    if (i > 0 && stagger) await sleep((i * 1000) / slices);
     const requests = makeRequests(check);
     const opts = {
-      url: server.url,
+      url: servers[i % servers.length].url,
       connections: Math.max(1, Math.round(connections / slices)),
       pipelining: 1,
       duration: seconds,
@@ -584,7 +606,7 @@ async function runLoad({ server, seconds, connections, rate = 0, slices = 1, mak
     completed += done;
     requestsPerS += done / Math.max(elapsedS, result.duration || 0, 1e-9);
   }
-  const serverCpu1 = processCpuMs(server.pid);
+  const serverCpu1 = cpuOfServers();
   const machine1 = machineBusyMs();
   const clientCpu = process.cpuUsage(clientCpu0);
   const wallS = (performance.now() - t0) / 1000;
@@ -661,9 +683,11 @@ function loadLabel(s) {
 
 async function benchDatabase(kind, opts, runTag) {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), `cds-bench-${kind}-`));
-  const result = { database: kind, processes: 1, scenarios: [], checks: [], ok: false };
+  const processes = kind === 'postgres' ? opts.apiProcesses : 1;
+  const result = { database: kind, processes, scenarios: [], checks: [], ok: false };
   let pgDb = null;
   let server = null;
+  const apiServers = [];
   try {
     if (kind === 'postgres') {
       pgDb = await createPostgresDatabase(opts.postgresUrl);
@@ -679,8 +703,13 @@ async function benchDatabase(kind, opts, runTag) {
     const startedAt = performance.now();
     server = await startServer({ env, dataDir, cpuProfDir: opts.cpuProfDir, sqlTiming: opts.sqlTiming && kind === 'sqlite' });
     result.startupToReadyMs = Math.round(performance.now() - startedAt);
+    for (let i = 1; i < processes; i++) {
+      const extraEnv = { ...env, PORT: String(await freePort()) };
+      apiServers.push(await startServer({ env: extraEnv, dataDir, cpuProfDir: null, sqlTiming: false, role: 'api', logName: `server-api-${i}.log` }));
+    }
     const tenant = await createTenant(env);
     log(`[${kind}] server pid ${server.pid} on ${server.url}, ready in ${result.startupToReadyMs} ms; tenant ${tenant.tenantId}`);
+    for (const e of apiServers) log(`[${kind}] API process pid ${e.pid} on ${e.url}`);
 
     const databaseCpu = pgDb ? postgresBackendSampler(opts.postgresUrl, pgDb.name) : null;
     const ledger = newLedger();
@@ -689,9 +718,10 @@ async function benchDatabase(kind, opts, runTag) {
 
     // Warm-up: JIT, prepared statements, connection pools; its creates count in the ledger.
     const warm = opts.quick ? 1 : 2;
-    if (!opts.quick) await runLoad({ server, seconds: 1, connections: opts.connections, makeRequests: (check) => healthzRequests(check) });
+    if (!opts.quick) await runLoad({ server, apiServers, seconds: 1, connections: opts.connections, makeRequests: (check) => healthzRequests(check) });
     const warmCreates = await runLoad({
       server,
+      apiServers,
       seconds: warm,
       connections: opts.connections,
       makeRequests: (check) => createRequests({ tenant, ledger, check, idempotent: false, runTag: `${runTag}-warm`, collectIds: true }),
@@ -705,7 +735,7 @@ async function benchDatabase(kind, opts, runTag) {
 
     let trivial = null;
     for (const s of scenarioList(opts)) {
-      if (!server.alive()) throw new Error(`server died:\n${server.tail()}`);
+      for (const s of [server, ...apiServers]) if (!s.alive()) throw new Error(`server died:\n${s.tail()}`);
       await sleep(opts.quick ? 100 : 500);
       const makeRequests =
         s.kind === 'healthz'
@@ -714,7 +744,7 @@ async function benchDatabase(kind, opts, runTag) {
             ? (check) => createRequests({ tenant, ledger, check, idempotent: !!s.idempotent, runTag: `${runTag}-${s.id}`, collectIds: true })
             : (check) => pollRequests({ tenant, ids: ledger.pollIds, check });
       log(`[${kind}] ${s.label} (${loadLabel(s)}, ${opts.duration} s)…`);
-      const r = await runLoad({ server, seconds: opts.duration, connections: s.connections, rate: s.rate, slices: s.slices ?? 1, makeRequests, databaseCpu });
+      const r = await runLoad({ server, apiServers, seconds: opts.duration, connections: s.connections, rate: s.rate, slices: s.slices ?? 1, makeRequests, databaseCpu });
       if (s.id === 'healthz') trivial = r.requestsPerS;
       const row = {
         id: s.id,
@@ -734,6 +764,7 @@ async function benchDatabase(kind, opts, runTag) {
       );
     }
     result.serverRssMbAfter = processRssMb(server.pid);
+    if (apiServers.length) result.apiProcessesRssMbAfter = apiServers.map((e) => processRssMb(e.pid));
 
     // Reconcile the database with what the load generator saw, while the server is still up:
     // every acknowledged decision must already be stored.
@@ -778,6 +809,10 @@ async function benchDatabase(kind, opts, runTag) {
     });
     // Start-up to ready on the now existing database (issue 10: under 1 s): stop, start again on
     // the same data, time spawn -> /healthz answering, and read what the server itself logged.
+    for (const e of apiServers.splice(0)) {
+      const exitExtra = await e.stop();
+      if (exitExtra && exitExtra.code !== 0) throw new Error(`API process exited with ${JSON.stringify(exitExtra)} on SIGTERM`);
+    }
     const exit = await server.stop();
     result.serverExit = exit;
     server = null;
@@ -792,6 +827,7 @@ async function benchDatabase(kind, opts, runTag) {
     log(`[${kind}] FAILED: ${result.error}`);
     if (server) log(`[${kind}] server log tail:\n${server.tail()}`);
   } finally {
+    for (const e of apiServers) await e.stop();
     if (server) {
       const exit = await server.stop();
       if (result.restart) result.restart.exit = exit;
