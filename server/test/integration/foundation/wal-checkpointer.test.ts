@@ -1,9 +1,11 @@
 import { EventEmitter, once } from 'node:events';
 import { closeSync, openSync, readSync } from 'node:fs';
+import path from 'node:path';
+import SqliteDatabase from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { openStorage, type Storage } from '../../../src/db/database.js';
-import type { CheckpointResult } from '../../../src/db/wal-checkpointer.js';
+import { startCheckpointer, type CheckpointResult } from '../../../src/db/wal-checkpointer.js';
 import { createTestDatabase, type TestDatabase } from '../../support/databases.js';
 
 /** Resolves with the first checkpoint report that satisfies `test`. */
@@ -153,5 +155,81 @@ describe('the writer never waits for the checkpointer inside SQLite [sqlite]', (
     expect(reports.filter((r) => r.truncated).length).toBeGreaterThan(0);
     const { rows } = await sql<{ n: number }>`select count(*) as n from blobs`.execute(storage.readDb);
     expect(Number(rows[0]!.n)).toBe(1_000);
+  });
+});
+
+describe('the hold hand-over between the worker and the main thread [sqlite]', () => {
+  let testDb: TestDatabase;
+  let writer: SqliteDatabase.Database;
+  let file: string;
+
+  beforeAll(async () => {
+    testDb = await createTestDatabase('sqlite');
+    file = path.join(testDb.dataDir, 'handover.sqlite');
+    writer = new SqliteDatabase(file);
+    writer.pragma('journal_mode = WAL');
+    writer.pragma('wal_autocheckpoint = 0');
+    writer.exec('create table blobs (id integer primary key, body text not null)');
+  });
+  afterAll(async () => {
+    writer?.close();
+    await testDb?.drop();
+  });
+
+  /** Frames in the WAL (no more asked of the worker than one page), so every pass asks for a hold. */
+  const fill = () => writer.prepare('insert into blobs (body) values (?)').run('w'.repeat(4_000));
+
+  it('goes on with its passes when the writer cannot be held, and reports why', async () => {
+    const errors: Error[] = [];
+    let asked = 0;
+    const held = new EventEmitter();
+    fill();
+    const checkpointer = startCheckpointer({
+      file,
+      intervalMs: 5,
+      restartAboveBytes: 1,
+      holdWriter: async () => {
+        asked++;
+        if (asked === 1) throw new Error('writer closing');
+        return () => held.emit('released');
+      },
+      onError: (err) => errors.push(err),
+      onCheckpoint: (r) => {
+        if (r.held) held.emit('held', r);
+        else fill(); // keep giving the next pass something to copy
+      },
+    });
+    try {
+      // The first hold failed; a later pass asked again and got it.
+      const [report] = (await once(held, 'held')) as [CheckpointResult];
+      expect(report.copied).toBe(report.frames);
+      expect(asked).toBeGreaterThanOrEqual(2);
+      expect(errors.map((e) => e.message)).toContain('writer closing');
+    } finally {
+      await checkpointer.stop();
+    }
+  });
+
+  it('gives the writer back when the hold is granted after the worker has stopped', async () => {
+    fill();
+    let grant: ((release: () => void) => void) | null = null;
+    const asked = new EventEmitter();
+    const checkpointer = startCheckpointer({
+      file,
+      intervalMs: 5,
+      restartAboveBytes: 1,
+      holdWriter: () =>
+        new Promise<() => void>((resolve) => {
+          grant = resolve;
+          asked.emit('asked');
+        }),
+    });
+    await once(asked, 'asked');
+    await checkpointer.stop();
+    // The main thread gets the writer only now, with nobody left to end the hold: it must let go at once.
+    let released = false;
+    grant!(() => (released = true));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(released).toBe(true);
   });
 });
