@@ -13,7 +13,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sandboxProfileFor } from '../../src/modules/credit-data/sandbox-connector.js';
 import { PORTAL_DIST_DIR } from '../../src/modules/portal/portal-static.js';
-import { chromiumAvailable, launchChromium, pageProblems, Screenshots, startListeningTestApp, type ListeningTestApp } from '../support/browser.js';
+import { chromiumAvailable, launchChromium, pageProblems, Screenshots, signUpInPortal, startListeningTestApp, type ListeningTestApp } from '../support/browser.js';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
 
 const LAPTOP = { width: 1366, height: 900 } as const;
@@ -88,17 +88,7 @@ describe.skipIf(!chromiumAvailable())('credit policy in headless Chromium', () =
   }
 
   it('signs up and decides on the bundled default policy', async () => {
-    await page.goto(`${t.baseUrl}/portal/signup`);
-    await heading('Create your account');
-    await page.getByLabel('Company name').fill('Harbor Credit');
-    await page.getByLabel('Your name').fill('Priya Admin');
-    await page.getByLabel('Work email').fill('priya.admin@harbor-credit.example.com');
-    await page.getByLabel('Password').fill('a long sandbox passphrase');
-    await page.getByRole('button', { name: 'Create account' }).click();
-    await heading('Your sandbox is ready');
-    apiKey = await page.getByLabel('Sandbox API key').inputValue();
-    await page.getByRole('button', { name: 'Continue to the portal' }).click();
-    await heading(/Welcome/);
+    apiKey = await signUpInPortal(page, t.baseUrl, { company: 'Harbor Credit', name: 'Priya Admin', email: 'priya.admin@harbor-credit.example.com', password: 'a long sandbox passphrase' });
 
     // 400.00 on the monthly plan (soft KYC tier, 3 months): priced at grade A's monthly rate.
     const before = await decide('400.00');

@@ -8,15 +8,14 @@
  * active one is decided. Screenshots: test-artifacts/screenshots/dealers-*.png.
  */
 import { execFileSync } from 'node:child_process';
-import { createHmac } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PORTAL_DIST_DIR } from '../../src/modules/portal/portal-static.js';
-import { chromiumAvailable, launchChromium, pageProblems, Screenshots, startListeningTestApp, type ListeningTestApp } from '../support/browser.js';
+import { chromiumAvailable, launchChromium, pageFetch, pageProblems, Screenshots, signUpInPortal, startListeningTestApp, type ListeningTestApp } from '../support/browser.js';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
-import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from '../support/webhook-receiver.js';
+import { signedWith, startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 
 const LAPTOP = { width: 1366, height: 900 } as const;
 const TABLET = { width: 820, height: 1180 } as const;
@@ -32,13 +31,6 @@ function ensurePortalBuilt(): void {
 }
 
 /** The receiver-side check of interface.md, Authentication 5: any v1 = HMAC(secret, `t.body`). */
-function signedWith(req: ReceivedWebhook, secret: string): boolean {
-  const parts = (req.headers['svc-signature'] ?? '').split(',');
-  const t = parts.find((p) => p.startsWith('t='))?.slice(2);
-  if (!t) return false;
-  const expected = createHmac('sha256', secret).update(`${t}.${req.body}`).digest('hex');
-  return parts.filter((p) => p.startsWith('v1=')).some((p) => p.slice(3) === expected);
-}
 
 interface Envelope {
   id: string;
@@ -112,17 +104,6 @@ describe.skipIf(!chromiumAvailable())('dealers in the lender portal (headless Ch
 
   const heading = (page: Page, text: string | RegExp) => page.getByRole('heading', { level: 1, name: text }).waitFor();
 
-  /** A fetch from inside the page, as the web app makes it (cookies, CSRF header from the cookie). */
-  async function pageFetch(page: Page, method: string, path: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
-    return page.evaluate<{ status: number; body: Record<string, unknown> }>(`(async () => {
-      const csrf = (document.cookie.split('; ').find((c) => c.startsWith('cds_csrf=')) || '').slice('cds_csrf='.length);
-      const body = ${JSON.stringify(body === undefined ? null : JSON.stringify(body))};
-      const headers = { 'x-csrf-token': csrf };
-      if (body !== null) headers['content-type'] = 'application/json';
-      const r = await fetch(${JSON.stringify(path)}, { method: ${JSON.stringify(method)}, headers, body: body === null ? undefined : body });
-      return { status: r.status, body: await r.json() };
-    })()`);
-  }
 
   /** The signed deliveries of one event type about one dealer, parsed (after checking the signature). */
   function dealerEvents(type: string, dealerId: string): Envelope[] {
@@ -147,17 +128,8 @@ describe.skipIf(!chromiumAvailable())('dealers in the lender portal (headless Ch
   const dealerRow = (page: Page, name: string) => dealersTable(page).getByRole('row').filter({ has: page.getByText(name, { exact: true }) });
 
   it('signs up and points a webhook endpoint at the HTTPS receiver', async () => {
-    await admin.goto(`${t.baseUrl}/portal/signup`);
-    await heading(admin, 'Create your account');
-    await admin.getByLabel('Company name').fill('Prairie Auto Credit');
-    await admin.getByLabel('Your name').fill('Morgan Reyes');
-    await admin.getByLabel('Work email').fill(adminEmail);
-    await admin.getByLabel('Password').fill(PASSWORD);
-    await admin.getByRole('button', { name: 'Create account' }).click();
-    await heading(admin, 'Your sandbox is ready');
-    sandboxKey = await admin.getByLabel('Sandbox API key').inputValue();
+    sandboxKey = await signUpInPortal(admin, t.baseUrl, { company: 'Prairie Auto Credit', name: 'Morgan Reyes', email: adminEmail, password: PASSWORD });
     expect(sandboxKey).toMatch(/^svc_test_/);
-    await admin.getByRole('button', { name: 'Continue to the portal' }).click();
     await heading(admin, /Welcome, Morgan/);
 
     await admin.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Webhooks' }).click();

@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PORTAL_DIST_DIR } from '../../src/modules/portal/portal-static.js';
-import { chromiumAvailable, launchChromium, pageProblems, Screenshots, startListeningTestApp, type ListeningTestApp } from '../support/browser.js';
+import { chromiumAvailable, launchChromium, pageFetch, pageProblems, Screenshots, signUpInPortal, startListeningTestApp, type ListeningTestApp } from '../support/browser.js';
 import { parseCsv } from '../support/csv.js';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
@@ -86,16 +86,6 @@ describe.skipIf(!chromiumAvailable())('decision explorer and dashboard in headle
   const heading = (page: Page, text: string | RegExp) => page.getByRole('heading', { level: 1, name: text }).waitFor();
   const resultRows = (page: Page) => page.getByRole('table', { name: 'Decisions, newest first' }).locator('tbody tr');
 
-  async function pageFetch(page: Page, method: string, path: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
-    return page.evaluate<{ status: number; body: Record<string, unknown> }>(`(async () => {
-      const csrf = (document.cookie.split('; ').find((c) => c.startsWith('cds_csrf=')) || '').slice('cds_csrf='.length);
-      const body = ${JSON.stringify(body === undefined ? null : JSON.stringify(body))};
-      const headers = { 'x-csrf-token': csrf };
-      if (body !== null) headers['content-type'] = 'application/json';
-      const r = await fetch(${JSON.stringify(path)}, { method: ${JSON.stringify(method)}, headers, body: body === null ? undefined : body });
-      return { status: r.status, body: await r.json() };
-    })()`);
-  }
 
   async function decide(body: unknown): Promise<void> {
     const r = await fetch(`${t.baseUrl}/v1/decisions/bnpl`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
@@ -114,17 +104,7 @@ describe.skipIf(!chromiumAvailable())('decision explorer and dashboard in headle
   }
 
   it('signs up and makes decisions through /v1 that reach two webhook endpoints', async () => {
-    await analyst.goto(`${t.baseUrl}/portal/signup`);
-    await heading(analyst, 'Create your account');
-    await analyst.getByLabel('Company name').fill('Fabrikam Finance');
-    await analyst.getByLabel('Your name').fill('Rowan Risk');
-    await analyst.getByLabel('Work email').fill('rowan.risk@fabrikam.example.com');
-    await analyst.getByLabel('Password').fill(PASSWORD);
-    await analyst.getByRole('button', { name: 'Create account' }).click();
-    await heading(analyst, 'Your sandbox is ready');
-    apiKey = await analyst.getByLabel('Sandbox API key').inputValue();
-    await analyst.getByRole('button', { name: 'Continue to the portal' }).click();
-    await heading(analyst, /Welcome/);
+    apiKey = await signUpInPortal(analyst, t.baseUrl, { company: 'Fabrikam Finance', name: 'Rowan Risk', email: 'rowan.risk@fabrikam.example.com', password: PASSWORD });
 
     for (const path of ['/hooks', '/down']) expect((await pageFetch(analyst, 'POST', '/portal/api/webhooks/sandbox/endpoints', { url: receiver.url(path) })).status).toBe(201);
     const seeded = (await pageFetch(analyst, 'GET', '/portal/api/sandbox/consumers?seeded=true')).body.data as Array<{ id: string }>;

@@ -10,7 +10,6 @@
  * covered by the webhook delivery suite); failing test events go through the service layer.
  */
 import { execFileSync } from 'node:child_process';
-import { createHmac } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -18,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PORTAL_DIST_DIR } from '../../src/modules/portal/portal-static.js';
 import { chromiumAvailable, launchChromium, pageProblems, Screenshots, startListeningTestApp, visibleInputCount, type ListeningTestApp } from '../support/browser.js';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
-import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from '../support/webhook-receiver.js';
+import { signedWith, startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 
 const LAPTOP = { width: 1366, height: 900 } as const;
 const TABLET = { width: 820, height: 1180 } as const;
@@ -32,12 +31,6 @@ function ensurePortalBuilt(): void {
 }
 
 /** The receiver-side check of interface.md, Authentication 5: any v1 = HMAC(secret, `t.body`). */
-function signedWith(req: ReceivedWebhook, secret: string): boolean {
-  const parts = req.headers['svc-signature']!.split(',');
-  const t = parts.find((p) => p.startsWith('t='))!.slice(2);
-  const expected = createHmac('sha256', secret).update(`${t}.${req.body}`).digest('hex');
-  return parts.filter((p) => p.startsWith('v1=')).some((p) => p.slice(3) === expected);
-}
 
 describe.skipIf(!chromiumAvailable())('lender portal in headless Chromium', () => {
   let db: TestDatabase;

@@ -9,7 +9,6 @@
  * underwriter the conflict message. Every screen: test-artifacts/screenshots/underwriting-*.png.
  */
 import { execFileSync } from 'node:child_process';
-import { createHmac } from 'node:crypto';
 import { existsSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -18,7 +17,7 @@ import { PORTAL_DIST_DIR } from '../../src/modules/portal/portal-static.js';
 import { chromiumAvailable, launchChromium, makePng, pageProblems, phoneContext, Screenshots, startListeningTestApp, type ListeningTestApp } from '../support/browser.js';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
 import { makeTempDir } from '../support/server-process.js';
-import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from '../support/webhook-receiver.js';
+import { signedWith, startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from '../support/webhook-receiver.js';
 
 const LAPTOP = { width: 1366, height: 900 } as const;
 const PASSWORD = 'a long underwriting passphrase';
@@ -30,12 +29,6 @@ function ensurePortalBuilt(): void {
   execFileSync('npm', ['run', 'build', '--workspace', 'portal'], { cwd: REPO_ROOT, stdio: 'ignore' });
 }
 
-function signedWith(req: ReceivedWebhook, secret: string): boolean {
-  const parts = req.headers['svc-signature']!.split(',');
-  const t = parts.find((p) => p.startsWith('t='))!.slice(2);
-  const expected = createHmac('sha256', secret).update(`${t}.${req.body}`).digest('hex');
-  return parts.filter((p) => p.startsWith('v1=')).some((p) => p.slice(3) === expected);
-}
 
 describe.skipIf(!chromiumAvailable())('underwriting workplace in headless Chromium', () => {
   let db: TestDatabase;

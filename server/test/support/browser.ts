@@ -157,3 +157,45 @@ export async function startListeningTestApp(db: TestDatabase, options: Parameter
     }
   }
 }
+
+/** A portal account to sign up with (`signUpInPortal`). */
+export interface PortalSignUp {
+  company: string;
+  name: string;
+  email: string;
+  password: string;
+}
+
+/**
+ * Signs up through the portal's own form, as a new lender does, and goes on to the overview.
+ * Returns the sandbox API key the page shows once. (portal.browser.test.ts walks the same form step
+ * by step, with screenshots: that is the test of the page itself.)
+ */
+export async function signUpInPortal(page: Page, baseUrl: string, account: PortalSignUp): Promise<string> {
+  const heading = (text: string | RegExp) => page.getByRole('heading', { level: 1, name: text }).waitFor();
+  await page.goto(`${baseUrl}/portal/signup`);
+  await heading('Create your account');
+  await page.getByLabel('Company name').fill(account.company);
+  await page.getByLabel('Your name').fill(account.name);
+  await page.getByLabel('Work email').fill(account.email);
+  await page.getByLabel('Password').fill(account.password);
+  await page.getByRole('button', { name: 'Create account' }).click();
+  await heading('Your sandbox is ready');
+  const key = await page.getByLabel('Sandbox API key').inputValue();
+  await page.getByRole('button', { name: 'Continue to the portal' }).click();
+  await heading(/Welcome/);
+  return key;
+}
+
+/** A fetch from inside the page, as the web app makes it (its cookies, the CSRF header from the cookie). */
+export async function pageFetch(page: Page, method: string, path: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
+  return page.evaluate<{ status: number; body: Record<string, unknown> }>(`(async () => {
+    const csrf = (document.cookie.split('; ').find((c) => c.startsWith('cds_csrf=')) || '').slice('cds_csrf='.length);
+    const body = ${JSON.stringify(body === undefined ? null : JSON.stringify(body))};
+    const headers = { 'x-csrf-token': csrf };
+    if (body !== null) headers['content-type'] = 'application/json';
+    const r = await fetch(${JSON.stringify(path)}, { method: ${JSON.stringify(method)}, headers, body: body === null ? undefined : body });
+    return { status: r.status, body: await r.json() };
+  })()`);
+}
+

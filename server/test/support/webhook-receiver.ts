@@ -6,6 +6,7 @@
  * a status (2xx, 500, ...), a delay, a hang (never answer), a TCP reset, a redirect. A receiver
  * started with `certificate: 'untrusted'` presents a certificate from another CA (a TLS failure).
  */
+import { createHmac } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -236,3 +237,13 @@ export async function startWebhookReceiver(options: { certificate?: 'trusted' | 
     },
   };
 }
+
+/** True when `req` carries a `v1` signature of its body by `secret` (the Svc-Signature scheme, docs/webhooks.md). */
+export function signedWith(req: ReceivedWebhook, secret: string): boolean {
+  const parts = (req.headers['svc-signature'] ?? '').split(',');
+  const t = parts.find((p) => p.startsWith('t='))?.slice(2);
+  if (!t) return false;
+  const expected = createHmac('sha256', secret).update(`${t}.${req.body}`).digest('hex');
+  return parts.filter((p) => p.startsWith('v1=')).some((p) => p.slice(3) === expected);
+}
+
