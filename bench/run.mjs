@@ -684,6 +684,7 @@ function loadLabel(s) {
 async function benchDatabase(kind, opts, runTag) {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), `cds-bench-${kind}-`));
   const processes = kind === 'postgres' ? opts.apiProcesses : 1;
+  if (processes !== opts.apiProcesses) log(`[${kind}] --api-processes applies to PostgreSQL only (one writer per SQLite file): one process`);
   const result = { database: kind, processes, scenarios: [], checks: [], ok: false };
   let pgDb = null;
   let server = null;

@@ -112,7 +112,8 @@ const checkpoint = (mode) => {
 };
 let timer = null;
 let stopped = false;
-let waitingForHold = false;
+// The checkpoint to run once the main thread holds the writer ('PASSIVE' or 'TRUNCATE'); null when no hold was asked for.
+let heldMode = null;
 const schedule = () => { if (!stopped) timer = setTimeout(pass, workerData.intervalMs); };
 function pass() {
   timer = null;
@@ -131,7 +132,7 @@ function pass() {
         last = next;
         if (fresh <= workerData.catchUpFrames) break;
       }
-      waitingForHold = truncate ? 'TRUNCATE' : 'PASSIVE';
+      heldMode = truncate ? 'TRUNCATE' : 'PASSIVE';
       parentPort.postMessage({ hold: true });
       return; // the pass goes on in held(), when the main thread says the writer is held
     }
@@ -141,8 +142,8 @@ function pass() {
   schedule();
 }
 function held() {
-  const mode = waitingForHold;
-  waitingForHold = false;
+  const mode = heldMode;
+  heldMode = null;
   let report = null;
   try {
     db.pragma('busy_timeout = ' + workerData.heldBusyMs);
@@ -158,13 +159,13 @@ function held() {
 }
 parentPort.on('message', (message) => {
   if (message === 'held') {
-    if (waitingForHold && !stopped) return held();
+    if (heldMode && !stopped) return held();
     // Nothing to do under it (stopping): give the writer straight back.
     return parentPort.postMessage({ released: true, report: null });
   }
   if (message === 'not-held') {
     // The main thread could not hold the writer (closing): this pass ends without the held step.
-    if (waitingForHold) { waitingForHold = false; schedule(); }
+    if (heldMode) { heldMode = null; schedule(); }
     return;
   }
   if (message !== 'stop') return;

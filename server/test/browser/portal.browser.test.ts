@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PORTAL_DIST_DIR } from '../../src/modules/portal/portal-static.js';
-import { chromiumAvailable, launchChromium, pageProblems, Screenshots, startListeningTestApp, visibleInputCount, type ListeningTestApp } from '../support/browser.js';
+import { chromiumAvailable, launchChromium, pageFetch, pageProblems, Screenshots, startListeningTestApp, visibleInputCount, type ListeningTestApp } from '../support/browser.js';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
 import { signedWith, startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 
@@ -87,18 +87,6 @@ describe.skipIf(!chromiumAvailable())('lender portal in headless Chromium', () =
     return row.tenant_id;
   }
 
-  /** A fetch from inside the page, as the web app makes it (cookies, CSRF header from the cookie). */
-  async function pageFetch(page: Page, method: string, path: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
-    // A string, so this Node-typed project needs no DOM typings; it runs in the page.
-    return page.evaluate<{ status: number; body: Record<string, unknown> }>(`(async () => {
-      const csrf = (document.cookie.split('; ').find((c) => c.startsWith('cds_csrf=')) || '').slice('cds_csrf='.length);
-      const body = ${JSON.stringify(body === undefined ? null : JSON.stringify(body))};
-      const headers = { 'x-csrf-token': csrf };
-      if (body !== null) headers['content-type'] = 'application/json';
-      const r = await fetch(${JSON.stringify(path)}, { method: ${JSON.stringify(method)}, headers, body: body === null ? undefined : body });
-      return { status: r.status, body: await r.json() };
-    })()`);
-  }
 
   it('signs up: a tenant with its sandbox, the sandbox key shown once, the overview', async () => {
     await admin.goto(`${t.baseUrl}/portal`);

@@ -189,6 +189,7 @@ export async function signUpInPortal(page: Page, baseUrl: string, account: Porta
 
 /** A fetch from inside the page, as the web app makes it (its cookies, the CSRF header from the cookie). */
 export async function pageFetch(page: Page, method: string, path: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
+  // A string, so this Node-typed project needs no DOM typings; it runs in the page.
   return page.evaluate<{ status: number; body: Record<string, unknown> }>(`(async () => {
     const csrf = (document.cookie.split('; ').find((c) => c.startsWith('cds_csrf=')) || '').slice('cds_csrf='.length);
     const body = ${JSON.stringify(body === undefined ? null : JSON.stringify(body))};

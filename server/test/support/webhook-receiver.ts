@@ -238,7 +238,11 @@ export async function startWebhookReceiver(options: { certificate?: 'trusted' | 
   };
 }
 
-/** True when `req` carries a `v1` signature of its body by `secret` (the Svc-Signature scheme, docs/webhooks.md). */
+/**
+ * True when `req` carries a `v1` signature of its body by `secret` (the Svc-Signature scheme,
+ * docs/webhooks.md). Computed here from the documented scheme, not with the server's
+ * `verifySignatureHeader`, so a receiver-side check does not share the signer's code.
+ */
 export function signedWith(req: ReceivedWebhook, secret: string): boolean {
   const parts = (req.headers['svc-signature'] ?? '').split(',');
   const t = parts.find((p) => p.startsWith('t='))?.slice(2);

@@ -4,7 +4,7 @@ import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
-import { openStorage, type Storage } from '../../../src/db/database.js';
+import { openStorage, type Storage, type StorageOptions } from '../../../src/db/database.js';
 import { startCheckpointer, type CheckpointResult } from '../../../src/db/wal-checkpointer.js';
 import { createTestDatabase, type TestDatabase } from '../../support/databases.js';
 
@@ -16,28 +16,37 @@ async function checkpointWhere(reports: EventEmitter, test: (r: CheckpointResult
   }
 }
 
-describe('WAL checkpoints in a worker thread [sqlite]', () => {
-  let testDb: TestDatabase;
-  let storage: Storage;
-  const reports = new EventEmitter();
-  const truncateAboveBytes = 256 * 1024;
-
+/**
+ * A fresh SQLite storage with a `blobs` table for the enclosing describe (opened before its tests,
+ * closed after), its background checkpointer set up with `checkpoints`.
+ */
+function storageWithBlobs(checkpoints: StorageOptions['checkpoints']): () => Storage {
+  let testDb: TestDatabase | undefined;
+  let storage: Storage | undefined;
   beforeAll(async () => {
     testDb = await createTestDatabase('sqlite');
-    storage = openStorage({
-      databaseUrl: null,
-      dataDir: testDb.dataDir,
-      checkpoints: { intervalMs: 20, truncateAboveBytes, onCheckpoint: (r) => reports.emit('checkpoint', r) },
-    });
+    storage = openStorage({ databaseUrl: null, dataDir: testDb.dataDir, checkpoints });
     await sql`create table blobs (id integer primary key, body text not null)`.execute(storage.db);
   });
   afterAll(async () => {
     await storage?.close();
     await testDb?.drop();
   });
+  return () => storage!;
+}
+
+/** Rows in `blobs`, read through the reader connection (its own view of the database). */
+async function blobCount(storage: Storage): Promise<number> {
+  const { rows } = await sql<{ n: number }>`select count(*) as n from blobs`.execute(storage.readDb);
+  return Number(rows[0]!.n);
+}
+
+describe('WAL checkpoints in a worker thread [sqlite]', () => {
+  const reports = new EventEmitter();
+  const storage = storageWithBlobs({ intervalMs: 20, truncateAboveBytes: 256 * 1024, onCheckpoint: (r) => reports.emit('checkpoint', r) });
 
   it('turns the writer\'s own checkpoints off', async () => {
-    const { rows } = await sql<{ wal_autocheckpoint: number }>`pragma wal_autocheckpoint`.execute(storage.db);
+    const { rows } = await sql<{ wal_autocheckpoint: number }>`pragma wal_autocheckpoint`.execute(storage().db);
     expect(rows[0]!.wal_autocheckpoint).toBe(0);
   });
 
@@ -45,19 +54,18 @@ describe('WAL checkpoints in a worker thread [sqlite]', () => {
     const body = 'x'.repeat(4_000);
     // About 1 MB of WAL in small commits, four times the limit.
     const truncated = checkpointWhere(reports, (r) => r.truncated);
-    for (let i = 0; i < 250; i++) await sql`insert into blobs (body) values (${body})`.execute(storage.db);
+    for (let i = 0; i < 250; i++) await sql`insert into blobs (body) values (${body})`.execute(storage().db);
     const report = await truncated;
     expect(report.walBytes).toBe(0);
     expect(report.held).toBe(true);
     // Everything is still there, read by a fresh connection's view of the database.
-    const { rows } = await sql<{ n: number }>`select count(*) as n from blobs`.execute(storage.readDb);
-    expect(Number(rows[0]!.n)).toBe(250);
+    expect(await blobCount(storage())).toBe(250);
   });
 
   it('catches up with steady writes: a PASSIVE checkpoint copies every frame while the writer goes on', async () => {
     const body = 'y'.repeat(4_000);
     const copiedAll = checkpointWhere(reports, (r) => r.frames > 0 && r.copied === r.frames);
-    for (let i = 0; i < 50; i++) await sql`insert into blobs (body) values (${body})`.execute(storage.db);
+    for (let i = 0; i < 50; i++) await sql`insert into blobs (body) values (${body})`.execute(storage().db);
     expect((await copiedAll).copied).toBeGreaterThan(0);
   });
 });
@@ -89,72 +97,40 @@ function walStarts(walFile: string): number {
 }
 
 describe('starting the WAL over under steady writes [sqlite]', () => {
-  let testDb: TestDatabase;
-  let storage: Storage;
   const reports: CheckpointResult[] = [];
-
-  beforeAll(async () => {
-    testDb = await createTestDatabase('sqlite');
-    storage = openStorage({
-      databaseUrl: null,
-      dataDir: testDb.dataDir,
-      // No TRUNCATE: only the held restart can keep this WAL short.
-      checkpoints: { intervalMs: 5, restartAboveBytes: 64 * 1024, truncateAboveBytes: 1024 ** 3, onCheckpoint: (r) => reports.push(r) },
-    });
-    await sql`create table blobs (id integer primary key, body text not null)`.execute(storage.db);
-  });
-  afterAll(async () => {
-    await storage?.close();
-    await testDb?.drop();
-  });
+  // No TRUNCATE: only the held restart can keep this WAL short.
+  const storage = storageWithBlobs({ intervalMs: 5, restartAboveBytes: 64 * 1024, truncateAboveBytes: 1024 ** 3, onCheckpoint: (r) => reports.push(r) });
 
   it('holds the writer once the WAL passes its limit, so the next write starts it from the beginning', async () => {
     // About 8 MB of frames, back to back: a PASSIVE pass rarely finds the WAL fully copied with no
     // commit since, so without the hold SQLite would seldom start it over and the file would grow
     // by most of it.
-    await steadyWrites(storage, 2_000);
+    await steadyWrites(storage(), 2_000);
     // Every hold copied every frame: nothing could be written while it ran.
     const held = reports.filter((r) => r.held);
     expect(held.length).toBeGreaterThan(0);
     for (const r of held) expect(r.copied).toBe(r.frames);
     // Each copy under a hold was followed by a write, which started the WAL over: SQLite counts
     // the starts in the WAL header (its "checkpoint sequence number").
-    await steadyWrites(storage, 1, 1);
-    expect(walStarts(`${storage.location}-wal`)).toBeGreaterThanOrEqual(held.length);
-    const { rows } = await sql<{ n: number }>`select count(*) as n from blobs`.execute(storage.readDb);
-    expect(Number(rows[0]!.n)).toBe(2_001);
+    await steadyWrites(storage(), 1, 1);
+    expect(walStarts(`${storage().location}-wal`)).toBeGreaterThanOrEqual(held.length);
+    expect(await blobCount(storage())).toBe(2_001);
   });
 });
 
 describe('the writer never waits for the checkpointer inside SQLite [sqlite]', () => {
-  let testDb: TestDatabase;
-  let storage: Storage;
   const reports: CheckpointResult[] = [];
-
-  beforeAll(async () => {
-    testDb = await createTestDatabase('sqlite');
-    storage = openStorage({
-      databaseUrl: null,
-      dataDir: testDb.dataDir,
-      // As eager as it gets: a pass every millisecond, a hold after every page, a TRUNCATE whenever the WAL file has anything in it.
-      checkpoints: { intervalMs: 1, restartAboveBytes: 4_096, truncateAboveBytes: 4_096, onCheckpoint: (r) => reports.push(r) },
-    });
-    await sql`create table blobs (id integer primary key, body text not null)`.execute(storage.db);
-  });
-  afterAll(async () => {
-    await storage?.close();
-    await testDb?.drop();
-  });
+  // As eager as it gets: a pass every millisecond, a hold after every page, a TRUNCATE whenever the WAL file has anything in it.
+  const storage = storageWithBlobs({ intervalMs: 1, restartAboveBytes: 4_096, truncateAboveBytes: 4_096, onCheckpoint: (r) => reports.push(r) });
 
   it('commits every write with no busy timeout at all while the worker copies, holds and truncates', async () => {
     // A writer that met a lock held by the checkpointer would wait in SQLite's busy handler, on
     // the event loop; with no busy timeout it fails with SQLITE_BUSY instead, so any such wait
     // fails this test.
-    await sql`pragma busy_timeout = 0`.execute(storage.db);
-    await steadyWrites(storage, 1_000);
+    await sql`pragma busy_timeout = 0`.execute(storage().db);
+    await steadyWrites(storage(), 1_000);
     expect(reports.filter((r) => r.truncated).length).toBeGreaterThan(0);
-    const { rows } = await sql<{ n: number }>`select count(*) as n from blobs`.execute(storage.readDb);
-    expect(Number(rows[0]!.n)).toBe(1_000);
+    expect(await blobCount(storage())).toBe(1_000);
   });
 });
 
