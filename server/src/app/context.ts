@@ -95,7 +95,9 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
       databaseUrl: config.databaseUrl,
       dataDir: config.dataDir,
       poolSize: config.databasePoolSize,
+      statementTimeoutMs: config.databaseStatementTimeoutMs,
       onPoolError: (err) => logger.warn({ err: err.message }, 'database connection lost; the pool will reconnect'),
+      onSilentConnection: (silentMs) => logger.warn({ silentMs }, 'database connection gave no answer; ended it, the pool will reconnect'),
       onCheckpointError: (err) => logger.warn({ err: err.message }, 'background WAL checkpoint failed; the next one retries'),
       checkpoints: {
         onCheckpoint: (r) => {

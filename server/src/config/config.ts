@@ -45,6 +45,11 @@ export interface Config {
   smsGateway: { url: string; token: string | null } | null;
   /** PostgreSQL connections per process (each process has its own pool; docs/deployment.md). */
   databasePoolSize: number;
+  /**
+   * PostgreSQL: a statement running longer is cancelled by the server, and a query with no answer
+   * at all a second after that ends its connection (a silent partition); 0 = neither (database.ts).
+   */
+  databaseStatementTimeoutMs: number;
   /** Webhook sends in flight per worker process, and per endpoint across every worker. */
   webhookDelivery: { concurrency: number; perEndpointConcurrency: number };
   /**
@@ -147,6 +152,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     creditGateway = { url: gatewayUrl, token: gatewayToken ?? '', timeoutMs: gatewayTimeoutMs };
   }
   const databasePoolSize = integer('DATABASE_POOL_SIZE', 10, 1, 1_000);
+  const databaseStatementTimeoutMs = integer('DATABASE_STATEMENT_TIMEOUT_MS', 15_000, 0, 3_600_000);
   const webhookDelivery = {
     concurrency: integer('WEBHOOK_CONCURRENCY', 64, 1, 4_096),
     perEndpointConcurrency: integer('WEBHOOK_ENDPOINT_CONCURRENCY', 8, 1, 1_024),
@@ -178,7 +184,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
   return Object.freeze({
     port, host, databaseUrl, dataDir, redisUrl, publicBaseUrl, dataEncryptionKey, dataEncryptionKeySource,
     webhookAllowPrivateNetworks, webhookRetryDelaysMs, tls, rateLimits: Object.freeze(rateLimits), apiKeyCacheSize, logLevel, production, creditGateway, smtp, smsGateway,
-    databasePoolSize, webhookDelivery: Object.freeze(webhookDelivery), shutdownDrainMs, trustProxy: Array.isArray(trustProxy) ? Object.freeze(trustProxy) as string[] : trustProxy,
+    databasePoolSize, databaseStatementTimeoutMs, webhookDelivery: Object.freeze(webhookDelivery), shutdownDrainMs, trustProxy: Array.isArray(trustProxy) ? Object.freeze(trustProxy) as string[] : trustProxy,
   });
 }
 

@@ -21,6 +21,9 @@
  * - DATABASE_URL=postgres://...: a pg Pool. int8 is parsed to a JS number (our epoch-ms times and
  *   cents are far below 2^53). Connection attempts time out quickly so an unreachable database
  *   becomes a 503 rather than a hung request, and the pool reconnects by itself when it returns.
+ *   A statement never waits forever either (`statementTimeoutMs`, see `endSilentConnections`):
+ *   PostgreSQL cancels one that runs too long, and a query that gets no answer at all a second
+ *   after that (a partition that leaves the connection open and silent) ends its connection.
  * - `readByIds`: the hottest read (a poll's decision by primary key) runs outside Kysely's
  *   executor: batched per turn of the event loop (prepared once on SQLite), rows as arrays of values.
  */
@@ -96,6 +99,14 @@ export interface StorageOptions {
   /** Called when an idle pooled connection dies (database restarted); the pool recovers by itself. */
   onPoolError?: (err: Error) => void;
   poolSize?: number;
+  /**
+   * PostgreSQL: the server cancels a statement that runs longer (`statement_timeout`), and a query
+   * with no answer `SILENCE_GRACE_MS` after that ends its connection (see endSilentConnections).
+   * 0 or unset: neither (`cds migrate`, whose index builds may take long).
+   */
+  statementTimeoutMs?: number;
+  /** A connection gave no answer within the statement time-out plus the grace and was ended. */
+  onSilentConnection?: (silentMs: number) => void;
   /** SQLite: checkpoint the WAL in a worker thread instead of on commits (default true). */
   backgroundCheckpoints?: boolean;
   /** A background checkpoint failed (logged; the next one retries). */
@@ -173,18 +184,24 @@ export function openStorage(options: StorageOptions): Storage {
       },
     };
   }
+  const statementTimeoutMs = options.statementTimeoutMs ?? 0;
   const pool = new pg.Pool({
     connectionString: options.databaseUrl,
     max: options.poolSize ?? 10,
     connectionTimeoutMillis: 2_000,
     idleTimeoutMillis: 30_000,
-    // A statement that cannot get its locks in time fails instead of queueing forever.
-    options: '-c lock_timeout=10000',
+    // A statement that cannot get its locks in time fails instead of queueing forever; one that runs
+    // too long is cancelled by the server (a 503: isDatabaseUnavailable).
+    options: `-c lock_timeout=10000${statementTimeoutMs > 0 ? ` -c statement_timeout=${statementTimeoutMs}` : ''}`,
   });
   pool.on('error', (err) => options.onPoolError?.(err));
   // A connection that dies mid-query emits 'error' on its checked-out client (the query is rejected too, and becomes a 503); unheard, that event would crash the process.
   pool.on('connect', (client) => client.on('error', () => undefined));
   pool.on('connect', runRegisteredAsPrepared);
+  if (statementTimeoutMs > 0) {
+    const silentAfterMs = statementTimeoutMs + SILENCE_GRACE_MS;
+    pool.on('connect', (client) => endSilentConnections(client, silentAfterMs, options.onSilentConnection));
+  }
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   const url = new URL(options.databaseUrl);
   return {
@@ -228,6 +245,46 @@ function runRegisteredAsPrepared(client: pg.PoolClient): void {
   (client as { query: unknown }).query = (text: unknown, values?: unknown, callback?: unknown) => {
     const name = typeof text === 'string' && Array.isArray(values) ? preparedNameOf(text) : undefined;
     return name === undefined ? query(text, values, callback) : query({ name, text, values }, callback);
+  };
+}
+
+/** How long past its statement time-out a query may go without any answer before its connection counts as gone. */
+export const SILENCE_GRACE_MS = 1_000;
+
+/**
+ * Ends a pooled connection on which a query got no answer at all within `silentAfterMs`.
+ *
+ * Why: a network partition (or a failover that leaves the old address silent) keeps the TCP
+ * connection open while no byte moves. The query sent on it would wait until TCP gives up, about a
+ * quarter of an hour, and every request that drew that connection from the pool with it; nothing
+ * in the protocol notices. The server cancels a slow statement itself at the statement time-out
+ * and says so, so silence a grace period after that means nobody is listening. Destroying the
+ * socket fails the query the way a dropped connection does ("Connection terminated", a 503 with
+ * Retry-After for the request), and the pool drops the client (no longer queryable) and opens a
+ * new connection for the next one, which works again once the network does.
+ */
+function endSilentConnections(client: pg.PoolClient, silentAfterMs: number, onSilent?: (silentMs: number) => void): void {
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  const end = () => {
+    onSilent?.(silentAfterMs);
+    (client as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
+  };
+  (client as { query: unknown }).query = (...args: unknown[]) => {
+    const timer = setTimeout(end, silentAfterMs);
+    const last = args.length - 1;
+    const callback = args[last];
+    if (typeof callback === 'function') {
+      // Callback style (pg-pool's pool.query): the answer is the callback.
+      args[last] = (...results: unknown[]) => {
+        clearTimeout(timer);
+        return (callback as (...a: unknown[]) => unknown)(...results);
+      };
+      return query(...args);
+    }
+    const result = query(...args);
+    if (result instanceof Promise) result.then(() => clearTimeout(timer), () => clearTimeout(timer));
+    else clearTimeout(timer); // a submittable (cursor) keeps its own pace
+    return result;
   };
 }
 
@@ -335,6 +392,7 @@ const UNAVAILABLE_CODES = new Set([
   '57P01', '57P02', '57P03', // admin shutdown, crash shutdown, cannot connect now
   '08000', '08001', '08003', '08004', '08006', // connection exceptions
   '53300', // too many connections
+  '57014', // statement cancelled: ran past the statement time-out (statementTimeoutMs)
   'SQLITE_BUSY', 'SQLITE_LOCKED', 'SQLITE_IOERR', 'SQLITE_FULL',
 ]);
 

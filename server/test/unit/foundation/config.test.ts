@@ -55,6 +55,8 @@ describe('configuration', () => {
   it('reads the scale-out settings of each role, with defaults and bounds', () => {
     const defaults = loadConfig({}, tmp());
     expect(defaults.databasePoolSize).toBe(10);
+    expect(defaults.databaseStatementTimeoutMs).toBe(15_000);
+    expect(loadConfig({ DATABASE_STATEMENT_TIMEOUT_MS: '0' }, tmp()).databaseStatementTimeoutMs).toBe(0);
     expect(defaults.webhookDelivery).toEqual({ concurrency: 64, perEndpointConcurrency: 8 });
     expect(defaults.shutdownDrainMs).toBe(0);
     expect(defaults.trustProxy).toBe(false);
@@ -66,11 +68,11 @@ describe('configuration', () => {
     expect(set.webhookDelivery).toEqual({ concurrency: 16, perEndpointConcurrency: 2 });
     expect(set.shutdownDrainMs).toBe(15_000);
     try {
-      loadConfig({ DATABASE_POOL_SIZE: '0', WEBHOOK_CONCURRENCY: 'many', WEBHOOK_ENDPOINT_CONCURRENCY: '-1', SHUTDOWN_DRAIN_MS: '1h' }, tmp());
+      loadConfig({ DATABASE_POOL_SIZE: '0', DATABASE_STATEMENT_TIMEOUT_MS: '15s', WEBHOOK_CONCURRENCY: 'many', WEBHOOK_ENDPOINT_CONCURRENCY: '-1', SHUTDOWN_DRAIN_MS: '1h' }, tmp());
       expect.unreachable();
     } catch (err) {
       expect(err).toBeInstanceOf(ConfigError);
-      for (const name of ['DATABASE_POOL_SIZE', 'WEBHOOK_CONCURRENCY', 'WEBHOOK_ENDPOINT_CONCURRENCY', 'SHUTDOWN_DRAIN_MS']) expect((err as Error).message).toContain(name);
+      for (const name of ['DATABASE_POOL_SIZE', 'DATABASE_STATEMENT_TIMEOUT_MS', 'WEBHOOK_CONCURRENCY', 'WEBHOOK_ENDPOINT_CONCURRENCY', 'SHUTDOWN_DRAIN_MS']) expect((err as Error).message).toContain(name);
     }
   });
 
