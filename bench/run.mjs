@@ -65,6 +65,8 @@ const USAGE = `Usage: node bench/run.mjs [options]   (npm run bench -- [options]
   --api-processes N  PostgreSQL only: N server processes on one database (the first with every role,
                      the others \`serve --role api\`), each load split evenly over them as a round-robin
                      balancer would (no proxy in between); CPU per request is the sum over them
+  --redis URL        run the server(s) with REDIS_URL=URL: rate limits shared through Redis, as in the
+                     multi-node shape (docs/deployment.md); default none (in-process buckets)
   --dist DIR         the compiled server to run (default server/dist), e.g. a copy of another build
                      for A/B runs (keep it under server/ so its packages resolve)
   --sql-timing       SQLite only: time every statement the server prepares and runs (a preload
@@ -91,6 +93,7 @@ function options() {
       'pg-analyze': { type: 'boolean', default: false },
       dist: { type: 'string' },
       'api-processes': { type: 'string', default: '1' },
+      redis: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
@@ -118,6 +121,7 @@ function options() {
     pgAnalyze: values['pg-analyze'],
     dist: values.dist ? path.resolve(values.dist) : null,
     apiProcesses: positiveInt('api-processes', values['api-processes']),
+    redisUrl: values.redis ?? null,
     scenarios: values.scenarios ? values.scenarios.split(',').map((x) => x.trim()).filter(Boolean) : null,
   };
 }
@@ -222,7 +226,7 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
 // The server, started as a user would start it
 // ---------------------------------------------------------------------------------------------
 
-function serverEnv({ port, dataDir, databaseUrl }) {
+function serverEnv({ port, dataDir, databaseUrl, redisUrl = null }) {
   const env = { ...process.env };
   // Nothing from the caller's environment may pick another database, Redis or key for the bench.
   for (const name of ['DATABASE_URL', 'REDIS_URL', 'DATA_ENCRYPTION_KEY', 'NODE_ENV', 'TLS_CERT_FILE', 'TLS_KEY_FILE', 'PUBLIC_BASE_URL']) delete env[name];
@@ -235,6 +239,7 @@ function serverEnv({ port, dataDir, databaseUrl }) {
     RATE_LIMIT_SANDBOX_PER_S: '1000000',
   });
   if (databaseUrl) env.DATABASE_URL = databaseUrl;
+  if (redisUrl) env.REDIS_URL = redisUrl;
   return env;
 }
 
@@ -699,7 +704,7 @@ async function benchDatabase(kind, opts, runTag) {
       result.location = 'embedded SQLite (WAL, synchronous=FULL) in a fresh temporary CDS_DATA_DIR';
     }
     const database = kind === 'sqlite' ? { kind, dataDir } : { kind, url: pgDb.url };
-    const env = serverEnv({ port: await freePort(), dataDir, databaseUrl: pgDb?.url });
+    const env = serverEnv({ port: await freePort(), dataDir, databaseUrl: pgDb?.url, redisUrl: opts.redisUrl });
 
     const startedAt = performance.now();
     server = await startServer({ env, dataDir, cpuProfDir: opts.cpuProfDir, sqlTiming: opts.sqlTiming && kind === 'sqlite' });
@@ -942,6 +947,7 @@ function markdownReport(report) {
     '',
     `${report.date} · ${m.nproc} CPUs (${m.cpuModel}), ${m.memoryGb} GB · ${m.platform} · Node ${m.node} · load average at start ${m.loadAverageAtStart.join(' / ')}`,
     `${report.settings.durationS} s per scenario · ${report.settings.connections} connections, pipelining 1 · load generator (autocannon) on the same machine as the server · latencies measured by the client, every response included`,
+    `Server: ${report.settings.server}`,
     '',
     'Rows "at N/s" are fixed-rate runs: req/s is the rate achieved, and their latencies only mean "at N/s" when it reached N. "vs /healthz" is the throughput as a fraction of the trivial route of the same server in the same run. See docs/performance.md.',
     '',
@@ -1068,7 +1074,7 @@ async function main() {
       createRatePerS: CREATE_RATE,
       pollRatePerS: POLL_RATE,
       rateSlices: RATE_SLICES,
-      server: 'node server/dist/cli/main.js serve (role all), LOG_LEVEL=warn, RATE_LIMIT_*_PER_S=1000000',
+      server: `node server/dist/cli/main.js serve (role all), LOG_LEVEL=warn, RATE_LIMIT_*_PER_S=1000000${opts.redisUrl ? `, REDIS_URL=${opts.redisUrl} (rate limits shared through Redis)` : ''}`,
       loadGenerator: `autocannon ${JSON.parse(await readFile(path.join(ROOT, 'node_modules', 'autocannon', 'package.json'), 'utf8')).version}, same process as this script`,
     },
     targets: { specCreateP99Ms: SPEC_CREATE_P99_MS, issue10: ISSUE_TARGETS },
