@@ -271,20 +271,26 @@ function endSilentConnections(client: pg.PoolClient, silentAfterMs: number, onSi
   };
   (client as { query: unknown }).query = (...args: unknown[]) => {
     const timer = setTimeout(end, silentAfterMs);
+    timer.unref(); // the socket, not this timer, is what keeps a process waiting for an answer
     const last = args.length - 1;
     const callback = args[last];
-    if (typeof callback === 'function') {
-      // Callback style (pg-pool's pool.query): the answer is the callback.
-      args[last] = (...results: unknown[]) => {
-        clearTimeout(timer);
-        return (callback as (...a: unknown[]) => unknown)(...results);
-      };
-      return query(...args);
+    try {
+      if (typeof callback === 'function') {
+        // Callback style (pg-pool's pool.query): the answer is the callback.
+        args[last] = (...results: unknown[]) => {
+          clearTimeout(timer);
+          return (callback as (...a: unknown[]) => unknown)(...results);
+        };
+        return query(...args);
+      }
+      const result = query(...args);
+      if (result instanceof Promise) result.then(() => clearTimeout(timer), () => clearTimeout(timer));
+      else clearTimeout(timer); // a submittable (cursor) keeps its own pace
+      return result;
+    } catch (err) {
+      clearTimeout(timer); // refused before anything was sent
+      throw err;
     }
-    const result = query(...args);
-    if (result instanceof Promise) result.then(() => clearTimeout(timer), () => clearTimeout(timer));
-    else clearTimeout(timer); // a submittable (cursor) keeps its own pace
-    return result;
   };
 }
 
