@@ -3,7 +3,8 @@
  * authentication and no STARTTLS, so nodemailer delivers to it exactly as to a real relay. Every
  * message is recorded with its envelope, headers and decoded text body, and the 6-digit code is
  * parsed out of the body. `setFailing(true)` makes it refuse messages (550) so a test can see a
- * delivery failure.
+ * delivery failure; `setHanging(true)` makes it accept connections and never greet them (a server
+ * that hangs), until `setHanging(false)` or stop().
  */
 import { SMTPServer } from 'smtp-server';
 import type { AddressInfo } from 'node:net';
@@ -26,6 +27,9 @@ export interface FakeSmtpServer {
   url: string;
   messages: MailMessage[];
   setFailing(failing: boolean): void;
+  setHanging(hanging: boolean): void;
+  /** Connections held without a greeting while hanging. */
+  hung: number;
   /** Messages refused while failing. */
   refused: number;
   /**
@@ -41,6 +45,10 @@ export async function startFakeSmtpServer(): Promise<FakeSmtpServer> {
   const waiters = new Set<() => void>();
   let failing = false;
   let refused = 0;
+  let hanging = false;
+  let hung = 0;
+  // Greetings held back while hanging: given on setHanging(false), refused on stop().
+  const held = new Set<(err?: Error | null) => void>();
 
   const server = new SMTPServer({
     secure: false,
@@ -48,6 +56,11 @@ export async function startFakeSmtpServer(): Promise<FakeSmtpServer> {
     disabledCommands: ['STARTTLS'],
     logger: false,
     closeTimeout: 1_000,
+    onConnect(_session, callback) {
+      if (!hanging) return callback();
+      hung++;
+      held.add(callback);
+    },
     onData(stream, session, callback) {
       const chunks: Buffer[] = [];
       stream.on('data', (c: Buffer) => chunks.push(c));
@@ -87,11 +100,23 @@ export async function startFakeSmtpServer(): Promise<FakeSmtpServer> {
     setFailing(value) {
       failing = value;
     },
+    get hung() {
+      return hung;
+    },
+    setHanging(value) {
+      hanging = value;
+      if (!value) {
+        for (const greet of [...held]) greet();
+        held.clear();
+      }
+    },
     waitForMessage({ since = 0, to, timeoutMs = 5_000 } = {}) {
       const find = () => messages.slice(since).find((m) => to === undefined || m.to.includes(to));
       return waitFor(find, waiters, timeoutMs, () => `no email${to ? ` to ${to}` : ''} after index ${since} within ${timeoutMs} ms (received ${messages.length})`);
     },
     stop() {
+      for (const refuse of [...held]) refuse(new Error('stopping'));
+      held.clear();
       return new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };

@@ -18,6 +18,7 @@ import { ADVERSE_ACTION_REASONS } from '../../../src/modules/engine/index.js';
 import { createTestDatabase, dialectMatrix, type TestDatabase } from '../../support/databases.js';
 import { startFakeSmsGateway, type FakeSmsGateway } from '../../support/fake-sms-gateway.js';
 import { startFakeSmtpServer, type FakeSmtpServer } from '../../support/fake-smtp-server.js';
+import { CODE_SEND_TIMEOUT_MS } from '../../../src/modules/kyc/code-senders.js';
 import { bearer, createTestApp, errorOf, type TestApp } from '../../support/test-app.js';
 
 const HOUR = 3_600_000;
@@ -733,6 +734,30 @@ describe.each(await dialectMatrix())('hosted identity verification [%s]', (diale
     // A sandbox key cannot see the live decision.
     expect((await poll(id)).statusCode).toBe(404);
   });
+
+  it('live by email: an SMTP server that takes the connection and never answers costs the page the 5 s time-out, a "could not send" notice and no try; it works once the server answers', async () => {
+    const { id, browser } = await createPending('enhanced', { consumer: LIVE_EMAIL, transaction: txn('2600.00') }, t.tenant.live.apiKey);
+    await browser.open();
+    smtp.setHanging(true);
+    const hungBefore = smtp.hung;
+    const since = smtp.messages.length;
+    const started = performance.now();
+    try {
+      await browser.sendCode();
+    } finally {
+      smtp.setHanging(false);
+    }
+    // Without the time-out nodemailer waits 30 s for a greeting, past this test's own limit.
+    expect(performance.now() - started).toBeGreaterThanOrEqual(CODE_SEND_TIMEOUT_MS - 100);
+    expect(smtp.hung).toBe(hungBefore + 1);
+    expect(browser.notice).toBe('We could not send a code just now. Please try again in a moment.');
+    expect(await verificationRow(id)).toMatchObject({ codes_sent: 0, code_hash: null });
+    expect(smtp.messages.length).toBe(since);
+
+    await browser.sendCode();
+    expect(browser.notice).toBe('We sent a 6-digit code to your email.');
+    expect((await smtp.waitForMessage({ since, to: LIVE_EMAIL.email })).headers['x-reference']).toBe(`${id}:1`);
+  }, 20_000);
 
   it('live hard by SMS: the gateway contract, a delivery failure costs nothing, at most 5 codes, then details and a document', async () => {
     const { id, browser } = await createPending('hard', { consumer: LIVE_SMS, transaction: txn('7200.00') }, t.tenant.live.apiKey);
