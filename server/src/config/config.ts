@@ -50,6 +50,11 @@ export interface Config {
    * at all a second after that ends its connection (a silent partition); 0 = neither (database.ts).
    */
   databaseStatementTimeoutMs: number;
+  /**
+   * The whole of a request (headers and body) must arrive within this, or it is answered 400 and
+   * its connection closed (http/build-app.ts); bounds what a slow or stalled client holds.
+   */
+  httpRequestTimeoutMs: number;
   /** Webhook sends in flight per worker process, and per endpoint across every worker. */
   webhookDelivery: { concurrency: number; perEndpointConcurrency: number };
   /**
@@ -153,6 +158,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
   }
   const databasePoolSize = integer('DATABASE_POOL_SIZE', 10, 1, 1_000);
   const databaseStatementTimeoutMs = integer('DATABASE_STATEMENT_TIMEOUT_MS', 15_000, 0, 3_600_000);
+  const httpRequestTimeoutMs = integer('HTTP_REQUEST_TIMEOUT_MS', 300_000, 1_000, 3_600_000);
   const webhookDelivery = {
     concurrency: integer('WEBHOOK_CONCURRENCY', 64, 1, 4_096),
     perEndpointConcurrency: integer('WEBHOOK_ENDPOINT_CONCURRENCY', 8, 1, 1_024),
@@ -184,7 +190,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
   return Object.freeze({
     port, host, databaseUrl, dataDir, redisUrl, publicBaseUrl, dataEncryptionKey, dataEncryptionKeySource,
     webhookAllowPrivateNetworks, webhookRetryDelaysMs, tls, rateLimits: Object.freeze(rateLimits), apiKeyCacheSize, logLevel, production, creditGateway, smtp, smsGateway,
-    databasePoolSize, databaseStatementTimeoutMs, webhookDelivery: Object.freeze(webhookDelivery), shutdownDrainMs, trustProxy: Array.isArray(trustProxy) ? Object.freeze(trustProxy) as string[] : trustProxy,
+    databasePoolSize, databaseStatementTimeoutMs, httpRequestTimeoutMs, webhookDelivery: Object.freeze(webhookDelivery), shutdownDrainMs, trustProxy: Array.isArray(trustProxy) ? Object.freeze(trustProxy) as string[] : trustProxy,
   });
 }
 

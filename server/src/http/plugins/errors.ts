@@ -45,6 +45,13 @@ export function registerErrorHandling(app: FastifyInstance): void {
       default:
         break;
     }
+    if (request.raw.destroyed && !request.raw.complete) {
+      // The client's side ended before its body was in (it went away, or the request time-out
+      // ended it): Node reports an "aborted" ECONNRESET, which is not the database's. Nobody is
+      // left to answer; logged as what it is, not as an error of ours.
+      request.log.info({ err: { code: (error as NodeJS.ErrnoException).code, message: error.message } }, 'request body not received in full; the connection is gone');
+      return sendError(reply, 'invalid_request', 'The request was not completed.');
+    }
     if (isDatabaseUnavailable(error)) {
       request.log.error({ err: error }, 'database unavailable');
       return sendError(reply, 'service_unavailable', ERROR_REGISTRY.service_unavailable.message, { 'Retry-After': STORAGE_RETRY_AFTER_S });

@@ -16,7 +16,7 @@ import { openStorage, type Storage } from '../../../src/db/database.js';
 import { createTestDatabase, type TestDatabase } from '../../support/databases.js';
 import { buildFuzzEnv, fuzzSeed, httpTarget, piiInLogs, runFuzz, tableCounter, type FuzzRunReport } from '../../support/fuzz/fuzz-harness.js';
 import { ROUTE_CATALOGUE, type FuzzEnv } from '../../support/fuzz/route-catalogue.js';
-import { cleanupProcesses, databaseEnv, startServer, type ServerProcess } from '../../support/server-process.js';
+import { cleanupProcesses, databaseEnv, runCli, startServer, type ServerProcess } from '../../support/server-process.js';
 
 const SEED = fuzzSeed();
 const RUNS = Number(process.env.FUZZ_RUNS ?? 400);
@@ -209,4 +209,68 @@ describe('hostile input against a real server process [sqlite]', () => {
     expect(server.logs().length).toBeGreaterThan(0);
     expect(piiInLogs(server.stderrText(), env.pii)).toEqual([]);
   }, Math.max(300_000, RUNS * 60));
+});
+
+describe('a request that never arrives in full [sqlite]', () => {
+  /** HTTP_REQUEST_TIMEOUT_MS for this server: short, so the test waits seconds, not the default 5 minutes. */
+  const REQUEST_TIMEOUT_MS = 2_000;
+  let db: TestDatabase;
+  let server: ServerProcess;
+
+  let apiKey: string;
+
+  beforeAll(async () => {
+    db = await createTestDatabase('sqlite');
+    const env = { ...databaseEnv(db), HTTP_REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS) };
+    server = await startServer({ env });
+    const created = await runCli(['tenants', 'create', '--name', 'Slow Client Lender', '--json'], env);
+    expect(created.code, created.stderr).toBe(0);
+    apiKey = (JSON.parse(created.stdout) as { sandbox: { api_key: string } }).sandbox.api_key;
+  });
+  afterAll(async () => {
+    await server?.stop();
+    await db?.drop();
+  });
+
+  it('is answered 400 "not completed in time" and its connection closed after HTTP_REQUEST_TIMEOUT_MS, whatever part is missing; answered early, it is closed too; the server goes on', async () => {
+    const body = (key: string) => `POST /v1/decisions/bnpl HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n{"consumer":`;
+    const partial: Record<string, [text: string, status: number, says: string]> = {
+      'half a request line': ['GET /v1/ev', 400, 'The request was not completed in time'],
+      'half the headers': ['GET /v1/events HTTP/1.1\r\nHost: x\r\nAuthorization: Bea', 400, 'The request was not completed in time'],
+      // Headers complete: the request is routed and waits for a body that never comes. Without
+      // the time-out (Fastify's default: none) this connection stays open for ever.
+      'a body that never completes': [body(apiKey), 400, 'The request was not completed in time'],
+      // Answered before its body (an unknown key): kept alive, Node would wait for the rest of the
+      // body for ever; the answer closes the connection instead.
+      'a body that never completes, answered early': [body('svc_test_unknown'), 401, 'invalid_api_key'],
+    };
+    const TEST_BOUND_MS = 15_000;
+    const outcomes = await Promise.all(
+      Object.entries(partial).map(
+        ([what, [text]]) =>
+          new Promise<{ what: string; closedAfterMs: number; answer: string }>((resolve) => {
+            const started = performance.now();
+            const socket = net.connect(server.port, '127.0.0.1');
+            let answer = '';
+            const bound = setTimeout(() => socket.destroy(), TEST_BOUND_MS);
+            socket.on('data', (chunk: Buffer) => (answer += chunk.toString('latin1')));
+            socket.on('error', () => undefined);
+            socket.on('close', () => {
+              clearTimeout(bound);
+              resolve({ what, closedAfterMs: performance.now() - started, answer });
+            });
+            socket.write(text);
+          }),
+      ),
+    );
+    for (const o of outcomes) {
+      const [, status, says] = partial[o.what]!;
+      expect(o.closedAfterMs, o.what).toBeLessThan(TEST_BOUND_MS - 1_000);
+      expect(o.answer, o.what).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
+      expect(o.answer, o.what).toContain(says);
+    }
+    expect(server.isRunning()).toBe(true);
+    expect((await server.request('/healthz')).status).toBe(200);
+    expect(server.stderrText()).not.toMatch(/"level":(50|60)/);
+  });
 });

@@ -57,6 +57,9 @@ describe('configuration', () => {
     expect(defaults.databasePoolSize).toBe(10);
     expect(defaults.databaseStatementTimeoutMs).toBe(15_000);
     expect(loadConfig({ DATABASE_STATEMENT_TIMEOUT_MS: '0' }, tmp()).databaseStatementTimeoutMs).toBe(0);
+    expect(defaults.httpRequestTimeoutMs).toBe(300_000);
+    expect(loadConfig({ HTTP_REQUEST_TIMEOUT_MS: '30000' }, tmp()).httpRequestTimeoutMs).toBe(30_000);
+    expect(() => loadConfig({ HTTP_REQUEST_TIMEOUT_MS: '0' }, tmp())).toThrow(/HTTP_REQUEST_TIMEOUT_MS must be a whole number from 1000/);
     expect(defaults.webhookDelivery).toEqual({ concurrency: 64, perEndpointConcurrency: 8 });
     expect(defaults.shutdownDrainMs).toBe(0);
     expect(defaults.trustProxy).toBe(false);
