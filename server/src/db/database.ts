@@ -21,7 +21,7 @@
  * - DATABASE_URL=postgres://...: a pg Pool. int8 is parsed to a JS number (our epoch-ms times and
  *   cents are far below 2^53). Connection attempts time out quickly so an unreachable database
  *   becomes a 503 rather than a hung request, and the pool reconnects by itself when it returns.
- *   A statement never waits forever either (`statementTimeoutMs`, see `endSilentConnections`):
+ *   A statement never waits forever either (`statementTimeoutMs`, see `wrapQueries`):
  *   PostgreSQL cancels one that runs too long, and a query that gets no answer at all a second
  *   after that (a partition that leaves the connection open and silent) ends its connection.
  * - `readByIds`: the hottest read (a poll's decision by primary key) runs outside Kysely's
@@ -101,7 +101,7 @@ export interface StorageOptions {
   poolSize?: number;
   /**
    * PostgreSQL: the server cancels a statement that runs longer (`statement_timeout`), and a query
-   * with no answer `SILENCE_GRACE_MS` after that ends its connection (see endSilentConnections).
+   * with no answer `SILENCE_GRACE_MS` after that ends its connection (see wrapQueries).
    * 0 or unset: neither (`cds migrate`, whose index builds may take long).
    */
   statementTimeoutMs?: number;
@@ -197,11 +197,8 @@ export function openStorage(options: StorageOptions): Storage {
   pool.on('error', (err) => options.onPoolError?.(err));
   // A connection that dies mid-query emits 'error' on its checked-out client (the query is rejected too, and becomes a 503); unheard, that event would crash the process.
   pool.on('connect', (client) => client.on('error', () => undefined));
-  pool.on('connect', runRegisteredAsPrepared);
-  if (statementTimeoutMs > 0) {
-    const silentAfterMs = statementTimeoutMs + SILENCE_GRACE_MS;
-    pool.on('connect', (client) => endSilentConnections(client, silentAfterMs, options.onSilentConnection));
-  }
+  const silence = statementTimeoutMs > 0 ? { afterMs: statementTimeoutMs + SILENCE_GRACE_MS, onSilent: options.onSilentConnection } : null;
+  pool.on('connect', (client) => wrapQueries(client, silence));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   const url = new URL(options.databaseUrl);
   return {
@@ -235,42 +232,43 @@ function holdConnection(db: Kysely<Database>): Promise<() => void> {
   });
 }
 
-/**
- * Kysely's PostgreSQL driver sends every statement unnamed (parsed and planned on each execution).
- * A text registered by db/statements.ts (the hot path's fixed statements) goes out as a named
- * prepared statement instead: pg parses it once per connection and then only binds and executes.
- */
-function runRegisteredAsPrepared(client: pg.PoolClient): void {
-  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-  (client as { query: unknown }).query = (text: unknown, values?: unknown, callback?: unknown) => {
-    const name = typeof text === 'string' && Array.isArray(values) ? preparedNameOf(text) : undefined;
-    return name === undefined ? query(text, values, callback) : query({ name, text, values }, callback);
-  };
-}
-
 /** How long past its statement time-out a query may go without any answer before its connection counts as gone. */
 export const SILENCE_GRACE_MS = 1_000;
 
 /**
- * Ends a pooled connection on which a query got no answer at all within `silentAfterMs`.
+ * Every query of a pooled connection goes through this wrapper, for two reasons.
  *
- * Why: a network partition (or a failover that leaves the old address silent) keeps the TCP
- * connection open while no byte moves. The query sent on it would wait until TCP gives up, about a
- * quarter of an hour, and every request that drew that connection from the pool with it; nothing
- * in the protocol notices. The server cancels a slow statement itself at the statement time-out
- * and says so, so silence a grace period after that means nobody is listening. Destroying the
- * socket fails the query the way a dropped connection does ("Connection terminated", a 503 with
- * Retry-After for the request), and the pool drops the client (no longer queryable) and opens a
- * new connection for the next one, which works again once the network does.
+ * Prepared statements. Kysely's PostgreSQL driver sends every statement unnamed (parsed and
+ * planned on each execution). A text registered by db/statements.ts (the hot path's fixed
+ * statements) goes out as a named prepared statement instead: pg parses it once per connection
+ * and then only binds and executes.
+ *
+ * Silent connections (`silence`, when a statement time-out is set). A network partition (or a
+ * failover that leaves the old address silent) keeps the TCP connection open while no byte moves.
+ * A query sent on it would wait until TCP gives up, about a quarter of an hour, and every request
+ * that drew that connection from the pool with it; nothing in the protocol notices. The server
+ * cancels a slow statement itself at the statement time-out and says so, so silence a grace period
+ * after that means nobody is listening. Destroying the socket fails the query the way a dropped
+ * connection does ("Connection terminated", a 503 with Retry-After for the request), and the pool
+ * drops the client (no longer queryable) and opens a new connection for the next one, which works
+ * again once the network does.
  */
-function endSilentConnections(client: pg.PoolClient, silentAfterMs: number, onSilent?: (silentMs: number) => void): void {
+function wrapQueries(client: pg.PoolClient, silence: { afterMs: number; onSilent: ((silentMs: number) => void) | undefined } | null): void {
   const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  const send = (text: unknown, values?: unknown, callback?: unknown) => {
+    const name = typeof text === 'string' && Array.isArray(values) ? preparedNameOf(text) : undefined;
+    return name === undefined ? query(text, values, callback) : query({ name, text, values }, callback);
+  };
+  if (silence === null) {
+    (client as { query: unknown }).query = send;
+    return;
+  }
   const end = () => {
-    onSilent?.(silentAfterMs);
+    silence.onSilent?.(silence.afterMs);
     (client as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
   };
   (client as { query: unknown }).query = (...args: unknown[]) => {
-    const timer = setTimeout(end, silentAfterMs);
+    const timer = setTimeout(end, silence.afterMs);
     timer.unref(); // the socket, not this timer, is what keeps a process waiting for an answer
     const last = args.length - 1;
     const callback = args[last];
@@ -281,9 +279,9 @@ function endSilentConnections(client: pg.PoolClient, silentAfterMs: number, onSi
           clearTimeout(timer);
           return (callback as (...a: unknown[]) => unknown)(...results);
         };
-        return query(...args);
+        return send(...(args as [unknown, unknown?, unknown?]));
       }
-      const result = query(...args);
+      const result = send(...(args as [unknown, unknown?, unknown?]));
       if (result instanceof Promise) result.then(() => clearTimeout(timer), () => clearTimeout(timer));
       else clearTimeout(timer); // a submittable (cursor) keeps its own pace
       return result;

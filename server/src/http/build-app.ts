@@ -26,7 +26,7 @@ import { registerVerifyRoutes } from '../modules/kyc/verify.routes.js';
 import { registerPortal } from '../modules/portal/portal.routes.js';
 import { registerDocsSite } from '../modules/docs-site/docs-site.routes.js';
 import { registerDurableResponses } from './durable-responses.js';
-import { lingerIfUnread } from './lingering-close.js';
+import { closeIfUnread } from './lingering-close.js';
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
 
@@ -60,13 +60,13 @@ function hopsWithin(hops: number): (address: string, hop: number) => boolean {
 }
 
 /**
- * Node's server options for a request time-out: the time-out itself, the headers' (Node's 60 s, or
- * less when the whole request has less; Node refuses a longer one), and how often Node compares
- * open requests with them (a quarter of the time-out, at most Node's default 30 s).
+ * What Node needs besides `requestTimeout` (which Fastify sets) to time a request out: a headers'
+ * time-out no longer than the request's (with the default 60 s and a shorter request time-out, a
+ * request whose headers are in was never timed out: measured), and checks of open requests a
+ * quarter of the time-out apart (Node's default: every 30 s). Set on the server before it listens.
  */
-function requestTimeouts(requestTimeoutMs: number): { requestTimeout: number; headersTimeout: number; connectionsCheckingInterval: number } {
+function requestTimeoutCompanions(requestTimeoutMs: number): { headersTimeout: number; connectionsCheckingInterval: number } {
   return {
-    requestTimeout: requestTimeoutMs,
     headersTimeout: Math.min(60_000, requestTimeoutMs),
     connectionsCheckingInterval: Math.max(250, Math.min(30_000, Math.floor(requestTimeoutMs / 4))),
   };
@@ -99,10 +99,8 @@ export async function buildAppWithCompilers(ctx: AppContext, options: BuildAppOp
     // The whole request must arrive within HTTP_REQUEST_TIMEOUT_MS (default 5 minutes, Node's own
     // default, which Fastify turns off: its `requestTimeout` 0 means none). Without it a client that
     // sends headers and then a body that never completes holds its connection for ever; with it
-    // Node ends the request (a 400 from writeClientError) and closes the connection. Node checks
-    // requests against it every `connectionsCheckingInterval` (30 s by default): a quarter of the
-    // time-out, so a request is never held much past it. A response, however long it streams, is
-    // not bound by it.
+    // Node ends the request (a 400 from writeClientError) and closes the connection (see
+    // requestTimeoutCompanions). A response, however long it streams, is not bound by it.
     requestTimeout: config.httpRequestTimeoutMs,
     // Behind a load balancer the socket's address is the balancer's; TRUST_PROXY names it, so
     // per-address limits (failed authentication, portal sign-in) see the real client.
@@ -110,12 +108,7 @@ export async function buildAppWithCompilers(ctx: AppContext, options: BuildAppOp
     return503OnClosing: true,
     frameworkErrors: handleFrameworkError,
     clientErrorHandler: (err, socket) => writeClientError(err, socket, `req_${requestIdChars(20)}`),
-    // Node applies these only as options of its server's constructor (set on the server afterwards,
-    // as Fastify's `requestTimeout` does, a request whose headers are in is never timed out:
-    // measured), to which Fastify hands `https` (TLS) or `http` (plain). Fastify's types take `http`
-    // only without `https`, hence the spread.
-    https: config.tls ? { cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile), ...requestTimeouts(config.httpRequestTimeoutMs) } : null,
-    ...({ http: requestTimeouts(config.httpRequestTimeoutMs) } as object),
+    https: config.tls ? { cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile) } : null,
     schemaController: { compilersFactory: compilers.factories },
     ajv: {
       // Wrong types are errors, never silently coerced; unknown fields are refused, never dropped.
@@ -123,6 +116,9 @@ export async function buildAppWithCompilers(ctx: AppContext, options: BuildAppOp
       plugins: [addFormats as unknown as (ajv: Ajv) => Ajv, registerSchemaKeywords],
     },
   }) as unknown as FastifyInstance;
+  // Object.assign: Node's types list connectionsCheckingInterval as a constructor option only; the
+  // server reads it when it starts listening.
+  Object.assign(app.server, requestTimeoutCompanions(config.httpRequestTimeoutMs));
   if (options.onRoute) app.addHook('onRoute', options.onRoute);
 
   // JSON is the only request media type; Fastify's built-in text/plain parser would let a
@@ -144,14 +140,8 @@ export async function buildAppWithCompilers(ctx: AppContext, options: BuildAppOp
   const hsts = servedOverHttps(config);
   app.addHook('onSend', (request, reply, payload, done) => {
     if (closing || lifecycle.draining) reply.header('Connection', 'close');
-    // An answer before the body was read (a 401, 413 or 415, bad JSON): the connection cannot carry
-    // another request, since the rest of this body is still to come, so it closes, lingering until
-    // the client has the answer (lingering-close.ts). Kept alive, Node would wait for the rest of a
-    // body that may never come, and no time-out covers a request that has been answered.
-    if (!request.raw.complete) {
-      reply.header('Connection', 'close');
-      lingerIfUnread(request.raw);
-    }
+    // An answer before the body was read (a 401, 413 or 415, bad JSON) closes the connection, lingering (lingering-close.ts).
+    closeIfUnread(request.raw, reply);
     if (hsts) reply.header('Strict-Transport-Security', HSTS_VALUE);
     done(null, payload);
   });
