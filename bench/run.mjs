@@ -20,7 +20,7 @@ import autocannon from 'autocannon';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { execFile, execFileSync, spawn } from 'node:child_process';
-import { createWriteStream, existsSync, readFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -67,6 +67,8 @@ const USAGE = `Usage: node bench/run.mjs [options]   (npm run bench -- [options]
                      balancer would (no proxy in between); CPU per request is the sum over them
   --redis URL        run the server(s) with REDIS_URL=URL: rate limits shared through Redis, as in the
                      multi-node shape (docs/deployment.md); default none (in-process buckets)
+  --log-level LEVEL  the server's LOG_LEVEL (default warn). \`npm start\` logs at info: a line when a
+                     request arrives and one when it is answered; info shows what that costs
   --dist DIR         the compiled server to run (default server/dist), e.g. a copy of another build
                      for A/B runs (keep it under server/ so its packages resolve)
   --sql-timing       SQLite only: time every statement the server prepares and runs (a preload
@@ -94,6 +96,7 @@ function options() {
       dist: { type: 'string' },
       'api-processes': { type: 'string', default: '1' },
       redis: { type: 'string' },
+      'log-level': { type: 'string', default: 'warn' },
       help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
@@ -122,6 +125,7 @@ function options() {
     dist: values.dist ? path.resolve(values.dist) : null,
     apiProcesses: positiveInt('api-processes', values['api-processes']),
     redisUrl: values.redis ?? null,
+    logLevel: values['log-level'],
     scenarios: values.scenarios ? values.scenarios.split(',').map((x) => x.trim()).filter(Boolean) : null,
   };
 }
@@ -226,7 +230,7 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
 // The server, started as a user would start it
 // ---------------------------------------------------------------------------------------------
 
-function serverEnv({ port, dataDir, databaseUrl, redisUrl = null }) {
+function serverEnv({ port, dataDir, databaseUrl, redisUrl = null, logLevel = 'warn' }) {
   const env = { ...process.env };
   // Nothing from the caller's environment may pick another database, Redis or key for the bench.
   for (const name of ['DATABASE_URL', 'REDIS_URL', 'DATA_ENCRYPTION_KEY', 'NODE_ENV', 'TLS_CERT_FILE', 'TLS_KEY_FILE', 'PUBLIC_BASE_URL']) delete env[name];
@@ -234,7 +238,7 @@ function serverEnv({ port, dataDir, databaseUrl, redisUrl = null }) {
     PORT: String(port),
     HOST: '127.0.0.1',
     CDS_DATA_DIR: dataDir,
-    LOG_LEVEL: 'warn',
+    LOG_LEVEL: logLevel,
     RATE_LIMIT_LIVE_PER_S: '1000000',
     RATE_LIMIT_SANDBOX_PER_S: '1000000',
   });
@@ -278,7 +282,9 @@ process.on('exit', () => {
 
 async function startServer({ env, dataDir, cpuProfDir, sqlTiming, role = null, logName = 'server.log' }) {
   const logFile = path.join(dataDir, logName);
-  const out = createWriteStream(logFile);
+  // The server writes its log straight into the file: piped through this process, every line
+  // would cost the load generator's CPU too (at LOG_LEVEL=info, two lines per request did).
+  const logFd = openSync(logFile, 'w');
   const nodeArgs = cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', cpuProfDir] : [];
   if (sqlTiming) {
     const preload = path.join(dataDir, 'sql-timing.cjs');
@@ -286,9 +292,8 @@ async function startServer({ env, dataDir, cpuProfDir, sqlTiming, role = null, l
     nodeArgs.push('--require', preload);
     env = { ...env, BENCH_SQL_TIMING_OUT: path.join(dataDir, 'sql-timing.json') };
   }
-  const child = spawn(process.execPath, [...nodeArgs, CLI, 'serve', ...(role ? ['--role', role] : [])], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  child.stdout.pipe(out, { end: false });
-  child.stderr.pipe(out, { end: false });
+  const child = spawn(process.execPath, [...nodeArgs, CLI, 'serve', ...(role ? ['--role', role] : [])], { cwd: ROOT, env, stdio: ['ignore', logFd, logFd] });
+  closeSync(logFd);
   const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
   let exitInfo = null;
   exited.then((info) => (exitInfo = info));
@@ -310,7 +315,6 @@ async function startServer({ env, dataDir, cpuProfDir, sqlTiming, role = null, l
         await exited;
       }
     }
-    out.end();
     return exitInfo;
   };
   cleanups.add(stop);
@@ -704,7 +708,7 @@ async function benchDatabase(kind, opts, runTag) {
       result.location = 'embedded SQLite (WAL, synchronous=FULL) in a fresh temporary CDS_DATA_DIR';
     }
     const database = kind === 'sqlite' ? { kind, dataDir } : { kind, url: pgDb.url };
-    const env = serverEnv({ port: await freePort(), dataDir, databaseUrl: pgDb?.url, redisUrl: opts.redisUrl });
+    const env = serverEnv({ port: await freePort(), dataDir, databaseUrl: pgDb?.url, redisUrl: opts.redisUrl, logLevel: opts.logLevel });
 
     const startedAt = performance.now();
     server = await startServer({ env, dataDir, cpuProfDir: opts.cpuProfDir, sqlTiming: opts.sqlTiming && kind === 'sqlite' });
@@ -1074,7 +1078,7 @@ async function main() {
       createRatePerS: CREATE_RATE,
       pollRatePerS: POLL_RATE,
       rateSlices: RATE_SLICES,
-      server: `node server/dist/cli/main.js serve (role all), LOG_LEVEL=warn, RATE_LIMIT_*_PER_S=1000000${opts.redisUrl ? `, REDIS_URL=${opts.redisUrl} (rate limits shared through Redis)` : ''}`,
+      server: `node server/dist/cli/main.js serve (role all), LOG_LEVEL=${opts.logLevel}, RATE_LIMIT_*_PER_S=1000000${opts.redisUrl ? `, REDIS_URL=${opts.redisUrl} (rate limits shared through Redis)` : ''}`,
       loadGenerator: `autocannon ${JSON.parse(await readFile(path.join(ROOT, 'node_modules', 'autocannon', 'package.json'), 'utf8')).version}, same process as this script`,
     },
     targets: { specCreateP99Ms: SPEC_CREATE_P99_MS, issue10: ISSUE_TARGETS },

@@ -27,6 +27,7 @@ import { registerPortal } from '../modules/portal/portal.routes.js';
 import { registerDocsSite } from '../modules/docs-site/docs-site.routes.js';
 import { registerDurableResponses } from './durable-responses.js';
 import { closeIfUnread } from './lingering-close.js';
+import { AccessLogController, lazyRequestLogger } from './request-logging.js';
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
 
@@ -90,6 +91,9 @@ export async function buildAppWithCompilers(ctx: AppContext, options: BuildAppOp
   const lifecycle: ServerLifecycle = options.lifecycle ?? { draining: false };
   const app = Fastify({
     loggerInstance: ctx.logger,
+    // One line per request, and a request's own logger only when it writes one (request-logging.ts).
+    logController: new AccessLogController(ctx.logger),
+    childLoggerFactory: lazyRequestLogger,
     genReqId: () => `req_${requestIdChars(20)}`,
     requestIdHeader: false,
     bodyLimit: BODY_LIMIT_BYTES,

@@ -19,7 +19,7 @@ export async function respondWithStateChange(
   const result = await ctx.idempotency.execute({
     scope: { tenantId: request.auth.tenantId, environment: request.auth.environment },
     key,
-    fingerprint: requestFingerprint(request.method, request.url, request.body),
+    fingerprint: () => requestFingerprint(request.method, request.url, request.body),
     requestId: request.id,
     prepare,
   });

@@ -68,7 +68,8 @@ export interface ExecuteParams {
   scope: IdempotencyScope;
   /** The Idempotency-Key header, or null when the caller sent none. */
   key: string | null;
-  fingerprint: string;
+  /** The request's fingerprint (requestFingerprint), asked for only when there is a key. */
+  fingerprint: () => string;
   requestId: string;
   /**
    * Runs once the request is known not to be a replay, OUTSIDE any transaction: slow or external
@@ -105,16 +106,22 @@ export function canonicalJson(value: unknown): string {
 
 class KeyAlreadyClaimed extends Error {}
 
+/** A keyed request's parameters, its fingerprint computed once. */
+type KeyedParams = Omit<ExecuteParams, 'key' | 'fingerprint'> & { key: string; fingerprint: string };
+
 export function createIdempotencyService(deps: { db: Kysely<Database>; readDb: Kysely<Database>; transactions: TransactionRunner; clock: Clock; secretBox: SecretBox }) {
   const { db, transactions, clock } = deps;
   const inFlight = new Map<string, Promise<unknown>>();
 
-  async function execute(params: ExecuteParams): Promise<FinalResponse> {
-    if (params.key === null) {
-      const write = await params.prepare();
+  async function execute(request: ExecuteParams): Promise<FinalResponse> {
+    if (request.key === null) {
+      // Nothing to compare with or store: not even the fingerprint is computed (it is a SHA-256
+      // over the canonical body, a measurable part of a create's CPU).
+      const write = await request.prepare();
       const response = await transactions.run(write);
-      return { ...response, replayed: false, requestId: params.requestId };
+      return { ...response, replayed: false, requestId: request.requestId };
     }
+    const params: KeyedParams = { ...request, key: request.key, fingerprint: request.fingerprint() };
     const flightKey = `${params.scope.tenantId}\u0000${params.scope.environment}\u0000${params.key}`;
     // Waiting on a concurrent request is real elapsed time, not business time: use the monotonic clock.
     const deadline = performance.now() + IDEMPOTENCY_WAIT_MS;
@@ -160,7 +167,7 @@ export function createIdempotencyService(deps: { db: Kysely<Database>; readDb: K
       .returning('idempotency_key');
   });
 
-  async function findFinished(params: ExecuteParams): Promise<FinalResponse | null> {
+  async function findFinished(params: KeyedParams): Promise<FinalResponse | null> {
     const { rows } = await deps.readDb.executeQuery(
       finishedRecord({ tenantId: params.scope.tenantId, environment: params.scope.environment, key: params.key, now: clock.now().getTime() }),
     );
@@ -172,7 +179,7 @@ export function createIdempotencyService(deps: { db: Kysely<Database>; readDb: K
     return { statusCode: row.status_code, body: openBody(params, row.response_body), replayed: true, requestId: row.request_id };
   }
 
-  async function runClaimed(params: ExecuteParams): Promise<FinalResponse> {
+  async function runClaimed(params: KeyedParams): Promise<FinalResponse> {
     try {
       const write = await params.prepare();
       const response = await transactions.run(async (trx) => {
@@ -194,7 +201,7 @@ export function createIdempotencyService(deps: { db: Kysely<Database>; readDb: K
    * transaction: one statement instead of a claim before and an update after. Throws
    * KeyAlreadyClaimed if a live record exists, which rolls the unit's work back with it.
    */
-  async function claim(trx: Kysely<Database>, params: ExecuteParams, response: WorkResponse): Promise<void> {
+  async function claim(trx: Kysely<Database>, params: KeyedParams, response: WorkResponse): Promise<void> {
     const now = clock.now().getTime();
     const { rows } = await trx.executeQuery(
       claimRecord({
@@ -213,17 +220,17 @@ export function createIdempotencyService(deps: { db: Kysely<Database>; readDb: K
   }
 
   /** The associated data of a sealed body: it opens only in the row it was written to. */
-  function bodyBinding(params: ExecuteParams): string {
-    return `idempotency:${params.scope.tenantId}:${params.scope.environment}:${params.key!}`;
+  function bodyBinding(params: KeyedParams): string {
+    return `idempotency:${params.scope.tenantId}:${params.scope.environment}:${params.key}`;
   }
 
-  function openBody(params: ExecuteParams, stored: string): string {
+  function openBody(params: KeyedParams, stored: string): string {
     // JSON never starts with the sealed-value prefix: a legacy plain body is returned as it is.
     return stored.startsWith('v1.') ? deps.secretBox.openText(stored, bodyBinding(params)) : stored;
   }
 
   /** A 422 changed nothing, but it is the request's answer: store it so a retry gets the same. */
-  async function storeRefusal(params: ExecuteParams, err: ApiError): Promise<FinalResponse> {
+  async function storeRefusal(params: KeyedParams, err: ApiError): Promise<FinalResponse> {
     const response = { statusCode: err.status, body: errorBody(err.code, err.message, params.requestId) };
     try {
       await transactions.run((trx) => claim(trx, params, response));
@@ -235,7 +242,7 @@ export function createIdempotencyService(deps: { db: Kysely<Database>; readDb: K
   }
 
   /** Another process committed the key between our lookup and our claim: answer with its record. */
-  async function replayAfterRace(params: ExecuteParams): Promise<FinalResponse> {
+  async function replayAfterRace(params: KeyedParams): Promise<FinalResponse> {
     const stored = await findFinished(params);
     if (stored) return stored;
     throw stillRunning();

@@ -31,7 +31,7 @@ describe.each(await dialectMatrix())('client addresses behind a load balancer [%
   const loggedAddresses = (t: TestApp) =>
     t.logs.lines
       .map((l) => JSON.parse(l) as { msg?: string; req?: { remoteAddress?: string } })
-      .filter((l) => l.msg === 'incoming request')
+      .filter((l) => l.msg === 'request completed')
       .map((l) => l.req?.remoteAddress);
 
   /** A request with a wrong key, from `remoteAddress`, forwarded for `client`. */
