@@ -10,7 +10,7 @@ import type { Environment } from '../../config/config.js';
 import type { ConsumersTable, Database } from '../../db/schema.js';
 import { insertStatement, template } from '../../db/statements.js';
 import type { Clock, Random } from '../../lib/clock.js';
-import type { SecretBox } from '../../lib/crypto.js';
+import { openedTextCache, type SecretBox } from '../../lib/crypto.js';
 import { SANDBOX_CONSUMERS, type SandboxConsumerFixture } from './sandbox-consumers.js';
 
 export interface ConsumerAddress {
@@ -86,8 +86,13 @@ export interface ConsumerHistory {
   priorReferrals: number;
 }
 
+/** Opened ssn_last4 values kept per process at most. */
+const OPENED_SSN_LIMIT = 10_000;
+
 export function createConsumersService(deps: { db: Kysely<Database>; readDb: Kysely<Database>; clock: Clock; random: Random; secretBox: SecretBox }) {
   const insertConsumers = insertStatement(deps.db, 'consumers');
+  // A returning consumer's ssn_last4 is opened on every create (lib/crypto.ts, openedTextCache).
+  const openSsnLast4 = openedTextCache(deps.secretBox, OPENED_SSN_LIMIT);
   const updateIdentityStatus = template(['id', 'status', 'now'], (p) => deps.db.updateTable('consumers').set({ identity_status: p.status, updated_at: p.now }).where('id', '=', p.id));
   const toConsumer = (row: ConsumersTable): Consumer => ({
     id: row.id,
@@ -150,7 +155,7 @@ export function createConsumersService(deps: { db: Kysely<Database>; readDb: Kys
     const [applications, approvals, declines, referrals] = row.history_counts.split(',').map(Number) as [number, number, number, number];
     return {
       consumer: toConsumer(row),
-      ssnLast4: row.ssn_last4_sealed ? deps.secretBox.openText(row.ssn_last4_sealed, row.id) : null,
+      ssnLast4: row.ssn_last4_sealed ? openSsnLast4(row.ssn_last4_sealed, row.id) : null,
       history: { priorApplications: applications, priorApprovals: approvals, priorDeclines: declines, priorReferrals: referrals },
     };
   }
@@ -194,7 +199,7 @@ export function createConsumersService(deps: { db: Kysely<Database>; readDb: Kys
   /** The sealed last four digits, opened for a credit pull or verification; null when never given. */
   async function revealSsnLast4(consumerId: string, db: Kysely<Database> = deps.readDb): Promise<string | null> {
     const row = await db.selectFrom('consumers').select('ssn_last4_sealed').where('id', '=', consumerId).executeTakeFirst();
-    return row?.ssn_last4_sealed ? deps.secretBox.openText(row.ssn_last4_sealed, consumerId) : null;
+    return row?.ssn_last4_sealed ? openSsnLast4(row.ssn_last4_sealed, consumerId) : null;
   }
 
   async function setIdentityStatus(trx: Kysely<Database>, consumerId: string, status: ConsumersTable['identity_status']): Promise<void> {

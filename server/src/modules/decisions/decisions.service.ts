@@ -25,7 +25,7 @@ import { insertStatement } from '../../db/statements.js';
 import { ApiError } from '../../http/errors/error-registry.js';
 import { formatCentsGrouped } from '../../http/errors/messages.js';
 import type { Clock, Random } from '../../lib/clock.js';
-import type { SecretBox } from '../../lib/crypto.js';
+import { openedTextCache, type SecretBox } from '../../lib/crypto.js';
 import { centsToNumber, formatMoney } from '../../lib/money.js';
 import type { Consumer, ConsumerHistory, ConsumersService } from '../consumers/consumers.service.js';
 import type { CreditDataConnector, CreditDataResult } from '../credit-data/credit-data.types.js';
@@ -126,6 +126,8 @@ export function createDecisionsService(deps: DecisionsDeps) {
   const { clock, random } = deps;
   const insertDecisions = insertStatement(deps.db, 'decisions');
   const insertAudits = insertStatement(deps.db, 'decision_audits');
+  // A pending decision's page token is opened on every poll (lib/crypto.ts, openedTextCache).
+  const openPageToken = openedTextCache(deps.secretBox, 10_000);
 
   /**
    * Everything that can be decided before the transaction; returns the function that writes it.
@@ -493,7 +495,7 @@ export function createDecisionsService(deps: DecisionsDeps) {
   }
 
   function consumerCompleteUrlOf(row: Pick<DecisionsTable, 'id' | 'status' | 'verification_token_sealed'>): string | null {
-    return row.status === 'needs_consumer_action' && row.verification_token_sealed ? completeUrl(deps.secretBox.openText(row.verification_token_sealed, row.id)) : null;
+    return row.status === 'needs_consumer_action' && row.verification_token_sealed ? completeUrl(openPageToken(row.verification_token_sealed, row.id)) : null;
   }
 
   async function getAuditRecord(scope: Scope, decisionId: string): Promise<unknown> {

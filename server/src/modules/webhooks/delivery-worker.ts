@@ -40,7 +40,7 @@ import { preparedOnPostgres } from '../../db/statements.js';
 import { COMMIT_WITHOUT_WAITING, type WalSync } from '../../db/wal-sync.js';
 import type { Database, WebhookAttemptsTable, WebhookDeliveriesTable } from '../../db/schema.js';
 import type { Clock, Random } from '../../lib/clock.js';
-import type { SecretBox } from '../../lib/crypto.js';
+import { openedTextCache, type SecretBox } from '../../lib/crypto.js';
 import { eventEnvelopeJson } from '../events/envelope.js';
 import { planClaims, type ClaimCandidate, type ClaimPlanEntry } from './fairness.js';
 import { AUTO_DISABLE_THRESHOLD, DEFAULT_RETRY_SCHEDULE, endpointHealthAfter, scheduleNextAttempt, type NextStep, type RetrySchedule } from './retry-schedule.js';
@@ -698,21 +698,10 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
     };
   }
 
-  /**
-   * Opened signing secrets by endpoint and sealed text. Opening (AES-GCM) was the costliest step of
-   * preparing a send after the HTTP request itself, and it gives the same answer every time: a
-   * rotation seals a new text, which is a new key here. Bounded, the oldest go first.
-   */
-  const openedSecrets = new Map<string, string>();
+  /** Opening a secret was the costliest step of preparing a send after the HTTP request itself. */
+  const openedSecrets = openedTextCache(deps.secretBox, OPENED_SECRETS_LIMIT);
   function openSecret(endpointId: string, sealed: string): string {
-    const key = `${endpointId} ${sealed}`;
-    let secret = openedSecrets.get(key);
-    if (secret === undefined) {
-      secret = deps.secretBox.openText(sealed, secretAssociatedData(endpointId));
-      if (openedSecrets.size >= OPENED_SECRETS_LIMIT) openedSecrets.delete(openedSecrets.keys().next().value!);
-      openedSecrets.set(key, secret);
-    }
-    return secret;
+    return openedSecrets(sealed, secretAssociatedData(endpointId));
   }
 
   /** Queues a finished send's result for the next cycle; settles when that cycle has committed. */

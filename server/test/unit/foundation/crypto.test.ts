@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createSecretBox, safeEqual } from '../../../src/lib/crypto.js';
+import { createSecretBox, openedTextCache, safeEqual, type SecretBox } from '../../../src/lib/crypto.js';
 
 describe('secret box (AES-256-GCM)', () => {
   const box = createSecretBox(Buffer.alloc(32, 3));
@@ -26,5 +26,28 @@ describe('secret box (AES-256-GCM)', () => {
     expect(safeEqual('abc', 'abc')).toBe(true);
     expect(safeEqual('abc', 'abd')).toBe(false);
     expect(safeEqual('abc', 'abcd')).toBe(false);
+  });
+
+  it('openedTextCache opens each sealed text once, keeps at most its limit, never keeps a failure, and never answers for another row', () => {
+    let opens = 0;
+    const counting: SecretBox = { ...box, openText: (sealed, ad) => (opens++, box.openText(sealed, ad)) };
+    const open = openedTextCache(counting, 2);
+    const a = box.seal('1111', 'consumer-a');
+    const b = box.seal('2222', 'consumer-b');
+    const c = box.seal('3333', 'consumer-c');
+    expect([open(a, 'consumer-a'), open(a, 'consumer-a'), open(b, 'consumer-b')]).toEqual(['1111', '1111', '2222']);
+    expect(opens).toBe(2);
+    // The same sealed text under another row's associated data is another entry, and fails.
+    expect(() => open(a, 'consumer-b')).toThrow();
+    expect(() => open(a, 'consumer-b')).toThrow();
+    expect(opens).toBe(4);
+    // A third value drops the oldest (a), which is then opened again.
+    expect(open(c, 'consumer-c')).toBe('3333');
+    expect(open(b, 'consumer-b')).toBe('2222');
+    expect(opens).toBe(5);
+    expect(open(a, 'consumer-a')).toBe('1111');
+    expect(opens).toBe(6);
+    // A new value sealed for the same row is a new sealed text: never the old answer.
+    expect(open(box.seal('4444', 'consumer-a'), 'consumer-a')).toBe('4444');
   });
 });
