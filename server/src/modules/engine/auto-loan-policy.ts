@@ -20,6 +20,7 @@ import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import { Value } from '@sinclair/typebox/value';
 import { isAdverseActionCode, type AdverseActionCode } from './adverse-action-reasons.js';
 import type { AutoLoanFeatures, VehicleCondition } from './auto-loan-features.js';
+import { policyInputFor } from './policy-input.js';
 import { deepFreeze, errorText, MAX_RATE_BPS, PolicyDocumentError, PolicyEvaluationError, readPolicyConstantValues, RISK_GRADES, zenEngine, type PolicyOutcome, type RiskGrade } from './policy.js';
 
 const Cents = Type.Integer({ minimum: 0 });
@@ -73,6 +74,10 @@ export interface AutoLoanPolicyInput {
   features: AutoLoanFeatures;
 }
 
+/** Every top-level field of AutoLoanPolicyInput (policy-input.ts gives ZEN those the document reads). */
+// A record, so a field added to AutoLoanPolicyInput and not here fails to compile (it would never reach ZEN).
+const AUTO_LOAN_POLICY_INPUT_FIELDS = Object.keys({ asOf: true, score: true, confidence: true, request: true, credit: true, features: true } satisfies Record<keyof AutoLoanPolicyInput, true>) as (keyof AutoLoanPolicyInput)[];
+
 export interface CompiledAutoLoanPolicy {
   readonly version: string;
   readonly constants: AutoLoanPolicyConstants;
@@ -106,20 +111,22 @@ export function compileAutoLoanPolicy(document: unknown): CompiledAutoLoanPolicy
   } catch (error) {
     throw new PolicyDocumentError(`policy ${constants.version} does not compile: ${errorText(error)}`);
   }
+  const frozenDoc = deepFreeze(doc);
+  const zenInput = policyInputFor<AutoLoanPolicyInput>(frozenDoc, AUTO_LOAN_POLICY_INPUT_FIELDS);
   return Object.freeze({
     version: constants.version,
     constants,
-    document: deepFreeze(doc),
+    document: frozenDoc,
     evaluate: async (input: AutoLoanPolicyInput) => {
       let raw: unknown;
       try {
-        raw = (await decision.evaluate(input)).result;
+        raw = (await decision.evaluate(zenInput(input))).result;
       } catch (error) {
         throw new PolicyEvaluationError(`policy ${constants.version} failed: ${errorText(error)}`);
       }
       return checkOutput(raw, constants);
     },
-    evaluateUnchecked: async (input: AutoLoanPolicyInput) => (await decision.evaluate(input)).result as unknown,
+    evaluateUnchecked: async (input: AutoLoanPolicyInput) => (await decision.evaluate(zenInput(input))).result as unknown,
   });
 }
 

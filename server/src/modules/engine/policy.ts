@@ -21,6 +21,7 @@ import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import { Value } from '@sinclair/typebox/value';
 import { isAdverseActionCode, type AdverseActionCode } from './adverse-action-reasons.js';
 import { BNPL_PLANS, type BnplFeatures, type BnplPlan } from './features.js';
+import { policyInputFor } from './policy-input.js';
 import { zenModule } from './zen.js';
 
 export const RISK_GRADES = ['A', 'B', 'C', 'D', 'E'] as const;
@@ -83,6 +84,10 @@ export interface PolicyInput {
   features: BnplFeatures;
 }
 
+/** Every top-level field of PolicyInput (policy-input.ts gives ZEN those the document reads). */
+// A record, so a field added to PolicyInput and not here fails to compile (it would never reach ZEN).
+const POLICY_INPUT_FIELDS = Object.keys({ asOf: true, score: true, confidence: true, request: true, credit: true, features: true } satisfies Record<keyof PolicyInput, true>) as (keyof PolicyInput)[];
+
 export interface CompiledPolicy {
   readonly version: string;
   readonly constants: PolicyConstants;
@@ -120,19 +125,20 @@ export function compilePolicy(document: unknown): CompiledPolicy {
     throw new PolicyDocumentError(`policy ${constants.version} does not compile: ${errorText(error)}`);
   }
   const frozenDoc = deepFreeze(doc);
+  const zenInput = policyInputFor<PolicyInput>(frozenDoc, POLICY_INPUT_FIELDS);
   return Object.freeze({
     version: constants.version,
     constants,
     document: frozenDoc,
-    evaluate: (input: PolicyInput) => evaluateCompiled(decision, constants, input),
-    evaluateUnchecked: async (input: PolicyInput) => (await decision.evaluate(input)).result as unknown,
+    evaluate: (input: PolicyInput) => evaluateCompiled(decision, constants, input, zenInput(input)),
+    evaluateUnchecked: async (input: PolicyInput) => (await decision.evaluate(zenInput(input))).result as unknown,
   });
 }
 
-async function evaluateCompiled(decision: ZenDecision, constants: PolicyConstants, input: PolicyInput): Promise<PolicyOutput> {
+async function evaluateCompiled(decision: ZenDecision, constants: PolicyConstants, input: PolicyInput, zenInput: object): Promise<PolicyOutput> {
   let raw: unknown;
   try {
-    raw = (await decision.evaluate(input)).result;
+    raw = (await decision.evaluate(zenInput)).result;
   } catch (error) {
     throw new PolicyEvaluationError(`policy ${constants.version} failed: ${errorText(error)}`);
   }

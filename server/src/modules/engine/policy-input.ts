@@ -1,0 +1,37 @@
+/**
+ * The part of a policy's input its document can read: ZEN is given only that.
+ *
+ * How it works. On every evaluation ZEN converts each field of the input into its own values
+ * (about 2 µs a field on our machines, docs/performance.md), and the BNPL input carries
+ * twenty-two features the bundled policy never reads. A graph of data-only nodes (input, output,
+ * expression, decision table, switch) reaches a field of its context by name only (in an
+ * expression, a table's input field or a cell) or through `$root` and `$nodes`, which expose the
+ * whole input; function nodes, sub-decisions and custom nodes get the whole input too. So when a
+ * document's text never names a top-level field, that field is left out; a document that mentions
+ * `$root` or `$nodes`, or has any other kind of node, is given everything. The check is on the
+ * whole text: a name inside a label or a description also keeps its field in, never the reverse.
+ * The output check (policy.ts) still sees the full input.
+ */
+
+const DATA_ONLY_NODES = new Set(['inputNode', 'outputNode', 'expressionNode', 'decisionTableNode', 'switchNode']);
+
+/** The top-level `fields` a document may read, or null when it must be given all of them. */
+export function fieldsReadBy(document: unknown, fields: readonly string[]): readonly string[] | null {
+  const nodes = (document as { nodes?: unknown } | null)?.nodes;
+  if (!Array.isArray(nodes) || nodes.some((n) => !DATA_ONLY_NODES.has((n as { type?: unknown } | null)?.type as string))) return null;
+  const text = JSON.stringify(document);
+  if (text.includes('$root') || text.includes('$nodes')) return null;
+  const read = fields.filter((field) => text.includes(field));
+  return read.length === fields.length ? null : read;
+}
+
+/** What to hand ZEN for an input: the input itself, or a copy with only the fields read. */
+export function policyInputFor<T extends object>(document: unknown, fields: readonly (keyof T & string)[]): (input: T) => object {
+  const read = fieldsReadBy(document, fields);
+  if (read === null) return (input) => input;
+  return (input) => {
+    const given: Record<string, unknown> = {};
+    for (const field of read) if (field in input) given[field] = (input as Record<string, unknown>)[field];
+    return given;
+  };
+}
