@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 /**
  * What the credit policy's evaluation costs a create: the BNPL engine (features, scorecard, policy)
- * for the sandbox's soft consumer, the policy alone (the ZEN call plus our output check), the bare
- * ZEN call (given the fields the policy reads, engine/policy-input.ts, and given the whole input),
- * the time ZEN reports for its own evaluation, and what any asynchronous ZEN call costs
+ * for the sandbox's soft consumer, the policy as decisions evaluate it (the graph compiled to
+ * JavaScript, engine/jdm-compiler.ts, plus our output check), the bare ZEN call (given the fields
+ * the policy reads, engine/policy-input.ts, and given the whole input), the time ZEN reports for its own evaluation, and what any asynchronous ZEN call costs
  * (a one-operator expression, against the same expression evaluated synchronously). CPU per call
  * is this process's (ZEN evaluates on its own threads, which the process's CPU time includes), one
  * call at a time and 50 at once. Plain Node ESM over the compiled server (server/dist).
@@ -45,15 +45,16 @@ async function measure(name, call) {
     const c = process.cpuUsage(c0);
     rows.push(`${((c.user + c.system) / CALLS).toFixed(0)} µs CPU (${((performance.now() - t0) * 1000 / CALLS).toFixed(0)} µs wall) ${concurrent === 1 ? 'one at a time' : '50 at once'}`);
   }
-  process.stdout.write(`${name.padEnd(46)} ${rows.join(', ')}\n`);
+  process.stdout.write(`${name.padEnd(48)} ${rows.join(', ')}\n`);
 }
 
 process.stdout.write(`${CALLS} calls each, Node ${process.version}\n`);
 await measure('decideBnpl (features, scorecard, policy)', (i) => decideBnpl(engineInput(i), documents));
-await measure('policy.evaluate (ZEN + output check)', () => documents.policy.evaluate(policyInput));
-await measure('ZEN call alone (the fields the policy reads)', () => documents.policy.evaluateUnchecked(policyInput));
+await measure('policy.evaluate (compiled graph + output check)', () => documents.policy.evaluate(policyInput));
 const decision = zen.ZenEngine.prototype.createDecision.call(new zen.ZenEngine(), documents.policy.document);
-await measure('ZEN call alone, the whole input', () => decision.evaluate(policyInput));
+const readFields = { score: policyInput.score, request: policyInput.request, credit: policyInput.credit };
+await measure('ZEN call, the fields the policy reads', () => decision.evaluate(readFields));
+await measure('ZEN call, the whole input', () => decision.evaluate(policyInput));
 await measure("ZEN evaluateExpression('1 + 1'), async", () => zen.evaluateExpression('1 + 1', {}));
 await measure("ZEN evaluateExpressionSync('1 + 1')", async () => zen.evaluateExpressionSync('1 + 1', {}));
 const reported = [];

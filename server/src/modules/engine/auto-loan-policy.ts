@@ -20,6 +20,7 @@ import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import { Value } from '@sinclair/typebox/value';
 import { isAdverseActionCode, type AdverseActionCode } from './adverse-action-reasons.js';
 import type { AutoLoanFeatures, VehicleCondition } from './auto-loan-features.js';
+import { evaluatorFor } from './jdm-compiler.js';
 import { policyInputFor } from './policy-input.js';
 import { deepFreeze, errorText, MAX_RATE_BPS, PolicyDocumentError, PolicyEvaluationError, readPolicyConstantValues, RISK_GRADES, zenEngine, type PolicyOutcome, type RiskGrade } from './policy.js';
 
@@ -113,6 +114,7 @@ export function compileAutoLoanPolicy(document: unknown): CompiledAutoLoanPolicy
   }
   const frozenDoc = deepFreeze(doc);
   const zenInput = policyInputFor<AutoLoanPolicyInput>(frozenDoc, AUTO_LOAN_POLICY_INPUT_FIELDS);
+  const evaluateGraph = evaluatorFor(frozenDoc, async (given) => (await decision.evaluate(given)).result as unknown, constants.version);
   return Object.freeze({
     version: constants.version,
     constants,
@@ -120,13 +122,13 @@ export function compileAutoLoanPolicy(document: unknown): CompiledAutoLoanPolicy
     evaluate: async (input: AutoLoanPolicyInput) => {
       let raw: unknown;
       try {
-        raw = (await decision.evaluate(zenInput(input))).result;
+        raw = await evaluateGraph(zenInput(input));
       } catch (error) {
         throw new PolicyEvaluationError(`policy ${constants.version} failed: ${errorText(error)}`);
       }
       return checkOutput(raw, constants);
     },
-    evaluateUnchecked: async (input: AutoLoanPolicyInput) => (await decision.evaluate(zenInput(input))).result as unknown,
+    evaluateUnchecked: (input: AutoLoanPolicyInput) => evaluateGraph(zenInput(input)),
   });
 }
 

@@ -21,6 +21,7 @@ import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import { Value } from '@sinclair/typebox/value';
 import { isAdverseActionCode, type AdverseActionCode } from './adverse-action-reasons.js';
 import { BNPL_PLANS, type BnplFeatures, type BnplPlan } from './features.js';
+import { evaluatorFor } from './jdm-compiler.js';
 import { policyInputFor } from './policy-input.js';
 import { zenModule } from './zen.js';
 
@@ -126,19 +127,21 @@ export function compilePolicy(document: unknown): CompiledPolicy {
   }
   const frozenDoc = deepFreeze(doc);
   const zenInput = policyInputFor<PolicyInput>(frozenDoc, POLICY_INPUT_FIELDS);
+  // The graph compiled to JavaScript where it can be, ZEN deciding the rest (jdm-compiler.ts).
+  const evaluateGraph = evaluatorFor(frozenDoc, async (given) => (await decision.evaluate(given)).result as unknown, constants.version);
   return Object.freeze({
     version: constants.version,
     constants,
     document: frozenDoc,
-    evaluate: (input: PolicyInput) => evaluateCompiled(decision, constants, input, zenInput(input)),
-    evaluateUnchecked: async (input: PolicyInput) => (await decision.evaluate(zenInput(input))).result as unknown,
+    evaluate: (input: PolicyInput) => evaluateCompiled(evaluateGraph, constants, input, zenInput(input)),
+    evaluateUnchecked: (input: PolicyInput) => evaluateGraph(zenInput(input)),
   });
 }
 
-async function evaluateCompiled(decision: ZenDecision, constants: PolicyConstants, input: PolicyInput, zenInput: object): Promise<PolicyOutput> {
+async function evaluateCompiled(evaluateGraph: (given: object) => Promise<unknown>, constants: PolicyConstants, input: PolicyInput, given: object): Promise<PolicyOutput> {
   let raw: unknown;
   try {
-    raw = (await decision.evaluate(zenInput)).result;
+    raw = await evaluateGraph(given);
   } catch (error) {
     throw new PolicyEvaluationError(`policy ${constants.version} failed: ${errorText(error)}`);
   }
