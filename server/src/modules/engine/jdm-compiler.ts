@@ -105,7 +105,13 @@ const KEYWORDS = new Set(['and', 'or', 'not', 'in', 'true', 'false', 'null', 'ma
 
 class Parser {
   private at = 0;
-  constructor(private readonly tokens: Token[]) {}
+  /** Inside `map`'s second argument, where `#` means the element. */
+  private inMap = 0;
+  /** `allowDollar`: where `$` has a meaning this compiler knows (expression nodes, unary cells). */
+  constructor(
+    private readonly tokens: Token[],
+    private readonly allowDollar: boolean,
+  ) {}
 
   private peek(): Token {
     return this.tokens[this.at]!;
@@ -194,8 +200,14 @@ class Parser {
       this.expectOp(']');
       return (s) => items.map((f) => f(s));
     }
-    if (t.kind === 'op' && t.value === '$') return (s) => s.dollar;
-    if (t.kind === 'op' && t.value === '#') return (s) => s.hash;
+    if (t.kind === 'op' && t.value === '$') {
+      if (!this.allowDollar) throw new Unsupported();
+      return (s) => s.dollar;
+    }
+    if (t.kind === 'op' && t.value === '#') {
+      if (this.inMap === 0) throw new Unsupported();
+      return (s) => s.hash;
+    }
     if (t.kind === 'name') {
       if (t.value === 'true') return () => true;
       if (t.value === 'false') return () => false;
@@ -240,7 +252,9 @@ class Parser {
     if (name === 'map') {
       const list = this.expression();
       this.expectOp(',');
+      this.inMap += 1;
       const each = this.expression();
+      this.inMap -= 1;
       this.expectOp(')');
       return (s) => {
         const items = list(s);
@@ -272,12 +286,9 @@ class Parser {
 }
 
 function member(of: unknown, key: string): unknown {
-  if (of === null || typeof of !== 'object') {
-    // ZEN: a member of null, a number, a string or a boolean is null; of an array, its own rules.
-    if (Array.isArray(of)) giveUp();
-    return null;
-  }
-  if (Array.isArray(of)) giveUp();
+  // ZEN: a member of null, a number or a boolean is null; strings and arrays have rules of their own.
+  if (typeof of === 'string' || Array.isArray(of)) giveUp();
+  if (of === null || typeof of !== 'object') return null;
   return Object.hasOwn(of, key) ? ((of as Context)[key] ?? null) : null;
 }
 
@@ -348,8 +359,8 @@ function binaryFn(op: string, left: Fn, right: Fn): Fn {
   }
 }
 
-function compileExpression(text: string): Fn {
-  const parser = new Parser(tokenize(text));
+function compileExpression(text: string, allowDollar: boolean): Fn {
+  const parser = new Parser(tokenize(text), allowDollar);
   const fn = parser.expression();
   if (!parser.atEnd()) throw new Unsupported();
   return fn;
@@ -364,14 +375,14 @@ function compileCell(text: string): ((subject: unknown, scope: Scope) => boolean
   if (trimmed === '') return null;
   const op = ['>=', '<=', '==', '!=', '>', '<'].find((o) => trimmed.startsWith(o));
   if (op) {
-    const operand = compileExpression(trimmed.slice(op.length));
+    const operand = compileExpression(trimmed.slice(op.length), true);
     const compare = binaryFn(op, (s) => s.dollar, operand);
     return (subject, scope) => compare({ root: scope.root, dollar: subject, hash: null }) as boolean;
   }
   const tokens = tokenize(trimmed);
   const literal = tokens.length === 2 && (tokens[0]!.kind === 'num' || tokens[0]!.kind === 'str' || (tokens[0]!.kind === 'name' && ['true', 'false', 'null'].includes(tokens[0]!.value)));
   if (!literal) throw new Unsupported();
-  const value = compileExpression(trimmed);
+  const value = compileExpression(trimmed, false);
   return (subject, scope) => equal(subject, value(scope));
 }
 
@@ -425,7 +436,7 @@ function compileExpressionNode(content: Record<string, unknown>): NodeFn {
   if (!Array.isArray(expressions)) throw new Unsupported();
   const steps = expressions.map((e: { key?: unknown; value?: unknown }) => {
     if (typeof e.value !== 'string') throw new Unsupported();
-    return { path: keyPath(e.key), value: compileExpression(e.value) };
+    return { path: keyPath(e.key), value: compileExpression(e.value, true) };
   });
   return (input) => {
     const output: Context = {};
@@ -457,7 +468,7 @@ function compileDecisionTable(content: Record<string, unknown>): NodeFn {
       const text = (cell ?? '').trim();
       if (column.subject === null) {
         if (text === '') return [];
-        const condition = compileExpression(text);
+        const condition = compileExpression(text, false);
         return [
           (scope: Scope) => {
             const v = condition(scope);
@@ -473,7 +484,7 @@ function compileDecisionTable(content: Record<string, unknown>): NodeFn {
     const values = targets.map((target) => {
       const cell = rule[target.id];
       if (typeof cell !== 'string' || cell.trim() === '') throw new Unsupported();
-      return { path: target.path, value: compileExpression(cell) };
+      return { path: target.path, value: compileExpression(cell, false) };
     });
     return { tests, values };
   });

@@ -89,7 +89,7 @@ describe('credit policies compiled to JavaScript (engine/jdm-compiler.ts)', () =
       'a + b', 'a - b', 'a * b', 'a % b', '-a', 'a > b', 'a >= b', 'a < b', 'a <= b', 'a == b', 'a != b', 's == "used"', 's != "used"', 't == true',
       'n == null', 'n != null', '"s" == 1', 't and a > 0', 't or a > 0', 'n != null and n > 3', 'n == null or n > 3', 't ? a : b', 'a > b ? s : "none"',
       'min([a, b])', 'max([a, b, 2])', 'len(list)', 'len(s)', 'map(list, #.k)', 'm[s]', 'm.used', 'm.missing', 'n.x', 'a.b', 'list', '[a, b]', '(a + b) * 2',
-      'a + b * 2', 'd > 1', 'd + 1', 'a > d', 's > "a"', 'len(n)', 'x.y.z', 'm[s] + 1', 'a - b - 1', 'b % a', 'a % 0',
+      'a + b * 2', 's.x', 'len(list) > 1 and t', 'd > 1', 'd + 1', 'a > d', 's > "a"', 'len(n)', 'x.y.z', 'm[s] + 1', 'a - b - 1', 'b % a', 'a % 0',
     ];
     const seen = { same: 0, 'gave-up': 0, different: 0 };
     for (const expression of expressions) {
@@ -160,6 +160,9 @@ describe('credit policies compiled to JavaScript (engine/jdm-compiler.ts)', () =
       ['a branch', { ...graph([expressionNode({ v: 'a' })]), edges: [{ id: '1', sourceId: 'in', targetId: 'x' }, { id: '2', sourceId: 'in', targetId: 'out' }, { id: '3', sourceId: 'x', targetId: 'out' }] }],
       ['a range cell', graph([{ id: 't', type: 'decisionTableNode', content: { hitPolicy: 'first', passThrough: true, inputs: [{ id: 'i', field: 'a' }], outputs: [{ id: 'o', field: 'g' }], rules: [{ i: '[1..5]', o: '1' }] } }])],
       ['a list cell', graph([{ id: 't', type: 'decisionTableNode', content: { hitPolicy: 'first', passThrough: true, inputs: [{ id: 'i', field: 'a' }], outputs: [{ id: 'o', field: 'g' }], rules: [{ i: '1, 2', o: '1' }] } }])],
+      ['# outside map', graph([expressionNode({ v: '#.k' })])],
+      ['$ in a table output', graph([{ id: 't', type: 'decisionTableNode', content: { hitPolicy: 'first', passThrough: true, inputs: [{ id: 'i', field: 'a' }], outputs: [{ id: 'o', field: 'g' }], rules: [{ i: '1', o: '$' }] } }])],
+      ['$ in a condition cell', graph([{ id: 't', type: 'decisionTableNode', content: { hitPolicy: 'first', passThrough: true, inputs: [{ id: 'i' }], outputs: [{ id: 'o', field: 'g' }], rules: [{ i: '$ > 1', o: '1' }] } }])],
       ['an empty output cell', graph([{ id: 't', type: 'decisionTableNode', content: { hitPolicy: 'first', passThrough: true, inputs: [{ id: 'i', field: 'a' }], outputs: [{ id: 'o', field: 'g' }], rules: [{ i: '1', o: '' }] } }])],
       ['collect without an output path', graph([{ id: 't', type: 'decisionTableNode', content: { hitPolicy: 'collect', passThrough: true, inputs: [], outputs: [{ id: 'o', field: 'g' }], rules: [{ o: '1' }] } }])],
     ];
