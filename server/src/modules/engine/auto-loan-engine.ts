@@ -15,6 +15,7 @@ import type { LenderHistory } from './features.js';
 import { kycTierFor, type KycTier, type RiskGrade } from './policy.js';
 import { evaluateScorecard, type PartialScore, type Scorecard } from './scorecard.js';
 import type { CreditDataResult } from '../credit-data/credit-data.types.js';
+import { copyPlainData } from '../../lib/plain-data.js';
 
 export interface AutoLoanEngineDocuments {
   scorecard: Scorecard;
@@ -66,7 +67,7 @@ export async function decideAutoLoan(input: AutoLoanEngineInput, documents: Auto
     engineVersion: autoLoanEngineVersionOf(documents),
     versions: { engine: ENGINE_CODE_VERSION, scorecard: scorecard.version, policy: policy.version },
     asOf: input.asOf,
-    input: structuredClone(input),
+    input: copyPlainData(input),
     kycTier: kycTierFor(input.loan.amountFinancedCents, policy),
   };
   if (input.creditData.status === 'unavailable') {

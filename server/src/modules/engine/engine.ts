@@ -24,6 +24,7 @@ import { deriveBnplFeatures, isBnplPlan, type BnplFeatures, type BnplPlan, type 
 import { defaultPlanFor, kycTierFor, type KycTier, type PolicyOutput, type RiskGrade } from './policy.js';
 import { evaluateScorecard, type PartialScore } from './scorecard.js';
 import type { CreditDataResult } from '../credit-data/credit-data.types.js';
+import { copyPlainData } from '../../lib/plain-data.js';
 
 export { kycTierFor } from './policy.js';
 
@@ -117,7 +118,7 @@ export async function decideBnpl(input: BnplEngineInput, documents: EngineDocume
   assertValidInput(input);
   const { scorecard, policy } = documents;
   // A private copy: the record must not change if the caller later mutates its input.
-  const recorded = structuredClone(input);
+  const recorded = copyPlainData(input);
   const plan = input.planPreference ?? defaultPlanFor(input.requestedAmountCents, policy);
   const base = {
     engineVersion: engineVersionOf(documents),

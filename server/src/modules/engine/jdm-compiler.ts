@@ -27,6 +27,7 @@
  */
 
 import { isDeepStrictEqual } from 'node:util';
+import { copyPlainData } from '../../lib/plain-data.js';
 
 /** A compiled evaluation met something it cannot answer exactly as ZEN would: ask ZEN. */
 export class NotCompiled extends Error {
@@ -524,14 +525,6 @@ function keyPathReader(field: unknown): (root: Context) => unknown {
   };
 }
 
-function copy(value: unknown): unknown {
-  if (value === null || typeof value !== 'object') return value;
-  if (Array.isArray(value)) return value.map(copy);
-  const out: Context = {};
-  for (const key of Object.keys(value)) out[key] = copy((value as Context)[key]);
-  return out;
-}
-
 /** The document as one function, or null when it uses anything this does not do as ZEN does. */
 export function compileJdm(document: unknown): CompiledGraph | null {
   try {
@@ -575,7 +568,12 @@ export function compileJdm(document: unknown): CompiledGraph | null {
       let context: Context = input;
       for (const step of chain) context = step(context);
       // Answers are fresh values, as ZEN's are: nothing of the caller's input is shared.
-      return copy(context);
+      try {
+        return copyPlainData(context);
+      } catch {
+        // Something that is not plain data came through from the input: ZEN's to answer.
+        return giveUp();
+      }
     };
   } catch (err) {
     if (err instanceof Unsupported) return null;
