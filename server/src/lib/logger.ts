@@ -34,7 +34,7 @@ function serializeRequest(req: { method?: string; url?: string; ip?: string; soc
   return { method: req.method, url: typeof req.url === 'string' ? loggedUrl(req.url) : req.url, remoteAddress: req.ip };
 }
 
-export function loggedUrl(url: string): string {
+function loggedUrl(url: string): string {
   const masked = url.replace(/^\/verify\/[^/?]+/, '/verify/[token]');
   const q = masked.indexOf('?');
   if (q < 0) return masked;

@@ -75,8 +75,10 @@ export interface AutoLoanPolicyInput {
   features: AutoLoanFeatures;
 }
 
-/** Every top-level field of AutoLoanPolicyInput (policy-input.ts gives ZEN those the document reads). */
-// A record, so a field added to AutoLoanPolicyInput and not here fails to compile (it would never reach ZEN).
+/**
+ * Every top-level field of AutoLoanPolicyInput (policy-input.ts gives ZEN those the document reads). Written as a
+ * record so that a field added to AutoLoanPolicyInput and not here fails to compile: it would never reach ZEN.
+ */
 const AUTO_LOAN_POLICY_INPUT_FIELDS = Object.keys({ asOf: true, score: true, confidence: true, request: true, credit: true, features: true } satisfies Record<keyof AutoLoanPolicyInput, true>) as (keyof AutoLoanPolicyInput)[];
 
 export interface CompiledAutoLoanPolicy {

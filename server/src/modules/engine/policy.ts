@@ -13,6 +13,8 @@
  * - The graph's output is checked against PolicyOutputSchema and a few invariants (a pay_in_4 rate
  *   of 0, rates within 0-35.99%, an offer never above the request) on every evaluation: a bad edit
  *   fails loudly instead of approving on garbage.
+ * - Evaluations run as JavaScript compiled from the document where the compiler can match ZEN
+ *   exactly (jdm-compiler.ts, ADR 0020); ZEN evaluates the rest and checks the compiled answers.
  * Compile once (`compilePolicy`) and reuse; `evaluate` is async because ZEN is.
  */
 import type { ZenDecision, ZenEngine } from '@gorules/zen-engine';
@@ -85,8 +87,10 @@ export interface PolicyInput {
   features: BnplFeatures;
 }
 
-/** Every top-level field of PolicyInput (policy-input.ts gives ZEN those the document reads). */
-// A record, so a field added to PolicyInput and not here fails to compile (it would never reach ZEN).
+/**
+ * Every top-level field of PolicyInput (policy-input.ts gives ZEN those the document reads). Written as a
+ * record so that a field added to PolicyInput and not here fails to compile: it would never reach ZEN.
+ */
 const POLICY_INPUT_FIELDS = Object.keys({ asOf: true, score: true, confidence: true, request: true, credit: true, features: true } satisfies Record<keyof PolicyInput, true>) as (keyof PolicyInput)[];
 
 export interface CompiledPolicy {
