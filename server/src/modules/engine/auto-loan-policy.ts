@@ -130,7 +130,7 @@ export function compileAutoLoanPolicy(document: unknown): CompiledAutoLoanPolicy
       }
       return checkOutput(raw, constants);
     },
-    evaluateUnchecked: (input: AutoLoanPolicyInput) => evaluateGraph(zenInput(input)),
+    evaluateUnchecked: async (input: AutoLoanPolicyInput) => evaluateGraph(zenInput(input)),
   });
 }
 

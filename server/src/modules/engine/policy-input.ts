@@ -10,7 +10,8 @@
  * document's text never names a top-level field, that field is left out; a document that mentions
  * `$root` or `$nodes`, or has any other kind of node, is given everything. The check is on the
  * whole text: a name inside a label or a description also keeps its field in, never the reverse.
- * The output check (policy.ts) still sees the full input.
+ * The output check (policy.ts) still sees the full input. Every number given is checked first
+ * (`assertZenSafeNumbers`): ZEN aborts the process on some.
  */
 
 const DATA_ONLY_NODES = new Set(['inputNode', 'outputNode', 'expressionNode', 'decisionTableNode', 'switchNode']);
@@ -25,13 +26,40 @@ export function fieldsReadBy(document: unknown, fields: readonly string[]): read
   return read.length === fields.length ? null : read;
 }
 
-/** What to hand ZEN for an input: the input itself, or a copy with only the fields read. */
+/**
+ * What to hand ZEN for an input: the input itself, or a copy with only the fields read; either way
+ * checked by `assertZenSafeNumbers`.
+ */
 export function policyInputFor<T extends object>(document: unknown, fields: readonly (keyof T & string)[]): (input: T) => object {
   const read = fieldsReadBy(document, fields);
-  if (read === null) return (input) => input;
+  if (read === null) return (input) => assertZenSafeNumbers(input);
   return (input) => {
     const given: Record<string, unknown> = {};
     for (const field of read) if (field in input) given[field] = (input as Record<string, unknown>)[field];
-    return given;
+    return assertZenSafeNumbers(given);
   };
+}
+
+/** The largest magnitude given to ZEN, and the smallest other than 0. */
+export const ZEN_NUMBER_LIMITS = Object.freeze({ max: 1e15, min: 1e-12 });
+
+/**
+ * ZEN's Node binding aborts the whole process (a Rust panic converting the value, not an error)
+ * on a number beyond about 1.8e19 in magnitude, and fails on one as small as 5e-324 (measured with
+ * 0.54.0). A credit file is outside data, so every number given to ZEN is checked first: finite,
+ * at most 1e15 (well past any amount in cents) and, unless 0, at least 1e-12 in magnitude. A value
+ * outside fails this one evaluation with a RangeError naming the field, never its value.
+ */
+export function assertZenSafeNumbers<T>(value: T, path = 'input'): T {
+  if (typeof value === 'number') {
+    const magnitude = Math.abs(value);
+    if (!Number.isFinite(value) || magnitude > ZEN_NUMBER_LIMITS.max || (magnitude !== 0 && magnitude < ZEN_NUMBER_LIMITS.min)) {
+      throw new RangeError(`the policy's ${path} is outside the range the policy engine takes`);
+    }
+  } else if (Array.isArray(value)) {
+    value.forEach((item, i) => assertZenSafeNumbers(item, `${path}[${i}]`));
+  } else if (value !== null && typeof value === 'object') {
+    for (const [key, item] of Object.entries(value)) assertZenSafeNumbers(item, `${path}.${key}`);
+  }
+  return value;
 }

@@ -137,15 +137,15 @@ export function compilePolicy(document: unknown): CompiledPolicy {
     version: constants.version,
     constants,
     document: frozenDoc,
-    evaluate: (input: PolicyInput) => evaluateCompiled(evaluateGraph, constants, input, zenInput(input)),
-    evaluateUnchecked: (input: PolicyInput) => evaluateGraph(zenInput(input)),
+    evaluate: (input: PolicyInput) => evaluateCompiled(evaluateGraph, constants, input, zenInput),
+    evaluateUnchecked: async (input: PolicyInput) => evaluateGraph(zenInput(input)),
   });
 }
 
-async function evaluateCompiled(evaluateGraph: (given: object) => Promise<unknown>, constants: PolicyConstants, input: PolicyInput, given: object): Promise<PolicyOutput> {
+async function evaluateCompiled(evaluateGraph: (given: object) => Promise<unknown>, constants: PolicyConstants, input: PolicyInput, given: (input: PolicyInput) => object): Promise<PolicyOutput> {
   let raw: unknown;
   try {
-    raw = await evaluateGraph(given);
+    raw = await evaluateGraph(given(input));
   } catch (error) {
     throw new PolicyEvaluationError(`policy ${constants.version} failed: ${errorText(error)}`);
   }

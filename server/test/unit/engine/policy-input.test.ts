@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { deriveBnplFeatures, BNPL_PLANS, type BnplPlan } from '../../../src/modules/engine/features.js';
-import { compilePolicy, zenEngine, type PolicyInput } from '../../../src/modules/engine/policy.js';
-import { fieldsReadBy } from '../../../src/modules/engine/policy-input.js';
+import { compilePolicy, PolicyEvaluationError, zenEngine, type PolicyInput } from '../../../src/modules/engine/policy.js';
+import { assertZenSafeNumbers, fieldsReadBy } from '../../../src/modules/engine/policy-input.js';
 import { defaultAutoLoanDocuments, defaultBnplDocuments } from '../../../src/modules/engine/engine-documents.js';
 import policyDocument from '../../../src/modules/engine/policies/bnpl-policy-v1.json' with { type: 'json' };
 
@@ -70,5 +70,21 @@ describe('the policy input given to ZEN (engine/policy-input.ts)', () => {
       const input = randomInput(next);
       expect(await policy.evaluateUnchecked(input)).toEqual((await reference.evaluate(input)).result);
     }
+  });
+
+  it('never gives ZEN a number it would abort the process on: that evaluation fails, naming the field and not the value', async () => {
+    // Without the check, this test's process dies (ZEN 0.54.0 panics converting 1e21).
+    const policy = defaultBnplDocuments().policy;
+    for (const bad of [1e21, -1e20, Number.POSITIVE_INFINITY, Number.NaN, 5e-324]) {
+      const input = randomInput(sequence(3));
+      const withBad = { ...input, score: bad };
+      const failure = await policy.evaluate(withBad).catch((err: unknown) => err);
+      expect(failure).toBeInstanceOf(PolicyEvaluationError);
+      expect(String((failure as Error).message)).toContain('input.score');
+      expect(String((failure as Error).message)).not.toContain(String(bad));
+      await expect(policy.evaluateUnchecked(withBad)).rejects.toThrow(RangeError);
+    }
+    expect(() => assertZenSafeNumbers({ a: [1, { b: 2e15 }] })).toThrow('input.a[1].b');
+    expect(assertZenSafeNumbers({ a: [0, -1e15, 1e-12, 0.5], s: 'x', n: null })).toEqual({ a: [0, -1e15, 1e-12, 0.5], s: 'x', n: null });
   });
 });
