@@ -17,8 +17,9 @@
  *    a literal, or a comparison operator followed by an expression, or, in a column without a
  *    field, a whole expression.
  * 2. At run time a compiled evaluation gives up (throws `NotCompiled`) wherever ZEN's answer could
- *    differ from JavaScript's: arithmetic or an ordering comparison on anything but integers (ZEN
- *    computes in decimal), a comparison with a non-number (ZEN fails), a non-boolean condition, a
+ *    differ from JavaScript's: arithmetic, or `==`, on numbers that are not integers (ZEN computes
+ *    in decimal; comparing their order is safe, see `ordered`), an ordering comparison with a
+ *    non-number or a number out of ZEN's range (ZEN fails), a non-boolean condition, a
  *    function given what it does not take, a result beyond 2^53, an output key already in the
  *    context. The caller then asks ZEN for that evaluation.
  * 3. `evaluatorFor` also asks ZEN for the first compiled answers and for one in a thousand after
@@ -28,6 +29,7 @@
 
 import { isDeepStrictEqual } from 'node:util';
 import { copyPlainData } from '../../lib/plain-data.js';
+import { ZEN_NUMBER_LIMITS } from './policy-input.js';
 
 /** A compiled evaluation met something it cannot answer exactly as ZEN would: ask ZEN. */
 export class NotCompiled extends Error {
@@ -305,6 +307,19 @@ function integer(v: unknown): number {
   return v as number;
 }
 
+/**
+ * An operand of `< > <= >=`: any number ZEN takes (policy-input.ts ZEN_NUMBER_LIMITS). ZEN turns a
+ * double into a decimal that keeps its order (measured on neighbouring doubles such as
+ * 110.00000000000001 against 110, 0.1 + 0.2 against 0.3, 0.9999999999999999 against 1), so
+ * comparing the doubles gives its answer; computing with them would not.
+ */
+function ordered(v: unknown): number {
+  if (typeof v !== 'number' || !Number.isFinite(v)) giveUp();
+  const magnitude = Math.abs(v as number);
+  if (magnitude > ZEN_NUMBER_LIMITS.max || (magnitude !== 0 && magnitude < ZEN_NUMBER_LIMITS.min)) giveUp();
+  return v as number;
+}
+
 function checked(v: number): number {
   if (!Number.isSafeInteger(v)) giveUp();
   return v === 0 ? 0 : v;
@@ -335,13 +350,13 @@ function binaryFn(op: string, left: Fn, right: Fn): Fn {
     case '!=':
       return (s) => !equal(left(s), right(s));
     case '<':
-      return (s) => integer(left(s)) < integer(right(s));
+      return (s) => ordered(left(s)) < ordered(right(s));
     case '>':
-      return (s) => integer(left(s)) > integer(right(s));
+      return (s) => ordered(left(s)) > ordered(right(s));
     case '<=':
-      return (s) => integer(left(s)) <= integer(right(s));
+      return (s) => ordered(left(s)) <= ordered(right(s));
     case '>=':
-      return (s) => integer(left(s)) >= integer(right(s));
+      return (s) => ordered(left(s)) >= ordered(right(s));
     case '+':
       return (s) => checked(integer(left(s)) + integer(right(s)));
     case '-':
