@@ -67,8 +67,8 @@ const USAGE = `Usage: node bench/run.mjs [options]   (npm run bench -- [options]
                      balancer would (no proxy in between); CPU per request is the sum over them
   --redis URL        run the server(s) with REDIS_URL=URL: rate limits shared through Redis, as in the
                      multi-node shape (docs/deployment.md); default none (in-process buckets)
-  --log-level LEVEL  the server's LOG_LEVEL (default warn). \`npm start\` logs at info: a line when a
-                     request arrives and one when it is answered; info shows what that costs
+  --log-level LEVEL  the server's LOG_LEVEL (default warn). \`npm start\` logs at info, one line per
+                     request when it is answered; info shows what that costs
   --dist DIR         the compiled server to run (default server/dist), e.g. a copy of another build
                      for A/B runs (keep it under server/ so its packages resolve)
   --sql-timing       SQLite only: time every statement the server prepares and runs (a preload

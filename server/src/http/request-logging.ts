@@ -51,7 +51,8 @@ export function lazyRequestLogger(logger: FastifyBaseLogger, bindings: Bindings,
   return new LazyChild(logger as Logger, bindings, options) as unknown as FastifyBaseLogger;
 }
 
-type Level = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
+const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const;
+type Level = (typeof LEVELS)[number];
 
 class LazyChild {
   #child: Logger | null = null;
@@ -60,6 +61,17 @@ class LazyChild {
     private readonly bindings: Bindings,
     private readonly options: ChildLoggerOptions,
   ) {}
+
+  static {
+    // One method per level, each `write(level, ...)`.
+    for (const level of LEVELS) {
+      Object.defineProperty(LazyChild.prototype, level, {
+        value(this: LazyChild, ...args: unknown[]) {
+          this.write(level, args);
+        },
+      });
+    }
+  }
 
   private real(): Logger {
     return (this.#child ??= this.parent.child(this.bindings, this.options));
@@ -77,24 +89,6 @@ class LazyChild {
     (this.real()[level] as (...a: unknown[]) => void)(...args);
   }
 
-  fatal(...args: unknown[]): void {
-    this.write('fatal', args);
-  }
-  error(...args: unknown[]): void {
-    this.write('error', args);
-  }
-  warn(...args: unknown[]): void {
-    this.write('warn', args);
-  }
-  info(...args: unknown[]): void {
-    this.write('info', args);
-  }
-  debug(...args: unknown[]): void {
-    this.write('debug', args);
-  }
-  trace(...args: unknown[]): void {
-    this.write('trace', args);
-  }
   silent(): void {}
 
   child(bindings: Bindings, options?: ChildLoggerOptions): FastifyBaseLogger {

@@ -20,9 +20,7 @@ import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import { Value } from '@sinclair/typebox/value';
 import { isAdverseActionCode, type AdverseActionCode } from './adverse-action-reasons.js';
 import type { AutoLoanFeatures, VehicleCondition } from './auto-loan-features.js';
-import { evaluatorFor } from './jdm-compiler.js';
-import { policyInputFor } from './policy-input.js';
-import { deepFreeze, errorText, MAX_RATE_BPS, PolicyDocumentError, PolicyEvaluationError, readPolicyConstantValues, RISK_GRADES, zenEngine, type PolicyOutcome, type RiskGrade } from './policy.js';
+import { deepFreeze, errorText, graphEvaluation, MAX_RATE_BPS, PolicyDocumentError, PolicyEvaluationError, readPolicyConstantValues, RISK_GRADES, zenEngine, type PolicyOutcome, type RiskGrade } from './policy.js';
 
 const Cents = Type.Integer({ minimum: 0 });
 const Bps = Type.Integer({ minimum: 0, maximum: MAX_RATE_BPS });
@@ -115,8 +113,7 @@ export function compileAutoLoanPolicy(document: unknown): CompiledAutoLoanPolicy
     throw new PolicyDocumentError(`policy ${constants.version} does not compile: ${errorText(error)}`);
   }
   const frozenDoc = deepFreeze(doc);
-  const zenInput = policyInputFor<AutoLoanPolicyInput>(frozenDoc, AUTO_LOAN_POLICY_INPUT_FIELDS);
-  const evaluateGraph = evaluatorFor(frozenDoc, async (given) => (await decision.evaluate(given)).result as unknown, constants.version);
+  const evaluateGraph = graphEvaluation<AutoLoanPolicyInput>(frozenDoc, decision, AUTO_LOAN_POLICY_INPUT_FIELDS, constants.version);
   return Object.freeze({
     version: constants.version,
     constants,
@@ -124,13 +121,13 @@ export function compileAutoLoanPolicy(document: unknown): CompiledAutoLoanPolicy
     evaluate: async (input: AutoLoanPolicyInput) => {
       let raw: unknown;
       try {
-        raw = await evaluateGraph(zenInput(input));
+        raw = await evaluateGraph(input);
       } catch (error) {
         throw new PolicyEvaluationError(`policy ${constants.version} failed: ${errorText(error)}`);
       }
       return checkOutput(raw, constants);
     },
-    evaluateUnchecked: async (input: AutoLoanPolicyInput) => evaluateGraph(zenInput(input)),
+    evaluateUnchecked: evaluateGraph,
   });
 }
 

@@ -509,24 +509,22 @@ function compileDecisionTable(content: Record<string, unknown>): NodeFn {
     for (const v of rule.values) setPath(output, v.path, v.value(scope));
     return output;
   };
+  const matches = (scope: Scope) => (rule: (typeof compiledRules)[number]) => rule.tests.every((test) => test(scope));
   return (input) => {
     const scope: Scope = { root: input, dollar: null, hash: null };
-    let result: Context;
+    let value: Context | Context[];
     if (hitPolicy === 'first') {
-      const rule = compiledRules.find((r) => r.tests.every((test) => test(scope)));
+      const rule = compiledRules.find(matches(scope));
       // No row matched: ZEN's answer for that is its own to give.
       if (rule === undefined) giveUp();
-      result = outputOf(rule, scope);
-      if (outputPath !== null) {
-        const placed: Context = {};
-        setPath(placed, outputPath, result);
-        result = placed;
-      }
+      value = outputOf(rule, scope);
     } else {
-      const collected = compiledRules.filter((r) => r.tests.every((test) => test(scope))).map((r) => outputOf(r, scope));
-      result = {};
-      setPath(result, outputPath!, collected);
+      value = compiledRules.filter(matches(scope)).map((rule) => outputOf(rule, scope));
     }
+    // `collect` always has an output path (checked above); `first` may have one.
+    let result: Context;
+    if (outputPath === null) result = value as Context;
+    else setPath((result = {}), outputPath, value);
     return withPassThrough(passThrough, input, result);
   };
 }

@@ -14,12 +14,13 @@
  * (`assertZenSafeNumbers`): ZEN aborts the process on some.
  */
 
-const DATA_ONLY_NODES = new Set(['inputNode', 'outputNode', 'expressionNode', 'decisionTableNode', 'switchNode']);
+/** The node kinds a policy document may have (policy.ts refuses any other at load). */
+export const DATA_ONLY_NODE_TYPES: ReadonlySet<string> = new Set(['inputNode', 'outputNode', 'decisionTableNode', 'expressionNode', 'switchNode']);
 
 /** The top-level `fields` a document may read, or null when it must be given all of them. */
 export function fieldsReadBy(document: unknown, fields: readonly string[]): readonly string[] | null {
   const nodes = (document as { nodes?: unknown } | null)?.nodes;
-  if (!Array.isArray(nodes) || nodes.some((n) => !DATA_ONLY_NODES.has((n as { type?: unknown } | null)?.type as string))) return null;
+  if (!Array.isArray(nodes) || nodes.some((n) => !DATA_ONLY_NODE_TYPES.has((n as { type?: unknown } | null)?.type as string))) return null;
   const text = JSON.stringify(document);
   if (text.includes('$root') || text.includes('$nodes')) return null;
   const read = fields.filter((field) => text.includes(field));

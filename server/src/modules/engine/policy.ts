@@ -24,7 +24,7 @@ import { Value } from '@sinclair/typebox/value';
 import { isAdverseActionCode, type AdverseActionCode } from './adverse-action-reasons.js';
 import { BNPL_PLANS, type BnplFeatures, type BnplPlan } from './features.js';
 import { evaluatorFor } from './jdm-compiler.js';
-import { policyInputFor } from './policy-input.js';
+import { DATA_ONLY_NODE_TYPES, policyInputFor } from './policy-input.js';
 import { zenModule } from './zen.js';
 
 export const RISK_GRADES = ['A', 'B', 'C', 'D', 'E'] as const;
@@ -35,7 +35,6 @@ export type KycTier = 'soft' | 'enhanced' | 'hard';
 /** Highest nominal annual rate any plan may carry: 35.99% (decisions.md section 3). */
 export const MAX_RATE_BPS = 3599;
 
-const ALLOWED_NODE_TYPES = new Set(['inputNode', 'outputNode', 'decisionTableNode', 'expressionNode', 'switchNode']);
 const CONSTANTS_NODE_ID = 'policyConstants';
 
 const Cents = Type.Integer({ minimum: 0 });
@@ -130,22 +129,31 @@ export function compilePolicy(document: unknown): CompiledPolicy {
     throw new PolicyDocumentError(`policy ${constants.version} does not compile: ${errorText(error)}`);
   }
   const frozenDoc = deepFreeze(doc);
-  const zenInput = policyInputFor<PolicyInput>(frozenDoc, POLICY_INPUT_FIELDS);
-  // The graph compiled to JavaScript where it can be, ZEN deciding the rest (jdm-compiler.ts).
-  const evaluateGraph = evaluatorFor(frozenDoc, async (given) => (await decision.evaluate(given)).result as unknown, constants.version);
+  const evaluateGraph = graphEvaluation<PolicyInput>(frozenDoc, decision, POLICY_INPUT_FIELDS, constants.version);
   return Object.freeze({
     version: constants.version,
     constants,
     document: frozenDoc,
-    evaluate: (input: PolicyInput) => evaluateCompiled(evaluateGraph, constants, input, zenInput),
-    evaluateUnchecked: async (input: PolicyInput) => evaluateGraph(zenInput(input)),
+    evaluate: (input: PolicyInput) => evaluateCompiled(evaluateGraph, constants, input),
+    evaluateUnchecked: evaluateGraph,
   });
 }
 
-async function evaluateCompiled(evaluateGraph: (given: object) => Promise<unknown>, constants: PolicyConstants, input: PolicyInput, given: (input: PolicyInput) => object): Promise<PolicyOutput> {
+/**
+ * A compiled document's raw evaluation, for either product: given the input fields the document
+ * reads, their numbers checked (policy-input.ts), by the graph compiled to JavaScript where it can
+ * be and ZEN otherwise, ZEN judging (jdm-compiler.ts).
+ */
+export function graphEvaluation<T extends object>(document: unknown, decision: ZenDecision, fields: readonly (keyof T & string)[], version: string): (input: T) => Promise<unknown> {
+  const given = policyInputFor<T>(document, fields);
+  const evaluate = evaluatorFor(document, async (input) => (await decision.evaluate(input)).result as unknown, version);
+  return async (input) => evaluate(given(input));
+}
+
+async function evaluateCompiled(evaluateGraph: (input: PolicyInput) => Promise<unknown>, constants: PolicyConstants, input: PolicyInput): Promise<PolicyOutput> {
   let raw: unknown;
   try {
-    raw = await evaluateGraph(given(input));
+    raw = await evaluateGraph(input);
   } catch (error) {
     throw new PolicyEvaluationError(`policy ${constants.version} failed: ${errorText(error)}`);
   }
@@ -259,8 +267,8 @@ export function inspectPolicyConstantValues(document: unknown): { values: unknow
     return { values: null, constantsPath: null, problems };
   }
   (nodes as Array<{ type?: unknown; id?: unknown }>).forEach((node, i) => {
-    if (typeof node?.type !== 'string' || !ALLOWED_NODE_TYPES.has(node.type)) {
-      add(`/nodes/${i}/type`, 'node_kind_allowed', `node ${String(node?.id)} has kind ${String(node?.type)}; allowed: ${[...ALLOWED_NODE_TYPES].join(', ')}`);
+    if (typeof node?.type !== 'string' || !DATA_ONLY_NODE_TYPES.has(node.type)) {
+      add(`/nodes/${i}/type`, 'node_kind_allowed', `node ${String(node?.id)} has kind ${String(node?.type)}; allowed: ${[...DATA_ONLY_NODE_TYPES].join(', ')}`);
     }
   });
   const index = (nodes as Array<{ id?: unknown }>).findIndex((node) => node?.id === CONSTANTS_NODE_ID);
