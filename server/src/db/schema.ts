@@ -254,6 +254,19 @@ export interface WebhookDeliveriesTable {
   updated_at: number;
 }
 
+/**
+ * The sends one delivery worker holds at one endpoint (claimed, result not yet written): the
+ * per-endpoint cap sums the live rows (ADR 0021). Written only by that worker.
+ */
+export interface WebhookInFlightTable {
+  endpoint_id: string;
+  /** Random per worker process: a restarted worker never takes over its predecessor's count. */
+  worker_id: string;
+  sends: number;
+  /** The count holds until then (a lease's length after the worker last wrote it). */
+  held_until: number;
+}
+
 export interface WebhookAttemptsTable {
   id: string;
   delivery_id: string;
@@ -393,6 +406,7 @@ export interface Database {
   webhook_endpoints: WebhookEndpointsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
+  webhook_in_flight: WebhookInFlightTable;
   users: UsersTable;
   invitations: InvitationsTable;
   sessions: SessionsTable;

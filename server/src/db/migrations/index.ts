@@ -17,6 +17,7 @@ import * as m0011 from './0011-delivery-lease-index.js';
 import * as m0012 from './0012-auth-change-notifications.js';
 import * as m0013 from './0013-consumer-history-index.js';
 import * as m0014 from './0014-delivery-queue-autovacuum.js';
+import * as m0015 from './0015-webhook-sends-in-flight.js';
 
 export const migrations: Record<string, Migration> = {
   '0001-foundation': m0001,
@@ -33,4 +34,5 @@ export const migrations: Record<string, Migration> = {
   '0012-auth-change-notifications': m0012,
   '0013-consumer-history-index': m0013,
   '0014-delivery-queue-autovacuum': m0014,
+  '0015-webhook-sends-in-flight': m0015,
 };

@@ -15,12 +15,16 @@
  * 2. Claim. List endpoints (active only) with due, unleased deliveries, oldest due first, with how
  *    many of each are in flight anywhere, and deal the free slots round-robin under a per-endpoint
  *    cap (fairness.ts). Then lease that many rows per endpoint: `leased_until = now + lease`,
- *    `lease_token = <new uuid>`. On PostgreSQL the listing also takes an advisory lock per endpoint
- *    (held to the commit), and one statement then recounts each locked endpoint's leases in a
+ *    `lease_token = <new uuid>`. In flight = the sends each worker holds there, as the workers
+ *    write them in `webhook_in_flight` in the same transactions as their claims and results
+ *    (ADR 0021): a few rows per endpoint, not the deliveries' leases, whose dead row versions a
+ *    count would walk on PostgreSQL. On PostgreSQL the listing also takes an advisory lock per
+ *    endpoint (held to the commit), and one statement then recounts each locked endpoint in a
  *    fresh snapshot, picks rows `FOR UPDATE SKIP LOCKED`, leases them and returns what the sends
  *    need: several worker processes never claim the same row and the cap holds across them.
  *    SQLite has one writer and the cycle runs under `begin immediate`, so the listing's counts
  *    are still true when it claims (run one worker process on SQLite).
+ *    Last in the transaction, this worker's count at each endpoint it recorded or claimed for.
  * 3. Send. Every claimed delivery is sent at once (a claim never exceeds the free slots, so no
  *    leased row waits in a local queue): envelope {id, type, created, attempt, data}, a fresh
  *    signature for this attempt (two `v1=` during a rotation overlap), the spec's five headers,
@@ -65,7 +69,7 @@ select e.id as endpoint_id,
        (select count(*) from (select 1 as one from webhook_deliveries d
                                where d.endpoint_id = e.id and d.state = 'pending' and d.next_attempt_at <= ? and (d.leased_until is null or d.leased_until <= ?)
                                limit ?) as due_rows) as due,
-       (select count(*) from webhook_deliveries l where l.endpoint_id = e.id and l.leased_until > ?) as in_flight,
+       (select coalesce(sum(f.sends), 0) from webhook_in_flight f where f.endpoint_id = e.id and f.held_until > ?) as in_flight,
        (select d.next_attempt_at from webhook_deliveries d
          where d.endpoint_id = e.id and d.state = 'pending' and d.next_attempt_at <= ? and (d.leased_until is null or d.leased_until <= ?)
          order by d.next_attempt_at limit 1) as oldest_due
@@ -73,7 +77,7 @@ select e.id as endpoint_id,
  where e.state = 'active'
    and exists (select 1 from webhook_deliveries d
                 where d.endpoint_id = e.id and d.state = 'pending' and d.next_attempt_at <= ? and (d.leased_until is null or d.leased_until <= ?))
-   and (select count(*) from webhook_deliveries l where l.endpoint_id = e.id and l.leased_until > ?) < ?
+   and (select coalesce(sum(f.sends), 0) from webhook_in_flight f where f.endpoint_id = e.id and f.held_until > ?) < ?
  order by oldest_due asc, e.id asc
  limit ?`;
 
@@ -125,6 +129,12 @@ select value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->
 /** Failure counts back to 0 (a JSON array of endpoint ids). */
 const SQLITE_RESET = `update webhook_endpoints set consecutive_failures = 0 where id in (select value from json_each(?)) and consecutive_failures <> 0`;
 
+/** This worker's sends held per endpoint: worker id, held until, a JSON array of [endpoint id, sends]. (`where true`: SQLite's upsert after a select.) */
+const SQLITE_HELD = `
+insert into webhook_in_flight (endpoint_id, worker_id, sends, held_until)
+select value ->> 0, ?, value ->> 1, ? from json_each(?) where true
+on conflict (endpoint_id, worker_id) do update set sends = excluded.sends, held_until = excluded.held_until`;
+
 /*
  * PostgreSQL: the cycle's three statements, as fixed texts with numbered parameters (arrays where a
  * batch varies in size). Nothing is built or compiled per cycle, and each text is the same on every
@@ -140,7 +150,7 @@ const SQLITE_RESET = `update webhook_endpoints set consecutive_failures = 0 wher
 const PG_CANDIDATES = preparedOnPostgres(`
 select c.endpoint_id, c.due, c.in_flight
   from (select e.id as endpoint_id, probe.due, probe.oldest_due,
-               (select count(*) from webhook_deliveries l where l.endpoint_id = e.id and l.leased_until > $1::bigint) as in_flight
+               (select coalesce(sum(f.sends), 0) from webhook_in_flight f where f.endpoint_id = e.id and f.held_until > $1::bigint) as in_flight
           from webhook_endpoints e
           cross join lateral (
             select count(*) as due, min(x.next_attempt_at) as oldest_due
@@ -151,24 +161,25 @@ select c.endpoint_id, c.due, c.in_flight
                      limit $2::integer) as x
           ) as probe
          where e.state = 'active' and probe.due > 0
-           and (select count(*) from webhook_deliveries l where l.endpoint_id = e.id and l.leased_until > $1::bigint) < $2::integer
+           and (select coalesce(sum(f.sends), 0) from webhook_in_flight f where f.endpoint_id = e.id and f.held_until > $1::bigint) < $2::integer
          order by probe.oldest_due asc, e.id asc
          limit $3::integer) as c
  where pg_try_advisory_xact_lock(hashtext('cds.webhooks.claim.' || c.endpoint_id))
  order by c.oldest_due asc, c.endpoint_id asc`);
 
 /**
- * The claim ($1 endpoint ids, $2 how many each, $3 cap, $4 now, $5 lease end, $6 lease token):
- * recount each endpoint's leases, pick at most cap - leased due rows, lease them by primary key,
- * return them with their endpoint and event (see claimPostgres).
+ * The claim ($1 endpoint ids, $2 how many each, $3 cap, $4 now, $5 lease end, $6 lease token,
+ * $7 worker id, $8 what this worker holds at each endpoint before the claim): read each endpoint's
+ * count in flight again, pick at most cap - that many due rows, lease them by primary key, write
+ * this worker's new counts, return the rows with their endpoint and event (see claimPostgres).
  */
 const PG_CLAIM = preparedOnPostgres(`
 with want as (
-       select w.endpoint_id, w.n from unnest($1::text[], $2::integer[]) as w(endpoint_id, n)
+       select w.endpoint_id, w.n, w.base from unnest($1::text[], $2::integer[], $8::integer[]) as w(endpoint_id, n, base)
      ),
      room as (
        select want.endpoint_id,
-              least(want.n, $3::integer - (select count(*) from webhook_deliveries l where l.endpoint_id = want.endpoint_id and l.leased_until > $4::bigint))::integer as n
+              least(want.n, $3::integer - (select coalesce(sum(f.sends), 0) from webhook_in_flight f where f.endpoint_id = want.endpoint_id and f.held_until > $4::bigint))::integer as n
          from want
      ),
      pick as (
@@ -188,6 +199,12 @@ with want as (
           set leased_until = $5::bigint, lease_token = $6::text, updated_at = $4::bigint
         where d.id = any(array(select pick.id from pick))
        returning d.id, d.attempts, d.endpoint_id, d.tenant_id, d.event_id, d.next_attempt_at
+     ),
+     counted as (
+       insert into webhook_in_flight (endpoint_id, worker_id, sends, held_until)
+       select want.endpoint_id, $7::text, want.base + (select count(*) from claimed c where c.endpoint_id = want.endpoint_id)::integer, $5::bigint
+         from want
+       on conflict (endpoint_id, worker_id) do update set sends = excluded.sends, held_until = excluded.held_until
      )
 select c.id, c.attempts, c.endpoint_id, c.tenant_id, e.url, e.secret_sealed, e.previous_secret_sealed, e.previous_secret_expires_at,
        ev.id as event_id, ev.type as event_type, ev.created_at as event_created_at, ev.data_json
@@ -201,8 +218,10 @@ select c.id, c.attempts, c.endpoint_id, c.tenant_id, e.url, e.secret_sealed, e.p
 
 /**
  * A batch of results, one array per column ($1..$17, row i of each array is one result; $18 the
- * endpoints whose failure count may only reset): next steps where the lease token still matches,
- * every attempt row, the resets. Returns the deliveries whose next step was written.
+ * endpoints whose failure count may only reset; $19 worker id, $20 endpoints and $21 what this
+ * worker holds at each once the batch is written, $22 until when): next steps where the lease
+ * token still matches, every attempt row, the resets, the counts. Returns the deliveries whose
+ * next step was written.
  */
 const PG_RESULTS = preparedOnPostgres(`
 with v as (
@@ -233,6 +252,11 @@ with v as (
           set consecutive_failures = 0
         where e.id in (select s.endpoint_id from stepped s where s.state = 'delivered' and s.endpoint_id = any($18::text[]))
           and e.consecutive_failures <> 0
+     ),
+     counted as (
+       insert into webhook_in_flight (endpoint_id, worker_id, sends, held_until)
+       select h.endpoint_id, $19::text, h.sends, $22::bigint from unnest($20::text[], $21::integer[]) as h(endpoint_id, sends)
+       on conflict (endpoint_id, worker_id) do update set sends = excluded.sends, held_until = excluded.held_until
      )
 select id from stepped`);
 
@@ -389,6 +413,13 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
 
   /** Sends in progress (they hold the slots). */
   const inFlight = new Map<string, Promise<void>>();
+  /**
+   * Per endpoint, the deliveries this worker holds: claimed and their result not yet written (or
+   * given up). What each transaction that claims or records writes to `webhook_in_flight` under
+   * `workerId`, for the per-endpoint cap (ADR 0021).
+   */
+  const held = new Map<string, number>();
+  const workerId = deps.random.uuid();
   /** Results not yet written (their rows are still leased); each settles when its cycle commits. */
   const recording = new Set<Promise<void>>();
   const resultQueue: PendingResult[] = [];
@@ -464,7 +495,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
     try {
       done = await inTransaction(async (trx) => {
         const written = outcomes.length > 0 ? await writeResults(trx, outcomes) : { applied: new Set<string>(), disabled: new Set<string>() };
-        const claimed = free > 0 ? await claimDue(trx, free) : [];
+        const claimed = free > 0 ? await claimDue(trx, free, outcomes) : [];
         return { written, claimed };
       });
     } catch (err) {
@@ -489,17 +520,50 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
         } catch (single) {
           b.reject(single);
         }
+        // Written or given up, this worker no longer holds it. Given up, the stored count still
+        // includes it until this worker next writes that endpoint's count or the count expires:
+        // an overcount, on the side of the cap.
+        release(b.outcome.delivery.endpointId);
       }
       throw err;
     }
     if (batch.length > 0) {
       counters.writes += 1;
       report(outcomes, done.written);
+      for (const o of outcomes) release(o.delivery.endpointId);
       for (const b of batch) b.resolve();
     }
     if (done.claimed.length > 0) counters.claims += 1;
-    for (const delivery of done.claimed) launch(delivery);
+    for (const delivery of done.claimed) {
+      held.set(delivery.endpointId, (held.get(delivery.endpointId) ?? 0) + 1);
+      launch(delivery);
+    }
     return done.claimed.length;
+  }
+
+  function release(endpointId: string): void {
+    const n = (held.get(endpointId) ?? 0) - 1;
+    if (n > 0) held.set(endpointId, n);
+    else held.delete(endpointId);
+  }
+
+  /**
+   * What this worker will hold at each endpoint `recorded` or `claimed` touches once the
+   * transaction that writes them commits (ADR 0021): written in that transaction, so the counts
+   * commit with the results and leases they describe, and a rolled-back transaction leaves the
+   * previous counts, still true. Sorted by endpoint.
+   */
+  function heldAfter(recorded: readonly Outcome[], claimed: readonly ClaimedDelivery[]): [string, number][] {
+    const after = new Map<string, number>();
+    for (const o of recorded) after.set(o.delivery.endpointId, (after.get(o.delivery.endpointId) ?? held.get(o.delivery.endpointId) ?? 0) - 1);
+    for (const d of claimed) after.set(d.endpointId, (after.get(d.endpointId) ?? held.get(d.endpointId) ?? 0) + 1);
+    return [...after].map(([id, n]): [string, number] => [id, Math.max(0, n)]).sort((a, b) => compare(a[0], b[0]));
+  }
+
+  /** SQLite: this worker's counts (PostgreSQL writes them inside the result and claim statements). */
+  async function writeHeldSqlite(trx: Kysely<Database>, counts: [string, number][]): Promise<void> {
+    if (counts.length === 0) return;
+    await trx.executeQuery(CompiledQuery.raw(SQLITE_HELD, [workerId, clock.now().getTime() + options.leaseMs, JSON.stringify(counts)]));
   }
 
   /**
@@ -559,24 +623,32 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
     return value;
   }
 
-  /** Claims due work for up to `free` send slots, fairly between endpoints (fairness.ts). */
-  async function claimDue(trx: Kysely<Database>, free: number): Promise<ClaimedDelivery[]> {
+  /**
+   * Claims due work for up to `free` send slots, fairly between endpoints (fairness.ts), after
+   * `recorded` was written in the same transaction; writes this worker's new counts.
+   */
+  async function claimDue(trx: Kysely<Database>, free: number, recorded: readonly Outcome[]): Promise<ClaimedDelivery[]> {
     const now = clock.now().getTime();
     const candidates = await dueEndpoints(trx, now, free);
     if (candidates.length === 0) return [];
     const plan = planClaims(candidates, { slots: free, perEndpointCap: options.perEndpointConcurrency });
     if (plan.length === 0) return [];
     const token = deps.random.uuid();
-    return postgres ? claimPostgres(trx, plan, now, token) : claimSqlite(trx, plan, now, token);
+    if (postgres) {
+      const before = new Map(heldAfter(recorded, []));
+      return claimPostgres(trx, plan, now, token, plan.map((p) => before.get(p.endpointId) ?? held.get(p.endpointId) ?? 0));
+    }
+    const claimed = await claimSqlite(trx, plan, now, token);
+    await writeHeldSqlite(trx, heldAfter(recorded, claimed).filter(([endpointId]) => claimed.some((c) => c.endpointId === endpointId)));
+    return claimed;
   }
 
   /**
    * Endpoints with due, unleased deliveries and room under the cap, oldest due first, with how many
-   * are due (up to the cap) and how many are in flight anywhere. In flight = a live lease: leases
-   * are cleared whenever a delivery leaves `pending`, so the count needs no state test and reads
-   * only the (endpoint_id, leased_until) index, whatever the planner's statistics say. Each
-   * per-endpoint probe reads the due index in due order and stops after `cap` rows, so its cost
-   * does not grow with the backlog.
+   * are due (up to the cap) and how many are in flight anywhere: the sum of the live counts in
+   * `webhook_in_flight` (one row per worker, by primary key, whatever the planner's statistics
+   * say). Each per-endpoint probe reads the due index in due order and stops after `cap` rows, so
+   * its cost does not grow with the backlog.
    *
    * On PostgreSQL the same statement takes each listed endpoint's advisory lock (held until the
    * cycle commits; one claimer per endpoint across processes) and leaves out the endpoints whose
@@ -613,12 +685,13 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
   /**
    * PostgreSQL: one statement for the whole plan. It runs after the statement that took the
    * endpoints' advisory locks, so its snapshot sees every claim another process committed before
-   * we got a lock: each endpoint's leased count is recounted here, and it takes at most
-   * cap - leased rows (`FOR UPDATE SKIP LOCKED`), leases them by primary key and returns them with
-   * their endpoint and event: one round trip instead of three per endpoint and two more.
+   * we got a lock: each endpoint's count in flight is read again here, and it takes at most
+   * cap - in flight rows (`FOR UPDATE SKIP LOCKED`), leases them by primary key, writes this
+   * worker's counts (`heldBefore` plus what it took) and returns the rows with their endpoint and
+   * event: one round trip instead of three per endpoint and two more.
    */
-  async function claimPostgres(trx: Kysely<Database>, plan: ClaimPlanEntry[], now: number, token: string): Promise<ClaimedDelivery[]> {
-    const parameters = [plan.map((p) => p.endpointId), plan.map((p) => p.count), options.perEndpointConcurrency, now, now + options.leaseMs, token];
+  async function claimPostgres(trx: Kysely<Database>, plan: ClaimPlanEntry[], now: number, token: string, heldBefore: number[]): Promise<ClaimedDelivery[]> {
+    const parameters = [plan.map((p) => p.endpointId), plan.map((p) => p.count), options.perEndpointConcurrency, now, now + options.leaseMs, token, workerId, heldBefore];
     const result = await trx.executeQuery(CompiledQuery.raw(PG_CLAIM, parameters) as CompiledQuery<ClaimedRow>);
     return result.rows.map((r) => toClaimed(r, token));
   }
@@ -752,9 +825,12 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
     const failing = new Set(outcomes.filter((o) => o.step.kind === 'failed').map((o) => o.delivery.endpointId));
     const resettable = [...new Set(outcomes.filter((o) => o.step.kind === 'delivered' && !failing.has(o.delivery.endpointId)).map((o) => o.delivery.endpointId))].sort(compare);
 
+    // What this worker holds once the batch is written: read by the claim that follows in the same
+    // transaction, and by other workers after the commit.
+    const counts = heldAfter(outcomes, []);
     let applied: Set<string>;
     if (postgres) {
-      applied = await writeResultsPostgres(trx, rows, attempts, resettable);
+      applied = await writeResultsPostgres(trx, rows, attempts, resettable, counts);
     } else {
       const steps = rows.map((r) => [r.id, r.token, r.attempts, r.state, r.next_attempt_at, r.last_attempt_at, r.last_response_status, r.last_error_kind, r.finished_at, r.updated_at]);
       const stepped = await trx.executeQuery(CompiledQuery.raw(SQLITE_NEXT_STEPS, [JSON.stringify(steps)]) as CompiledQuery<{ id: string }>);
@@ -766,6 +842,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
       await trx.executeQuery(CompiledQuery.raw(SQLITE_ATTEMPTS, [JSON.stringify(attemptRows)]));
       const reset = resettable.filter((endpointId) => outcomes.some((o) => o.delivery.endpointId === endpointId && o.step.kind === 'delivered' && applied.has(o.delivery.id)));
       if (reset.length > 0) await trx.executeQuery(CompiledQuery.raw(SQLITE_RESET, [JSON.stringify(reset)]));
+      await writeHeldSqlite(trx, counts);
     }
 
     const finals = new Map<string, Outcome[]>();
@@ -814,18 +891,18 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
   }
 
   /**
-   * PostgreSQL: the batch's next steps, its attempt rows and the reset of its all-success
-   * endpoints' failure counts in ONE statement (one round trip): data-modifying CTEs over the
+   * PostgreSQL: the batch's next steps, its attempt rows, the reset of its all-success endpoints'
+   * failure counts and this worker's counts in ONE statement (one round trip): data-modifying CTEs over the
    * batch passed as one array per column (PG_RESULTS). Returns the deliveries whose lease token
    * still matched.
    */
-  async function writeResultsPostgres(trx: Kysely<Database>, rows: NextStepRow[], attempts: WebhookAttemptsTable[], resettable: string[]): Promise<Set<string>> {
+  async function writeResultsPostgres(trx: Kysely<Database>, rows: NextStepRow[], attempts: WebhookAttemptsTable[], resettable: string[], counts: [string, number][]): Promise<Set<string>> {
     const parameters = [
       rows.map((r) => r.id), rows.map((r) => r.token), rows.map((r) => r.attempts), rows.map((r) => r.state), rows.map((r) => r.next_attempt_at),
       rows.map((r) => r.last_attempt_at), rows.map((r) => r.last_response_status), rows.map((r) => r.last_error_kind), rows.map((r) => r.finished_at),
       rows.map((r) => r.updated_at), attempts.map((a) => a.id), attempts.map((a) => a.endpoint_id), attempts.map((a) => a.request_headers_json),
       attempts.map((a) => a.request_body), attempts.map((a) => a.response_body), attempts.map((a) => a.duration_ms), attempts.map((a) => a.error_detail),
-      resettable,
+      resettable, workerId, counts.map((c) => c[0]), counts.map((c) => c[1]), clock.now().getTime() + options.leaseMs,
     ];
     const updated = await trx.executeQuery(CompiledQuery.raw(PG_RESULTS, parameters) as CompiledQuery<{ id: string }>);
     return new Set(updated.rows.map((r) => r.id));

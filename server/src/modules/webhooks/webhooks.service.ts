@@ -438,7 +438,7 @@ export function createWebhooksService(deps: WebhooksDeps) {
 
   /**
    * Retention: attempts older than 30 days; finished deliveries that finished more than 30 days
-   * ago; deleted endpoints once nothing of theirs is left. Pending deliveries are never purged
+   * ago; deleted endpoints once nothing of theirs is left; stopped workers' in-flight counts. Pending deliveries are never purged
    * (a disabled endpoint's kept deliveries wait for it), except those of deleted endpoints, which
    * are cancelled first. Deletes go in batches so no statement holds locks for long.
    */
@@ -466,6 +466,9 @@ export function createWebhooksService(deps: WebhooksDeps) {
       .where('deleted_at', '<', cutoff)
       .where((eb) => eb.not(eb.exists(eb.selectFrom('webhook_deliveries as d').select('d.id').whereRef('d.endpoint_id', '=', 'webhook_endpoints.id'))))
       .executeTakeFirst();
+    // The in-flight counts of workers that stopped (each process writes under a new id, ADR 0021):
+    // expired long ago, they count for nothing and are only left over.
+    await db.deleteFrom('webhook_in_flight').where('held_until', '<', cutoff).execute();
     return { attempts, deliveries, endpoints: Number(endpoints.numDeletedRows) };
   }
 

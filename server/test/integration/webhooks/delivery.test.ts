@@ -5,7 +5,7 @@
  * Stripe's verifier); every failure kind; the whole 8-attempt schedule; auto-disable at 50 and
  * the reset on success; rotation; the portal operations; retention; fairness between endpoints.
  */
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import Stripe from 'stripe';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../../src/db/schema.js';
@@ -17,6 +17,7 @@ import type { WebhookScope } from '../../../src/modules/webhooks/webhooks.servic
 import { createTestDatabase, dialectMatrix, type TestDatabase } from '../../support/databases.js';
 import { bearer, createTestApp, type TestApp } from '../../support/test-app.js';
 import { documentedEventFields } from '../../support/webhook-docs.js';
+import { pollUntil } from '../../support/server-process.js';
 import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from '../../support/webhook-receiver.js';
 
 const stripeSignature = Stripe.webhooks.signature!;
@@ -586,6 +587,77 @@ describe.each(await dialectMatrix())('webhook delivery [%s]', (dialect) => {
       expect((await deliveriesOf(healthy.id)).every((d) => d.state === 'delivered')).toBe(true);
       const hangAttempts = await attemptsOf(hanging.id);
       expect(hangAttempts.every((a) => a.error_kind === 'timeout')).toBe(true);
+    });
+  });
+
+  describe('sends in flight (ADR 0021)', () => {
+    const inFlightRows = (endpointId: string) =>
+      store.selectFrom('webhook_in_flight').select(['worker_id', 'sends', 'held_until']).where('endpoint_id', '=', endpointId).orderBy('worker_id').execute();
+
+    it('each worker writes what it holds per endpoint with its claims and results; the cap counts every live row, an expired one nothing', async () => {
+      const { endpoint: slow } = await endpoint('/held');
+      receiver.setMode('/held', { kind: 'status', status: 200, delayMs: 300 });
+      await append(12);
+      // Another worker process, as it left its row: 3 sends held until after now.
+      await store.insertInto('webhook_in_flight').values({ endpoint_id: slow.id, worker_id: 'another-worker', sends: 3, held_until: clock.now().getTime() + 5_000 }).execute();
+      const w = worker({ concurrency: 16, perEndpointConcurrency: 5, leaseMs: 30_000 });
+
+      // Room for 5 - 3: two claimed, and the row says so, held for a lease's length.
+      expect(await w.tick()).toBe(2);
+      let rows = await inFlightRows(slow.id);
+      const own = rows.find((r) => r.worker_id !== 'another-worker')!;
+      expect(own).toEqual({ worker_id: own.worker_id, sends: 2, held_until: clock.now().getTime() + 30_000 });
+      expect(await w.tick()).toBe(0);
+
+      // The other worker's count has expired (it died; its leases would have passed): 5 - 2.
+      await store.updateTable('webhook_in_flight').set({ held_until: clock.now().getTime() }).where('worker_id', '=', 'another-worker').execute();
+      expect(await w.tick()).toBe(3);
+      expect((await inFlightRows(slow.id)).find((r) => r.worker_id === own.worker_id)!.sends).toBe(5);
+      expect(receiver.maxConcurrent('/held')).toBeLessThanOrEqual(5);
+
+      // Every result written: this worker holds nothing there any more.
+      await w.settle();
+      rows = await inFlightRows(slow.id);
+      expect(rows.find((r) => r.worker_id === own.worker_id)!.sends).toBe(0);
+      expect((await deliveriesOf(slow.id)).filter((d) => d.state === 'delivered')).toHaveLength(5);
+      await w.deliverDue();
+      expect((await deliveriesOf(slow.id)).every((d) => d.state === 'delivered')).toBe(true);
+      expect((await inFlightRows(slow.id)).find((r) => r.worker_id === own.worker_id)!.sends).toBe(0);
+    });
+
+    it('the purge drops counts that expired more than 30 days ago and keeps the others', async () => {
+      const { endpoint: e } = await endpoint('/purge-held');
+      const now = clock.now().getTime();
+      await store
+        .insertInto('webhook_in_flight')
+        .values([
+          { endpoint_id: e.id, worker_id: 'stopped-long-ago', sends: 1, held_until: now - 30 * 24 * H - 1 },
+          { endpoint_id: e.id, worker_id: 'stopped-lately', sends: 0, held_until: now - 1_000 },
+        ])
+        .execute();
+      await t.ctx.webhooks.purgeHistory();
+      expect((await inFlightRows(e.id)).map((r) => r.worker_id)).toEqual(['stopped-lately']);
+    });
+
+    it.skipIf(dialect !== 'postgres')('PostgreSQL: a claim changes no indexed column of the delivery, so it is a HOT update (no new index entries)', async () => {
+      // What a claim writes must stay out of every index of the table: an index on any of these
+      // turns each claim into a new entry in all of them, which every later claim walks until VACUUM.
+      const claimColumns = ['leased_until', 'lease_token', 'updated_at'];
+      const indexes = await sql<{ indexdef: string }>`select indexdef from pg_indexes where tablename = 'webhook_deliveries'`.execute(store);
+      expect(indexes.rows.length).toBeGreaterThan(0);
+      for (const { indexdef } of indexes.rows) for (const column of claimColumns) expect(indexdef).not.toContain(column);
+      const options = await sql<{ reloptions: string[] }>`select reloptions from pg_class where relname = 'webhook_deliveries' and relkind = 'r'`.execute(store);
+      expect(options.rows[0]!.reloptions).toContain('fillfactor=75');
+
+      // And PostgreSQL does make them HOT: its statistics count the claims' updates as such.
+      const hotUpdates = async () => Number((await sql<{ n: string }>`select n_tup_hot_upd as n from pg_stat_user_tables where relname = 'webhook_deliveries'`.execute(store)).rows[0]!.n);
+      const before = await hotUpdates();
+      await endpoint('/hot');
+      await append(4);
+      // One claim of 4 rows from one fresh page, then the results (which move the rows in the due indexes: not HOT).
+      expect(await t.ctx.webhookDelivery.deliverDue()).toBe(4);
+      // Backends report their statistics within about a second of finishing a transaction.
+      await pollUntil(async () => (await hotUpdates()) - before >= 4, { timeoutMs: 10_000 });
     });
   });
 });
