@@ -14,14 +14,16 @@
  *   when its leases would have passed). The cap reads the sum over live rows: a handful of rows,
  *   whatever the delivery rate. A worker rewrites its rows' counts in the transactions that claim
  *   and record, so the count commits with the leases it describes.
- * - The lease index goes: nothing else reads it. On PostgreSQL a claim then changes no indexed
- *   column of the delivery row, so with free room in its page (fillfactor 75 from now on) it is a
- *   HOT update: no new entry in any of the table's indexes, and its dead version is pruned with
- *   the page. The result still moves the row in the due indexes (its state changes).
+ * - The lease index goes: nothing else reads it. So does 0003's `(state, next_attempt_at)` index,
+ *   which no statement reads (claims go by endpoint: `(endpoint_id, state, next_attempt_at)`)
+ *   and every result had to maintain. On PostgreSQL a claim then changes no indexed column of the
+ *   delivery row, so with free room in its page (fillfactor 75 from now on) it is a HOT update:
+ *   no new entry in any of the table's indexes, and its dead version is pruned with the page. A
+ *   result still moves the row in the endpoint's due index (its state changes).
  * - `webhook_in_flight` changes only in place (its key never changes): fillfactor 50 keeps its
  *   updates HOT as well.
- * SQLite does the same without the storage parameters (it updates rows in place); it loses one
- * index to maintain on each claim and result.
+ * SQLite does the same without the storage parameters (it updates rows in place); it loses two
+ * indexes to maintain on claims and results.
  */
 import { PostgresAdapter, sql, type Kysely } from 'kysely';
 
@@ -37,6 +39,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addPrimaryKeyConstraint('webhook_in_flight_pkey', ['endpoint_id', 'worker_id'])
     .execute();
   await db.schema.dropIndex('webhook_deliveries_leased').execute();
+  await db.schema.dropIndex('webhook_deliveries_due').execute();
   if (isPostgres(db)) {
     await sql`alter table webhook_in_flight set (fillfactor = 50)`.execute(db);
     await sql`alter table webhook_deliveries set (fillfactor = 75)`.execute(db);
@@ -45,6 +48,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 
 export async function down(db: Kysely<unknown>): Promise<void> {
   if (isPostgres(db)) await sql`alter table webhook_deliveries reset (fillfactor)`.execute(db);
+  await db.schema.createIndex('webhook_deliveries_due').on('webhook_deliveries').columns(['state', 'next_attempt_at']).execute();
   await db.schema.createIndex('webhook_deliveries_leased').on('webhook_deliveries').columns(['endpoint_id', 'leased_until']).execute();
   await db.schema.dropTable('webhook_in_flight').execute();
 }
