@@ -23,8 +23,8 @@
  *    fresh snapshot, picks rows `FOR UPDATE SKIP LOCKED`, leases them and returns what the sends
  *    need: several worker processes never claim the same row and the cap holds across them.
  *    SQLite has one writer and the cycle runs under `begin immediate`, so the listing's counts
- *    are still true when it claims (run one worker process on SQLite).
- *    Last in the transaction, this worker's count at each endpoint it recorded or claimed for.
+ *    are still true when it claims (run one worker process on SQLite). The results and the
+ *    claim each also write this worker's new count at the endpoints they touch.
  * 3. Send. Every claimed delivery is sent at once (a claim never exceeds the free slots, so no
  *    leased row waits in a local queue): envelope {id, type, created, attempt, data}, a fresh
  *    signature for this attempt (two `v1=` during a rotation overlap), the spec's five headers,
