@@ -596,11 +596,12 @@ describe.each(await dialectMatrix())('webhook delivery [%s]', (dialect) => {
 
     it('each worker writes what it holds per endpoint with its claims and results; the cap counts every live row, an expired one nothing', async () => {
       const { endpoint: slow } = await endpoint('/held');
-      receiver.setMode('/held', { kind: 'status', status: 200, delayMs: 300 });
-      await append(12);
+      // Sends that stay in flight while the test looks (well within the time-out).
+      receiver.setMode('/held', { kind: 'status', status: 200, delayMs: 1_500 });
+      await append(8);
       // Another worker process, as it left its row: 3 sends held until after now.
       await store.insertInto('webhook_in_flight').values({ endpoint_id: slow.id, worker_id: 'another-worker', sends: 3, held_until: clock.now().getTime() + 5_000 }).execute();
-      const w = worker({ concurrency: 16, perEndpointConcurrency: 5, leaseMs: 30_000 });
+      const w = worker({ concurrency: 16, perEndpointConcurrency: 5, timeoutMs: 10_000, leaseMs: 30_000 });
 
       // Room for 5 - 3: two claimed, and the row says so, held for a lease's length.
       expect(await w.tick()).toBe(2);
@@ -620,7 +621,8 @@ describe.each(await dialectMatrix())('webhook delivery [%s]', (dialect) => {
       rows = await inFlightRows(slow.id);
       expect(rows.find((r) => r.worker_id === own.worker_id)!.sends).toBe(0);
       expect((await deliveriesOf(slow.id)).filter((d) => d.state === 'delivered')).toHaveLength(5);
-      await w.deliverDue();
+      receiver.setMode('/held', 200);
+      expect(await w.deliverDue()).toBe(3);
       expect((await deliveriesOf(slow.id)).every((d) => d.state === 'delivered')).toBe(true);
       expect((await inFlightRows(slow.id)).find((r) => r.worker_id === own.worker_id)!.sends).toBe(0);
     });
@@ -656,8 +658,9 @@ describe.each(await dialectMatrix())('webhook delivery [%s]', (dialect) => {
       await append(4);
       // One claim of 4 rows from one fresh page, then the results (which move the rows in the due indexes: not HOT).
       expect(await t.ctx.webhookDelivery.deliverDue()).toBe(4);
-      // Backends report their statistics within about a second of finishing a transaction.
-      await pollUntil(async () => (await hotUpdates()) - before >= 4, { timeoutMs: 10_000 });
+      // A backend reports its statistics at a transaction's end once a second at most, and an idle
+      // one after 10 s (PostgreSQL 15's PGSTAT_IDLE_INTERVAL).
+      await pollUntil(async () => (await hotUpdates()) - before >= 4, { timeoutMs: 25_000, intervalMs: 200 });
     });
   });
 });
