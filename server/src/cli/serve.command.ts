@@ -12,6 +12,7 @@ import type { Config } from '../config/config.js';
 import { createContext } from '../app/context.js';
 import { warmUpInBackground } from '../app/warm-up.js';
 import { migrateToLatest } from '../db/database.js';
+import { logProcessWarnings } from '../lib/logger.js';
 import { buildAppWithCompilers, type ServerLifecycle } from '../http/build-app.js';
 import { zenModule } from '../modules/engine/zen.js';
 import { startWorkers } from '../workers/workers.js';
@@ -26,6 +27,7 @@ export async function serveCommand(config: Readonly<Config>, role: 'api' | 'work
   const startedAt = performance.now();
   const ctx = createContext(config);
   const log = ctx.logger;
+  logProcessWarnings(log);
   await migrateToLatest(ctx.storage.db);
 
   const lifecycle: ServerLifecycle = { draining: false };

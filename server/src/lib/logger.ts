@@ -63,3 +63,21 @@ export function createAccessLogWriter(logger: Logger): Logger {
   const destination = (logger as unknown as Record<symbol, DestinationStream>)[pino.symbols.streamSym];
   return pino({ level: 'trace', ...LINE_SHAPE }, destination);
 }
+
+/**
+ * Process warnings as JSON log lines. Node prints each warning (`process.emitWarning`: its own
+ * deprecations, a listener leak, ours such as a credit policy's compiled graph being retired, ADR
+ * 0020) as a plain-text line on stderr, in the middle of the JSON lines a log pipeline parses. This
+ * takes Node's printer off the 'warning' event and logs each one at `warn` with its name and code.
+ * Returns what puts Node's printer back (tests).
+ */
+export function logProcessWarnings(logger: Logger): () => void {
+  const printers = process.listeners('warning');
+  for (const printer of printers) process.removeListener('warning', printer);
+  const onWarning = (warning: Error & { code?: string }) => logger.warn({ warning: { name: warning.name, code: warning.code ?? null } }, warning.message);
+  process.on('warning', onWarning);
+  return () => {
+    process.removeListener('warning', onWarning);
+    for (const printer of printers) process.on('warning', printer);
+  };
+}
