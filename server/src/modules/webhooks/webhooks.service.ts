@@ -438,9 +438,10 @@ export function createWebhooksService(deps: WebhooksDeps) {
 
   /**
    * Retention: attempts older than 30 days; finished deliveries that finished more than 30 days
-   * ago; deleted endpoints once nothing of theirs is left; stopped workers' in-flight counts. Pending deliveries are never purged
-   * (a disabled endpoint's kept deliveries wait for it), except those of deleted endpoints, which
-   * are cancelled first. Deletes go in batches so no statement holds locks for long.
+   * ago; deleted endpoints once nothing of theirs is left; the in-flight counts of stopped workers.
+   * Pending deliveries are never purged (a disabled endpoint's kept deliveries wait for it), except
+   * those of deleted endpoints, which are cancelled first. Deletes go in batches so no statement
+   * holds locks for long.
    */
   async function purgeHistory(): Promise<{ attempts: number; deliveries: number; endpoints: number }> {
     const now = clock.now().getTime();
