@@ -2,7 +2,7 @@
  * Fair sharing of a worker's free send slots between endpoints: pure.
  *
  * How it works: the worker lists endpoints with due deliveries, oldest due first, each with how
- * many of its deliveries are in flight anywhere (leased by any worker). Slots are dealt one per
+ * many of its deliveries are in flight anywhere (held by any worker, ADR 0021). Slots are dealt one per
  * endpoint per round, in that order, and no endpoint goes past its concurrency cap. So an endpoint
  * that hangs for the whole time-out holds at most `perEndpointCap` slots, and every other endpoint
  * with due work gets a slot in the same claim: a slow or failing receiver delays only itself
@@ -11,7 +11,7 @@
 
 export interface ClaimCandidate {
   endpointId: string;
-  /** Deliveries of this endpoint currently leased by any worker. */
+  /** Deliveries of this endpoint in flight in any worker (the live counts of `webhook_in_flight`). */
   inFlight: number;
   /** Due deliveries waiting (an upper bound is fine). */
   due: number;
