@@ -2,11 +2,11 @@
  * Fair sharing of a worker's free send slots between endpoints: pure.
  *
  * How it works: the worker lists endpoints with due deliveries, oldest due first, each with how
- * many of its deliveries are in flight anywhere (held by any worker, ADR 0021). Slots are dealt one per
- * endpoint per round, in that order, and no endpoint goes past its concurrency cap. So an endpoint
- * that hangs for the whole time-out holds at most `perEndpointCap` slots, and every other endpoint
- * with due work gets a slot in the same claim: a slow or failing receiver delays only itself
- * (the "one failing endpoint clogs the queue" failure of Convoy #1926).
+ * many of its deliveries are in flight anywhere (held by any worker, ADR 0021). Slots are dealt
+ * one per endpoint per round, in that order, and no endpoint goes past its concurrency cap. So an
+ * endpoint that hangs for the whole time-out holds at most `perEndpointCap` slots, and every other
+ * endpoint with due work gets a slot in the same claim: a slow or failing receiver delays only
+ * itself (the "one failing endpoint clogs the queue" failure of Convoy #1926).
  */
 
 export interface ClaimCandidate {
