@@ -25,6 +25,7 @@ const dist = pathToFileURL(path.resolve(opts.dist) + path.sep).href;
 const { syntheticCreditData } = await import(`${dist}modules/credit-data/sandbox-connector.js`);
 const { decideBnpl } = await import(`${dist}modules/engine/engine.js`);
 const { defaultBnplDocuments } = await import(`${dist}modules/engine/engine-documents.js`);
+const { fieldsReadBy } = await import(`${dist}modules/engine/policy-input.js`);
 const zen = createRequire(path.join(ROOT, 'server', 'package.json'))('@gorules/zen-engine');
 
 const documents = defaultBnplDocuments();
@@ -52,8 +53,10 @@ process.stdout.write(`${CALLS} calls each, Node ${process.version}\n`);
 await measure('decideBnpl (features, scorecard, policy)', (i) => decideBnpl(engineInput(i), documents));
 await measure('policy.evaluate (compiled graph + output check)', () => documents.policy.evaluate(policyInput));
 const decision = zen.ZenEngine.prototype.createDecision.call(new zen.ZenEngine(), documents.policy.document);
-const readFields = { score: policyInput.score, request: policyInput.request, credit: policyInput.credit };
-await measure('ZEN call, the fields the policy reads', () => decision.evaluate(readFields));
+// The fields the server gives ZEN for this document (policy-input.ts), not a list written here.
+const read = fieldsReadBy(documents.policy.document, Object.keys(policyInput)) ?? Object.keys(policyInput);
+const readFields = Object.fromEntries(read.map((field) => [field, policyInput[field]]));
+await measure(`ZEN call, the fields the policy reads (${read.join(', ')})`, () => decision.evaluate(readFields));
 await measure('ZEN call, the whole input', () => decision.evaluate(policyInput));
 await measure("ZEN evaluateExpression('1 + 1'), async", () => zen.evaluateExpression('1 + 1', {}));
 await measure("ZEN evaluateExpressionSync('1 + 1')", async () => zen.evaluateExpressionSync('1 + 1', {}));

@@ -122,12 +122,15 @@ export interface CreatedDecision {
   json: string;
 }
 
+/** Opened hosted-page tokens kept per process at most. */
+const OPENED_PAGE_TOKEN_LIMIT = 10_000;
+
 export function createDecisionsService(deps: DecisionsDeps) {
   const { clock, random } = deps;
   const insertDecisions = insertStatement(deps.db, 'decisions');
   const insertAudits = insertStatement(deps.db, 'decision_audits');
   // A pending decision's page token is opened on every poll (lib/crypto.ts, openedTextCache).
-  const openPageToken = openedTextCache(deps.secretBox, 10_000);
+  const openPageToken = openedTextCache(deps.secretBox, OPENED_PAGE_TOKEN_LIMIT);
 
   /**
    * Everything that can be decided before the transaction; returns the function that writes it.

@@ -20,6 +20,7 @@ import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import { Value } from '@sinclair/typebox/value';
 import { isAdverseActionCode, type AdverseActionCode } from './adverse-action-reasons.js';
 import type { AutoLoanFeatures, VehicleCondition } from './auto-loan-features.js';
+import { inputFields } from './policy-input.js';
 import { deepFreeze, errorText, graphEvaluation, MAX_RATE_BPS, PolicyDocumentError, PolicyEvaluationError, readPolicyConstantValues, RISK_GRADES, zenEngine, type PolicyOutcome, type RiskGrade } from './policy.js';
 
 const Cents = Type.Integer({ minimum: 0 });
@@ -73,11 +74,8 @@ export interface AutoLoanPolicyInput {
   features: AutoLoanFeatures;
 }
 
-/**
- * Every top-level field of AutoLoanPolicyInput (policy-input.ts gives ZEN those the document reads). Written as a
- * record so that a field added to AutoLoanPolicyInput and not here fails to compile: it would never reach ZEN.
- */
-const AUTO_LOAN_POLICY_INPUT_FIELDS = Object.keys({ asOf: true, score: true, confidence: true, request: true, credit: true, features: true } satisfies Record<keyof AutoLoanPolicyInput, true>) as (keyof AutoLoanPolicyInput)[];
+/** Every top-level field of AutoLoanPolicyInput (policy-input.ts gives ZEN those the document reads). */
+const AUTO_LOAN_POLICY_INPUT_FIELDS = inputFields<AutoLoanPolicyInput>({ asOf: true, score: true, confidence: true, request: true, credit: true, features: true });
 
 export interface CompiledAutoLoanPolicy {
   readonly version: string;

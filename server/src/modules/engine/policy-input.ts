@@ -14,6 +14,14 @@
  * (`assertZenSafeNumbers`): ZEN aborts the process on some.
  */
 
+/**
+ * Every top-level field of a policy input type, from a record naming each of them: a field added
+ * to the type and not to the record fails to compile (it would never reach ZEN).
+ */
+export function inputFields<T>(fields: Record<keyof T & string, true>): (keyof T & string)[] {
+  return Object.keys(fields) as (keyof T & string)[];
+}
+
 /** The node kinds a policy document may have (policy.ts refuses any other at load). */
 export const DATA_ONLY_NODE_TYPES: ReadonlySet<string> = new Set(['inputNode', 'outputNode', 'decisionTableNode', 'expressionNode', 'switchNode']);
 

@@ -24,7 +24,7 @@ import { Value } from '@sinclair/typebox/value';
 import { isAdverseActionCode, type AdverseActionCode } from './adverse-action-reasons.js';
 import { BNPL_PLANS, type BnplFeatures, type BnplPlan } from './features.js';
 import { evaluatorFor } from './jdm-compiler.js';
-import { DATA_ONLY_NODE_TYPES, policyInputFor } from './policy-input.js';
+import { DATA_ONLY_NODE_TYPES, inputFields, policyInputFor } from './policy-input.js';
 import { zenModule } from './zen.js';
 
 export const RISK_GRADES = ['A', 'B', 'C', 'D', 'E'] as const;
@@ -86,11 +86,8 @@ export interface PolicyInput {
   features: BnplFeatures;
 }
 
-/**
- * Every top-level field of PolicyInput (policy-input.ts gives ZEN those the document reads). Written as a
- * record so that a field added to PolicyInput and not here fails to compile: it would never reach ZEN.
- */
-const POLICY_INPUT_FIELDS = Object.keys({ asOf: true, score: true, confidence: true, request: true, credit: true, features: true } satisfies Record<keyof PolicyInput, true>) as (keyof PolicyInput)[];
+/** Every top-level field of PolicyInput (policy-input.ts gives ZEN those the document reads). */
+const POLICY_INPUT_FIELDS = inputFields<PolicyInput>({ asOf: true, score: true, confidence: true, request: true, credit: true, features: true });
 
 export interface CompiledPolicy {
   readonly version: string;

@@ -50,7 +50,7 @@ describe('request logging (http/request-logging.ts)', () => {
     expect(app.logs.text).not.toContain('Jane');
   });
 
-  it("a request's own log lines still carry its request id, and still go through redaction", async () => {
+  it("a request's own log lines still carry its request id, at their own level, before its access line", async () => {
     const app = await start('info');
     const failed = await app.app.inject({
       method: 'POST',
