@@ -19,7 +19,7 @@ import type { Environment } from '../../config/config.js';
 import type { DialectName } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
 import { insertStatement, runTogether } from '../../db/statements.js';
-import type { Clock, Random } from '../../lib/clock.js';
+import { timeOrderedUuids, type Clock, type Random } from '../../lib/clock.js';
 
 /** Every event type of interface.md (Events). New types are appended, never renamed. */
 export const EVENT_TYPES = [
@@ -74,6 +74,7 @@ export interface AppendOptions {
 
 export function createOutbox(deps: { db: Kysely<Database>; dialect: DialectName; clock: Clock; random: Random; fanOut?: EventFanOut }) {
   const insertEvents = insertStatement(deps.db, 'events');
+  const eventId = timeOrderedUuids(deps.random);
 
   /** Append events in one statement (with the caller's writes and the fan-out's lookup), inside the caller's transaction. */
   async function append(trx: Kysely<Database>, scope: Scope, events: NewEvent[], options: AppendOptions = {}): Promise<StoredEvent[]> {
@@ -84,7 +85,7 @@ export function createOutbox(deps: { db: Kysely<Database>; dialect: DialectName;
     }
     const now = deps.clock.now().getTime();
     const rows = events.map((e) => ({
-      id: deps.random.uuid(),
+      id: eventId(now),
       tenant_id: scope.tenantId,
       environment: scope.environment,
       type: e.type,

@@ -43,7 +43,7 @@ import { isDatabaseUnavailable, type DialectName } from '../../db/database.js';
 import { preparedOnPostgres } from '../../db/statements.js';
 import { COMMIT_WITHOUT_WAITING, type WalSync } from '../../db/wal-sync.js';
 import type { Database, WebhookAttemptsTable, WebhookDeliveriesTable } from '../../db/schema.js';
-import type { Clock, Random } from '../../lib/clock.js';
+import { timeOrderedUuids, type Clock, type Random } from '../../lib/clock.js';
 import { openedTextCache, type SecretBox } from '../../lib/crypto.js';
 import { eventEnvelopeJson } from '../events/envelope.js';
 import { planClaims, type ClaimCandidate, type ClaimPlanEntry } from './fairness.js';
@@ -420,6 +420,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
    */
   const held = new Map<string, number>();
   const workerId = deps.random.uuid();
+  const attemptId = timeOrderedUuids(deps.random);
   /** Results not yet written (their rows are still leased); each settles when its cycle commits. */
   const recording = new Set<Promise<void>>();
   const resultQueue: PendingResult[] = [];
@@ -806,7 +807,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
     }));
     // Every attempt happened, whatever became of its lease: all belong in the history.
     const attempts: WebhookAttemptsTable[] = sorted.map((o) => ({
-      id: deps.random.uuid(),
+      id: attemptId(o.startedAt),
       delivery_id: o.delivery.id,
       endpoint_id: o.delivery.endpointId,
       attempt: o.attempt,

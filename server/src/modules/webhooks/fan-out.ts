@@ -15,7 +15,7 @@ import type { Kysely } from 'kysely';
 import type { Environment } from '../../config/config.js';
 import type { Database, WebhookDeliveriesTable } from '../../db/schema.js';
 import { template } from '../../db/statements.js';
-import type { Random } from '../../lib/clock.js';
+import { timeOrderedUuids, type Random } from '../../lib/clock.js';
 import type { EventFanOut, StoredEvent } from '../events/outbox.js';
 
 export const ALL_EVENTS = '*';
@@ -30,16 +30,16 @@ export function parseEventTypes(json: string): string[] {
   return Array.isArray(parsed) ? parsed.filter((t): t is string => typeof t === 'string') : [];
 }
 
-/** A new delivery of `event` to `endpointId`, due at `atMs`. */
+/** A new delivery of `event` to `endpointId`, due at `atMs`; `newId` is a timeOrderedUuids source (ADR 0022). */
 export function newDeliveryRow(
-  random: Random,
+  newId: (unixMs: number) => string,
   scope: { tenantId: string; environment: Environment },
   endpointId: string,
   event: { id: string; type: string },
   atMs: number,
 ): WebhookDeliveriesTable {
   return {
-    id: random.uuid(),
+    id: newId(atMs),
     endpoint_id: endpointId,
     event_id: event.id,
     tenant_id: scope.tenantId,
@@ -69,13 +69,14 @@ export function createWebhookFanOut(deps: { db: Kysely<Database>; random: Random
   const activeEndpoints = template(['tenantId', 'environment', 'state'], (p) =>
     deps.db.selectFrom('webhook_endpoints').select(['id', 'event_types_json']).where('tenant_id', '=', p.tenantId).where('environment', '=', p.environment).where('state', '=', p.state),
   );
+  const deliveryId = timeOrderedUuids(deps.random);
   return {
     lookup: (scope) => activeEndpoints({ tenantId: scope.tenantId, environment: scope.environment, state: 'active' }),
     async write(trx, scope, events: StoredEvent[], endpoints: Target[], atMs: number): Promise<void> {
       const rows: WebhookDeliveriesTable[] = [];
       for (const endpoint of endpoints) {
         const types = parseEventTypes(endpoint.event_types_json);
-        for (const event of events) if (subscribesTo(types, event.type)) rows.push(newDeliveryRow(deps.random, scope, endpoint.id, event, atMs));
+        for (const event of events) if (subscribesTo(types, event.type)) rows.push(newDeliveryRow(deliveryId, scope, endpoint.id, event, atMs));
       }
       if (rows.length > 0) await trx.insertInto('webhook_deliveries').values(rows).execute();
     },

@@ -24,7 +24,7 @@ import type { Environment } from '../../config/config.js';
 import type { DialectName } from '../../db/database.js';
 import type { Database, WebhookAttemptsTable, WebhookDeliveriesTable, WebhookEndpointsTable } from '../../db/schema.js';
 import { ApiError } from '../../http/errors/error-registry.js';
-import type { Clock, Random } from '../../lib/clock.js';
+import { timeOrderedUuids, type Clock, type Random } from '../../lib/clock.js';
 import type { SecretBox } from '../../lib/crypto.js';
 import { EVENT_TYPES, type Outbox } from '../events/outbox.js';
 import { checkEndpointUrl } from './address-policy.js';
@@ -125,6 +125,7 @@ export function normalizeEventTypes(input: readonly string[] | '*' | undefined):
 
 export function createWebhooksService(deps: WebhooksDeps) {
   const { db, clock, random } = deps;
+  const deliveryId = timeOrderedUuids(random);
   const postgres = deps.dialect === 'postgres';
 
   function checkUrl(raw: string): string {
@@ -296,7 +297,7 @@ export function createWebhooksService(deps: WebhooksDeps) {
         [{ type: 'webhook.test', subjectId: id, data: { endpoint_id: id, message: 'This is a test event sent from the lender portal.' } }],
         { fanOut: false },
       );
-      const delivery = newDeliveryRow(random, scope, id, event!, clock.now().getTime());
+      const delivery = newDeliveryRow(deliveryId, scope, id, event!, clock.now().getTime());
       await trx.insertInto('webhook_deliveries').values(delivery).execute();
       return { eventId: event!.id, deliveryId: delivery.id };
     });
@@ -356,7 +357,7 @@ export function createWebhooksService(deps: WebhooksDeps) {
         .orderBy('ev.created_at')
         .execute();
       const types = parseEventTypes(endpoint.event_types_json);
-      const rows = missed.filter((e) => subscribesTo(types, e.type)).map((e) => newDeliveryRow(random, scope, endpointId, e, now));
+      const rows = missed.filter((e) => subscribesTo(types, e.type)).map((e) => newDeliveryRow(deliveryId, scope, endpointId, e, now));
       for (let i = 0; i < rows.length; i += INSERT_BATCH) await trx.insertInto('webhook_deliveries').values(rows.slice(i, i + INSERT_BATCH)).execute();
       return { requeued: Number(requeued.numUpdatedRows), recovered: rows.length };
     });

@@ -41,6 +41,10 @@ function v1Count(req: ReceivedWebhook): number {
   return req.headers['svc-signature']!.split(',').filter((p) => p.startsWith('v1=')).length;
 }
 
+const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+/** The Unix milliseconds in a version 7 id's first 48 bits. */
+const unixMsOf = (id: string) => parseInt(id.replace(/-/g, '').slice(0, 12), 16);
+
 describe.each(await dialectMatrix())('webhook delivery [%s]', (dialect) => {
   let db: TestDatabase;
   let t: TestApp;
@@ -188,6 +192,12 @@ describe.each(await dialectMatrix())('webhook delivery [%s]', (dialect) => {
       expect(deliveries.every((d) => d.state === 'delivered' && d.attempts === 1 && d.last_response_status === 200 && d.leased_until === null)).toBe(true);
       const attempts = await attemptsOf(ep.id);
       expect(attempts).toHaveLength(4);
+      // Appended rows have time-ordered ids carrying the clock's time (ADR 0022); the decision's stays version 4.
+      for (const id of [...events.map((e) => e.id), ...deliveries.map((d) => d.id), ...attempts.map((a) => a.id)]) {
+        expect(id).toMatch(UUID_V7);
+        expect(unixMsOf(id)).toBe(clock.now().getTime());
+      }
+      expect(decisionId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
       for (const a of attempts) {
         const sent = got.find((g) => JSON.parse(g.body).id === JSON.parse(a.request_body).id)!;
         expect(a.request_body).toBe(sent.body);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { pooledBase62, type Random } from '../../../src/lib/clock.js';
+import { randomBytes } from 'node:crypto';
+import { cryptoRandom, pooledBase62, timeOrderedUuids, type Random } from '../../../src/lib/clock.js';
 import { ApiKeyCache } from '../../../src/modules/api-keys/api-key-cache.js';
 import type { AuthenticatedKey } from '../../../src/modules/api-keys/api-keys.service.js';
 
@@ -56,5 +57,55 @@ describe('pooledBase62', () => {
     expect(new Set(ids).size).toBe(30);
     // 600 characters from bytes 0..255 repeating, 8 of every 256 rejected (no modulo bias): 3 pools.
     expect(calls).toBe(3);
+  });
+});
+
+describe('timeOrderedUuids (ADR 0022)', () => {
+  const V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+  /** The Unix milliseconds an RFC 9562 version 7 id carries (its first 48 bits). */
+  const msOf = (id: string) => parseInt(id.replace(/-/g, '').slice(0, 12), 16);
+
+  it('is a version 7 UUID carrying the given time, its other 74 bits drawn from the random source', () => {
+    const next = timeOrderedUuids(cryptoRandom);
+    for (const ms of [0, 1, 0xffff, 0x10000, Date.parse('2026-11-26T16:30:00.123Z'), 2 ** 48 - 1]) {
+      const id = next(ms);
+      expect(id).toMatch(V7);
+      expect(msOf(id)).toBe(ms);
+    }
+    // All bits but the version's and the variant's come from the bytes given.
+    const ones: Random = { uuid: () => 'unused', bytes: (n) => Buffer.alloc(n, 0xff) };
+    const zeros: Random = { uuid: () => 'unused', bytes: (n) => Buffer.alloc(n, 0) };
+    expect(timeOrderedUuids(ones)(0x0123456789ab)).toBe('01234567-89ab-7fff-bfff-ffffffffffff');
+    expect(timeOrderedUuids(zeros)(0x0123456789ab)).toBe('01234567-89ab-7000-8000-000000000000');
+  });
+
+  it('sorts by time as text and as bytes, so later rows append to an index', () => {
+    const next = timeOrderedUuids(cryptoRandom);
+    const start = Date.parse('2026-11-26T00:00:00Z');
+    const times = Array.from({ length: 2_000 }, (_, i) => start + i * 997 + (i % 7) * 65_536);
+    const ids = times.map((ms) => next(ms));
+    const byTime = [...ids].sort((a, b) => msOf(a) - msOf(b));
+    expect([...ids].sort()).toEqual(byTime);
+    expect(ids.map(msOf)).toEqual(times);
+  });
+
+  it('keeps ids of the same millisecond distinct, drawing random bytes a pool at a time', () => {
+    let calls = 0;
+    const random: Random = {
+      uuid: () => 'unused',
+      bytes: (n) => {
+        calls++;
+        return randomBytes(n);
+      },
+    };
+    const next = timeOrderedUuids(random, 100); // 10 bytes per id: 10 ids per pool
+    const ids = Array.from({ length: 1_000 }, () => next(1_764_000_000_000));
+    expect(new Set(ids).size).toBe(1_000);
+    expect(calls).toBe(100);
+  });
+
+  it('refuses what is not a Unix time in milliseconds', () => {
+    const next = timeOrderedUuids(cryptoRandom);
+    for (const bad of [-1, 1.5, 2 ** 48, Number.NaN]) expect(() => next(bad)).toThrow(RangeError);
   });
 });
