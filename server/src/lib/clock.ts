@@ -85,8 +85,8 @@ const MAX_UNIX_MS = 2 ** 48 - 1;
  * for rows that are only appended and found by id: events, webhook deliveries and their attempts
  * (ADR 0022). A version 4 key puts each new row's index entry on a random page of the primary-key
  * B-tree (and of every index on it elsewhere, such as an attempt's delivery id), and each commit
- * then writes every page it touched out whole: to SQLite's WAL, to PostgreSQL's WAL and buffers.
- * Keys that grow with time land on the same last few pages instead. Ids the specification fixes
+ * then writes every page it touched: whole to SQLite's WAL, as full-page images to PostgreSQL's
+ * after a checkpoint. Keys that grow with time land on the same last few pages instead. Ids the specification fixes
  * as version 4 (decisions, consumers, applications) and ids a client may keep as a secret-free
  * handle without a time in it (tenants, keys, endpoints) keep using `Random.uuid`.
  *

@@ -14,6 +14,7 @@ import type { EventType, NewEvent } from '../../../src/modules/events/outbox.js'
 import { createDeliveryWorker, type DeliveryWorker, type DeliveryWorkerOptions } from '../../../src/modules/webhooks/delivery-worker.js';
 import { DEFAULT_RETRY_SCHEDULE } from '../../../src/modules/webhooks/retry-schedule.js';
 import type { WebhookScope } from '../../../src/modules/webhooks/webhooks.service.js';
+import { UUID_V4, UUID_V7, unixMsOfUuid7 } from '../../support/ids.js';
 import { createTestDatabase, dialectMatrix, type TestDatabase } from '../../support/databases.js';
 import { bearer, createTestApp, type TestApp } from '../../support/test-app.js';
 import { documentedEventFields } from '../../support/webhook-docs.js';
@@ -40,10 +41,6 @@ function stripeVerifies(req: ReceivedWebhook, secret: string, nowMs: number): bo
 function v1Count(req: ReceivedWebhook): number {
   return req.headers['svc-signature']!.split(',').filter((p) => p.startsWith('v1=')).length;
 }
-
-const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
-/** The Unix milliseconds in a version 7 id's first 48 bits. */
-const unixMsOf = (id: string) => parseInt(id.replace(/-/g, '').slice(0, 12), 16);
 
 describe.each(await dialectMatrix())('webhook delivery [%s]', (dialect) => {
   let db: TestDatabase;
@@ -195,9 +192,9 @@ describe.each(await dialectMatrix())('webhook delivery [%s]', (dialect) => {
       // Appended rows have time-ordered ids carrying the clock's time (ADR 0022); the decision's stays version 4.
       for (const id of [...events.map((e) => e.id), ...deliveries.map((d) => d.id), ...attempts.map((a) => a.id)]) {
         expect(id).toMatch(UUID_V7);
-        expect(unixMsOf(id)).toBe(clock.now().getTime());
+        expect(unixMsOfUuid7(id)).toBe(clock.now().getTime());
       }
-      expect(decisionId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      expect(decisionId).toMatch(UUID_V4);
       for (const a of attempts) {
         const sent = got.find((g) => JSON.parse(g.body).id === JSON.parse(a.request_body).id)!;
         expect(a.request_body).toBe(sent.body);

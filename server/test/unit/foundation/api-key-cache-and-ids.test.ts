@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { cryptoRandom, pooledBase62, timeOrderedUuids, type Random } from '../../../src/lib/clock.js';
 import { ApiKeyCache } from '../../../src/modules/api-keys/api-key-cache.js';
 import type { AuthenticatedKey } from '../../../src/modules/api-keys/api-keys.service.js';
+import { UUID_V7, unixMsOfUuid7 } from '../../support/ids.js';
 
 const auth = (keyId: string, tenantId = 't1'): AuthenticatedKey => ({ keyId, tenantId, environment: 'sandbox', rateLimitPerSecond: null });
 
@@ -61,16 +62,12 @@ describe('pooledBase62', () => {
 });
 
 describe('timeOrderedUuids (ADR 0022)', () => {
-  const V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
-  /** The Unix milliseconds an RFC 9562 version 7 id carries (its first 48 bits). */
-  const msOf = (id: string) => parseInt(id.replace(/-/g, '').slice(0, 12), 16);
-
   it('is a version 7 UUID carrying the given time, its other 74 bits drawn from the random source', () => {
     const next = timeOrderedUuids(cryptoRandom);
     for (const ms of [0, 1, 0xffff, 0x10000, Date.parse('2026-11-26T16:30:00.123Z'), 2 ** 48 - 1]) {
       const id = next(ms);
-      expect(id).toMatch(V7);
-      expect(msOf(id)).toBe(ms);
+      expect(id).toMatch(UUID_V7);
+      expect(unixMsOfUuid7(id)).toBe(ms);
     }
     // All bits but the version's and the variant's come from the bytes given.
     const ones: Random = { uuid: () => 'unused', bytes: (n) => Buffer.alloc(n, 0xff) };
@@ -84,9 +81,9 @@ describe('timeOrderedUuids (ADR 0022)', () => {
     const start = Date.parse('2026-11-26T00:00:00Z');
     const times = Array.from({ length: 2_000 }, (_, i) => start + i * 997 + (i % 7) * 65_536);
     const ids = times.map((ms) => next(ms));
-    const byTime = [...ids].sort((a, b) => msOf(a) - msOf(b));
+    const byTime = [...ids].sort((a, b) => unixMsOfUuid7(a) - unixMsOfUuid7(b));
     expect([...ids].sort()).toEqual(byTime);
-    expect(ids.map(msOf)).toEqual(times);
+    expect(ids.map(unixMsOfUuid7)).toEqual(times);
   });
 
   it('keeps ids of the same millisecond distinct, drawing random bytes a pool at a time', () => {
