@@ -5,8 +5,9 @@
  * writes the results of the sends that finished since the previous one, then claims due work for
  * the send slots that are free, and commits once. Whatever finishes while a cycle runs waits for
  * the next, so under load every cycle carries a batch of results and a batch of claims for the
- * price of one commit; on PostgreSQL for at most five round trips (begin, results, candidates,
- * claim, commit), where it used to take four per endpoint claimed plus five per result batch.
+ * price of one commit; on PostgreSQL for four round trips (begin, the results with the claim's
+ * candidates, the claim, commit; five when a final failure may disable an endpoint), where it
+ * used to take four per endpoint claimed plus five per result batch.
  * 1. Record. Each result's next step from the pure retry decision (retry-schedule.ts), written only
  *    where this worker's lease token still matches; every attempt row; each final outcome moves its
  *    endpoint's consecutive-failure count, the 50th failure in a row disabling it. On PostgreSQL the
@@ -144,6 +145,20 @@ on conflict (endpoint_id, worker_id) do update set sends = excluded.sends, held_
  */
 
 /**
+ * An endpoint's due, unleased deliveries (`e` the endpoint): how many, up to the cap, and the
+ * oldest one's due time; read from the due index in due order, stopping after `cap` rows.
+ * `now` and `cap` are the parameters' places.
+ */
+const dueProbe = (now: string, cap: string) => `(
+            select count(*) as due, min(x.next_attempt_at) as oldest_due
+              from (select d.next_attempt_at from webhook_deliveries d
+                     where d.endpoint_id = e.id and d.state = 'pending' and d.next_attempt_at <= ${now}::bigint
+                       and (d.leased_until is null or d.leased_until <= ${now}::bigint)
+                     order by d.next_attempt_at
+                     limit ${cap}::integer) as x
+          ) as probe`;
+
+/**
  * Candidates ($1 now, $2 per-endpoint cap, $3 how many endpoints at most), oldest due first, each
  * with its advisory lock taken (see dueEndpoints).
  */
@@ -152,14 +167,7 @@ select c.endpoint_id, c.due, c.in_flight
   from (select e.id as endpoint_id, probe.due, probe.oldest_due,
                (select coalesce(sum(f.sends), 0) from webhook_in_flight f where f.endpoint_id = e.id and f.held_until > $1::bigint) as in_flight
           from webhook_endpoints e
-          cross join lateral (
-            select count(*) as due, min(x.next_attempt_at) as oldest_due
-              from (select d.next_attempt_at from webhook_deliveries d
-                     where d.endpoint_id = e.id and d.state = 'pending' and d.next_attempt_at <= $1::bigint
-                       and (d.leased_until is null or d.leased_until <= $1::bigint)
-                     order by d.next_attempt_at
-                     limit $2::integer) as x
-          ) as probe
+          cross join lateral ${dueProbe('$1', '$2')}
          where e.state = 'active' and probe.due > 0
            and (select coalesce(sum(f.sends), 0) from webhook_in_flight f where f.endpoint_id = e.id and f.held_until > $1::bigint) < $2::integer
          order by probe.oldest_due asc, e.id asc
@@ -223,7 +231,7 @@ select c.id, c.attempts, c.endpoint_id, c.tenant_id, e.url, e.secret_sealed, e.p
  * token still matches, every attempt row, the resets, the counts. Returns the deliveries whose
  * next step was written.
  */
-const PG_RESULTS = preparedOnPostgres(`
+const PG_RESULT_CTES = `
 with v as (
        select * from unnest($1::text[], $2::text[], $3::integer[], $4::text[], $5::bigint[], $6::bigint[], $7::integer[], $8::text[],
                             $9::bigint[], $10::bigint[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[], $16::integer[], $17::text[])
@@ -257,8 +265,40 @@ with v as (
        insert into webhook_in_flight (endpoint_id, worker_id, sends, held_until)
        select h.endpoint_id, $19::text, h.sends, $22::bigint from unnest($20::text[], $21::integer[]) as h(endpoint_id, sends)
        on conflict (endpoint_id, worker_id) do update set sends = excluded.sends, held_until = excluded.held_until
-     )
+     )`;
+const PG_RESULTS = preparedOnPostgres(`${PG_RESULT_CTES}
 select id from stepped`);
+
+/**
+ * The results (PG_RESULT_CTES, $1..$22) and then the candidates (as PG_CANDIDATES: $23 now, $24
+ * cap, $25 how many endpoints at most, advisory locks taken) in one statement: one round trip
+ * fewer per cycle. Its snapshot is the statement's, so it does not see the results' own writes:
+ * the deliveries they record were leased in it, and so not due, as they are not after; and this
+ * worker's counts in it are the ones before the results, so the candidates count every other
+ * worker's live rows and this worker's counts after the results, which it passes ($26 endpoints,
+ * $27 sends: all it holds). Rows: a recorded delivery (`id`), or a candidate (the other columns).
+ */
+const PG_RESULTS_THEN_CANDIDATES = preparedOnPostgres(`${PG_RESULT_CTES},
+     mine as (
+       select m.endpoint_id, m.sends from unnest($26::text[], $27::integer[]) as m(endpoint_id, sends)
+     ),
+     listed as (
+       select e.id as endpoint_id, probe.due, probe.oldest_due, busy.in_flight
+         from webhook_endpoints e
+         cross join lateral ${dueProbe('$23', '$24')}
+         cross join lateral (
+           select (select coalesce(sum(f.sends), 0) from webhook_in_flight f
+                    where f.endpoint_id = e.id and f.held_until > $23::bigint and f.worker_id <> $19::text)
+                  + coalesce((select mine.sends from mine where mine.endpoint_id = e.id), 0) as in_flight
+         ) as busy
+        where e.state = 'active' and probe.due > 0 and busy.in_flight < $24::integer
+        order by probe.oldest_due asc, e.id asc
+        limit $25::integer
+     )
+select s.id, null::text as endpoint_id, null::bigint as due, null::bigint as in_flight, null::bigint as oldest_due from stepped s
+union all
+select null, l.endpoint_id, l.due, l.in_flight, l.oldest_due from listed l
+ where pg_try_advisory_xact_lock(hashtext('cds.webhooks.claim.' || l.endpoint_id))`);
 
 export interface DeliveryWorkerOptions {
   /** Per attempt (interface.md: 10 s). */
@@ -342,6 +382,8 @@ interface WrittenResults {
   applied: Set<string>;
   /** Endpoints this batch auto-disabled. */
   disabled: Set<string>;
+  /** PostgreSQL: the claim's candidates, listed by the results' statement (PG_RESULTS_THEN_CANDIDATES). */
+  candidates?: ClaimCandidate[];
 }
 
 interface CandidateRow {
@@ -349,6 +391,9 @@ interface CandidateRow {
   due: number | string;
   in_flight: number | string;
 }
+
+/** A row of PG_RESULTS_THEN_CANDIDATES: a recorded delivery's id, or a candidate (id null). */
+type ResultOrCandidateRow = { id: string } | ({ id: null; oldest_due: number | string } & CandidateRow);
 
 interface ClaimedRow {
   id: string;
@@ -495,8 +540,8 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
     let done: { written: WrittenResults; claimed: ClaimedDelivery[] };
     try {
       done = await inTransaction(async (trx) => {
-        const written = outcomes.length > 0 ? await writeResults(trx, outcomes) : { applied: new Set<string>(), disabled: new Set<string>() };
-        const claimed = free > 0 ? await claimDue(trx, free, outcomes) : [];
+        const written = outcomes.length > 0 ? await writeResults(trx, outcomes, free) : { applied: new Set<string>(), disabled: new Set<string>() };
+        const claimed = free > 0 ? await claimDue(trx, free, outcomes, written.candidates) : [];
         return { written, claimed };
       });
     } catch (err) {
@@ -628,9 +673,9 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
    * Claims due work for up to `free` send slots, fairly between endpoints (fairness.ts), after
    * `recorded` was written in the same transaction; writes this worker's new counts.
    */
-  async function claimDue(trx: Kysely<Database>, free: number, recorded: readonly Outcome[]): Promise<ClaimedDelivery[]> {
+  async function claimDue(trx: Kysely<Database>, free: number, recorded: readonly Outcome[], listed?: ClaimCandidate[]): Promise<ClaimedDelivery[]> {
     const now = clock.now().getTime();
-    const candidates = await dueEndpoints(trx, now, free);
+    const candidates = listed ?? (await dueEndpoints(trx, now, free));
     if (candidates.length === 0) return [];
     const plan = planClaims(candidates, { slots: free, perEndpointCap: options.perEndpointConcurrency });
     if (plan.length === 0) return [];
@@ -790,7 +835,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
    * this worker's lease token still holds; every attempt row; each final outcome's move of its
    * endpoint's consecutive-failure count, the threshold disabling it.
    */
-  async function writeResults(trx: Kysely<Database>, outcomes: Outcome[]): Promise<WrittenResults> {
+  async function writeResults(trx: Kysely<Database>, outcomes: Outcome[], free = 0): Promise<WrittenResults> {
     // Rows in id order, endpoints in id order: two workers' batches always lock in the same order.
     const sorted = [...outcomes].sort((a, b) => compare(a.delivery.id, b.delivery.id));
     const rows: NextStepRow[] = sorted.map((o) => ({
@@ -830,8 +875,12 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
     // transaction, and by other workers after the commit.
     const counts = heldAfter(outcomes, []);
     let applied: Set<string>;
+    let candidates: ClaimCandidate[] | undefined;
     if (postgres) {
-      applied = await writeResultsPostgres(trx, rows, attempts, resettable, counts);
+      // The claim's candidates come with the results unless a final failure may disable an
+      // endpoint below, after that statement: the listing must not offer it.
+      const listFree = failing.size === 0 ? free : 0;
+      ({ applied, candidates } = await writeResultsPostgres(trx, rows, attempts, resettable, counts, listFree));
     } else {
       const steps = rows.map((r) => [r.id, r.token, r.attempts, r.state, r.next_attempt_at, r.last_attempt_at, r.last_response_status, r.last_error_kind, r.finished_at, r.updated_at]);
       const stepped = await trx.executeQuery(CompiledQuery.raw(SQLITE_NEXT_STEPS, [JSON.stringify(steps)]) as CompiledQuery<{ id: string }>);
@@ -888,7 +937,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
         .execute();
       if (disable) disabled.add(endpointId);
     }
-    return { applied, disabled };
+    return { applied, disabled, ...(candidates ? { candidates } : {}) };
   }
 
   /**
@@ -897,7 +946,14 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
    * batch passed as one array per column (PG_RESULTS). Returns the deliveries whose lease token
    * still matched.
    */
-  async function writeResultsPostgres(trx: Kysely<Database>, rows: NextStepRow[], attempts: WebhookAttemptsTable[], resettable: string[], counts: [string, number][]): Promise<Set<string>> {
+  async function writeResultsPostgres(
+    trx: Kysely<Database>,
+    rows: NextStepRow[],
+    attempts: WebhookAttemptsTable[],
+    resettable: string[],
+    counts: [string, number][],
+    free: number,
+  ): Promise<{ applied: Set<string>; candidates?: ClaimCandidate[] }> {
     const parameters = [
       rows.map((r) => r.id), rows.map((r) => r.token), rows.map((r) => r.attempts), rows.map((r) => r.state), rows.map((r) => r.next_attempt_at),
       rows.map((r) => r.last_attempt_at), rows.map((r) => r.last_response_status), rows.map((r) => r.last_error_kind), rows.map((r) => r.finished_at),
@@ -905,8 +961,25 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
       attempts.map((a) => a.request_body), attempts.map((a) => a.response_body), attempts.map((a) => a.duration_ms), attempts.map((a) => a.error_detail),
       resettable, workerId, counts.map((c) => c[0]), counts.map((c) => c[1]), clock.now().getTime() + options.leaseMs,
     ];
-    const updated = await trx.executeQuery(CompiledQuery.raw(PG_RESULTS, parameters) as CompiledQuery<{ id: string }>);
-    return new Set(updated.rows.map((r) => r.id));
+    if (free <= 0) {
+      const updated = await trx.executeQuery(CompiledQuery.raw(PG_RESULTS, parameters) as CompiledQuery<{ id: string }>);
+      return { applied: new Set(updated.rows.map((r) => r.id)) };
+    }
+    // All this worker holds once the results are written: what it holds now, where the batch
+    // touched an endpoint its count after.
+    const mine = new Map(held);
+    for (const [endpointId, n] of counts) mine.set(endpointId, n);
+    parameters.push(clock.now().getTime(), options.perEndpointConcurrency, free, [...mine.keys()], [...mine.values()]);
+    const result = await trx.executeQuery(CompiledQuery.raw(PG_RESULTS_THEN_CANDIDATES, parameters) as CompiledQuery<ResultOrCandidateRow>);
+    const applied = new Set<string>();
+    const listed: Extract<ResultOrCandidateRow, { id: null }>[] = [];
+    for (const r of result.rows) {
+      if (r.id !== null) applied.add(r.id);
+      else listed.push(r);
+    }
+    // Oldest due first, as PG_CANDIDATES returns them (fairness.ts deals slots in this order).
+    listed.sort((a, b) => Number(a.oldest_due) - Number(b.oldest_due) || compare(a.endpoint_id, b.endpoint_id));
+    return { applied, candidates: listed.map((r) => ({ endpointId: r.endpoint_id, due: Number(r.due), inFlight: Number(r.in_flight) })) };
   }
 
   function report(outcomes: Outcome[], written: WrittenResults): void {

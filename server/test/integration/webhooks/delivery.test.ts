@@ -634,6 +634,26 @@ describe.each(await dialectMatrix())('webhook delivery [%s]', (dialect) => {
       expect((await inFlightRows(slow.id)).find((r) => r.worker_id === own.worker_id)!.sends).toBe(0);
     });
 
+    it('a cycle that records results and claims counts the slots its results free, and every other worker\'s live sends', async () => {
+      // On PostgreSQL the results and the claim's listing are one statement, whose snapshot still
+      // shows this worker's count before the results: the listing must use the count after them.
+      const { endpoint: e } = await endpoint('/freed');
+      receiver.setMode('/freed', { kind: 'status', status: 200, delayMs: 20 });
+      await append(5);
+      // Cap 3, another worker holding 2: one send at a time here.
+      await store.insertInto('webhook_in_flight').values({ endpoint_id: e.id, worker_id: 'another-worker', sends: 2, held_until: clock.now().getTime() + 600_000 }).execute();
+      // No poll within the test: only a finished send wakes the worker, and that cycle records its
+      // result and claims the next. Had the freed slot not counted, the listing would have seen
+      // 1 + 2 = the cap and the worker would have stopped after its first send until a poll.
+      const w = worker({ concurrency: 16, perEndpointConcurrency: 3, pollIntervalMs: 600_000 });
+      w.start();
+      await pollUntil(async () => (await deliveriesOf(e.id)).every((d) => d.state === 'delivered'), { timeoutMs: 10_000, intervalMs: 50 });
+      await w.stop();
+      expect(receiver.requestsTo('/freed')).toHaveLength(5);
+      expect(receiver.maxConcurrent('/freed')).toBe(1);
+      expect(w.stats()).toMatchObject({ delivered: 5, leasesLost: 0, claims: 5 });
+    });
+
     it('the purge drops counts that expired more than 30 days ago and keeps the others', async () => {
       const { endpoint: e } = await endpoint('/purge-held');
       const now = clock.now().getTime();
