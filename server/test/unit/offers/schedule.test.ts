@@ -127,9 +127,15 @@ describe('amounts', () => {
         }
         expect(balance).toBe(0);
         expect(amounts.reduce((s, a) => s + a, 0) - principal).toBe(interest);
-        // The last payment stays within a few cents of the level payment (rounding drift only).
-        expect(Math.abs((amounts[n - 1] as number) - level)).toBeLessThanOrEqual(bps === 0 ? n - 1 : n);
+        // The last payment differs from the level one by rounding drift only: each month's rounding
+        // (of the level payment and of the interest, at most a cent together) carried to the end
+        // with interest, at most sum over k of (1 + r)^k for k < n, r the monthly rate.
+        const r = bps / 120_000;
+        const drift = bps === 0 ? n - 1 : Math.ceil(((1 + r) ** n - 1) / r);
+        expect(Math.abs((amounts[n - 1] as number) - level)).toBeLessThanOrEqual(drift);
       }),
+      // A CI run's counterexample to the former bound of n cents: the last payment 37 cents off.
+      { examples: [[1_222_908, 3_237, 36]], numRuns: 2_000 },
     );
   });
 });
