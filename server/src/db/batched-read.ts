@@ -10,11 +10,19 @@
  * when there is none. A fetch that fails fails every read it carried, with its error: a database
  * outage is a 503 for each request, as it was with a read per request.
  *
- * Freshness is unchanged: the statement runs after every request of its batch arrived, so it
- * sees everything committed before any of them arrived, like a read per request. What batching
- * saves is the cost per statement, not per row: on PostgreSQL a round trip (a socket write and
- * read on each side, a Bind and an Execute), on SQLite the read transaction every statement opens
- * (two fcntl locks on the WAL index). It adds one turn of the event loop to a read's latency.
+ * With `maxBatchesInFlight` (PostgreSQL passes 1), a batch whose turn comes while that many are
+ * still waiting for their answers is held: it keeps taking reads, and is flushed in the turn after
+ * one of them settles. Under load that makes fewer, larger statements: each one sent is a socket
+ * write that wakes a PostgreSQL backend, which on a small machine then takes the CPU from this
+ * process (measured in docs/performance.md, "seventh session"). A synchronous fetch (SQLite)
+ * settles within its flush, so nothing is ever held there.
+ *
+ * Freshness is unchanged: the statement runs after every request of its batch arrived (a held
+ * batch only later still), so it sees everything committed before any of them arrived, like a
+ * read per request. What batching saves is the cost per statement, not per row: on PostgreSQL a
+ * round trip (a socket write and read on each side, a Bind and an Execute), on SQLite the read
+ * transaction every statement opens (two fcntl locks on the WAL index). It adds one turn of the
+ * event loop to a read's latency, and a held batch waits up to one round trip more.
  */
 import { setImmediate } from 'node:timers';
 
@@ -27,6 +35,8 @@ export interface BatchedReadOptions {
   keyIndex: number;
   /** Most ids one fetch carries (default 100): a bigger batch is split into several fetches. */
   maxBatch?: number;
+  /** Batches waiting for their fetches at once, at most (default: no limit). See the opening comment. */
+  maxBatchesInFlight?: number;
 }
 
 interface Waiter {
@@ -37,12 +47,27 @@ interface Waiter {
 export function batchedRead(options: BatchedReadOptions): (id: string) => Promise<RowValues | undefined> {
   const { fetch, keyIndex } = options;
   const maxBatch = options.maxBatch ?? 100;
+  const maxInFlight = options.maxBatchesInFlight ?? Infinity;
   let queue: Map<string, Waiter[]> | null = null;
+  /** Batches with a fetch not yet settled. */
+  let inFlight = 0;
+  /** The queued batch's turn came while `maxInFlight` were in flight: flush it when one settles. */
+  let held = false;
 
   function flush(): void {
     const waiting = queue!;
     queue = null;
     const ids = [...waiting.keys()];
+    let pending = 0;
+    const settled = () => {
+      if (--pending > 0) return;
+      inFlight -= 1;
+      if (held && inFlight < maxInFlight) {
+        held = false;
+        // The turn after: the requests whose sockets are ready in this one still join the batch.
+        setImmediate(flush);
+      }
+    };
     for (let start = 0; start < ids.length; start += maxBatch) {
       const chunk = ids.slice(start, start + maxBatch);
       let rows: RowValues[] | Promise<RowValues[]>;
@@ -52,8 +77,19 @@ export function batchedRead(options: BatchedReadOptions): (id: string) => Promis
         settle(waiting, chunk, null, err);
         continue;
       }
-      if (rows instanceof Promise) rows.then((found) => settle(waiting, chunk, found, null), (err: unknown) => settle(waiting, chunk, null, err));
-      else settle(waiting, chunk, rows, null);
+      if (rows instanceof Promise) {
+        if (pending++ === 0) inFlight += 1;
+        rows.then(
+          (found) => {
+            settle(waiting, chunk, found, null);
+            settled();
+          },
+          (err: unknown) => {
+            settle(waiting, chunk, null, err);
+            settled();
+          },
+        );
+      } else settle(waiting, chunk, rows, null);
     }
   }
 
@@ -74,7 +110,10 @@ export function batchedRead(options: BatchedReadOptions): (id: string) => Promis
     new Promise<RowValues | undefined>((resolve, reject) => {
       if (queue === null) {
         queue = new Map();
-        setImmediate(flush);
+        // At most one flush is ever pending (this queue's), and only a flush adds to inFlight, so
+        // the count checked here still holds when the flush runs.
+        if (inFlight < maxInFlight) setImmediate(flush);
+        else held = true;
       }
       const waiters = queue.get(id);
       if (waiters) waiters.push({ resolve, reject });

@@ -213,6 +213,8 @@ export function openStorage(options: StorageOptions): Storage {
       return batchedRead({
         keyIndex: keyIndexOf(columns),
         fetch: async (ids) => (await pool.query<RowValues>({ text, values: [ids], rowMode: 'array' })).rows,
+        // One statement at a time: under load the next turns' reads gather behind it (batched-read.ts).
+        maxBatchesInFlight: 1,
       });
     },
     close: () => db.destroy(),

@@ -58,3 +58,75 @@ describe('batchedRead', () => {
     expect(t.fetches).toEqual([['a', 'b'], ['c']]);
   });
 });
+
+describe('batchedRead with maxBatchesInFlight', () => {
+  /** A table whose fetches answer only when the test says so. */
+  function heldTable(rows: RowValues[]) {
+    const fetches: { ids: string[]; answer(): void; fail(err: Error): void }[] = [];
+    const fetch = (ids: string[]) =>
+      new Promise<RowValues[]>((resolve, reject) => {
+        fetches.push({ ids, answer: () => resolve(rows.filter((r) => ids.includes(r[1] as string))), fail: reject });
+      });
+    return { fetch, fetches };
+  }
+
+  it('holds the next batch while one is in flight, gathers every read made meanwhile into it, and sends it once the first answers', async () => {
+    const t = heldTable([['A', 'a'], ['B', 'b'], ['C', 'c'], ['D', 'd']]);
+    const read = batchedRead({ fetch: t.fetch, keyIndex: 1, maxBatchesInFlight: 1 });
+    const first = read('a');
+    await nextTurn();
+    expect(t.fetches.map((f) => f.ids)).toEqual([['a']]);
+    // Three more turns of reads while the first statement is out: none of them is sent yet.
+    const later = [read('b')];
+    await nextTurn();
+    later.push(read('c'));
+    await nextTurn();
+    later.push(read('d'), read('b'));
+    await nextTurn();
+    expect(t.fetches.map((f) => f.ids)).toEqual([['a']]);
+    t.fetches[0]!.answer();
+    expect(await first).toEqual(['A', 'a']);
+    await nextTurn();
+    // One statement for everything that waited, sent after the first answered (so after every one of those reads arrived).
+    expect(t.fetches.map((f) => f.ids)).toEqual([['a'], ['b', 'c', 'd']]);
+    t.fetches[1]!.answer();
+    expect(await Promise.all(later)).toEqual([['B', 'b'], ['C', 'c'], ['D', 'd'], ['B', 'b']]);
+    // Nothing in flight: the next read goes out in its own turn again.
+    const next = read('a');
+    await nextTurn();
+    expect(t.fetches).toHaveLength(3);
+    t.fetches[2]!.answer();
+    expect(await next).toEqual(['A', 'a']);
+  });
+
+  it('counts a batch split into several fetches as in flight until its last fetch settles, a failed one included', async () => {
+    const t = heldTable([['A', 'a'], ['B', 'b'], ['C', 'c']]);
+    const read = batchedRead({ fetch: t.fetch, keyIndex: 1, maxBatch: 1, maxBatchesInFlight: 1 });
+    const firstBatch = Promise.allSettled([read('a'), read('b')]);
+    await nextTurn();
+    expect(t.fetches.map((f) => f.ids)).toEqual([['a'], ['b']]);
+    const held = read('c');
+    t.fetches[0]!.answer();
+    await nextTurn();
+    await nextTurn();
+    expect(t.fetches).toHaveLength(2); // 'b' is still out
+    const outage = new Error('database unavailable');
+    t.fetches[1]!.fail(outage);
+    expect(await firstBatch).toEqual([
+      { status: 'fulfilled', value: ['A', 'a'] },
+      { status: 'rejected', reason: outage },
+    ]);
+    await nextTurn();
+    expect(t.fetches.map((f) => f.ids)).toEqual([['a'], ['b'], ['c']]);
+    t.fetches[2]!.answer();
+    expect(await held).toEqual(['C', 'c']);
+  });
+
+  it('never holds a synchronous fetch (SQLite): each turn is its own statement', async () => {
+    const t = table([['A', 'a'], ['B', 'b']]);
+    const read = batchedRead({ fetch: t.fetch, keyIndex: 1, maxBatchesInFlight: 1 });
+    expect(await read('a')).toEqual(['A', 'a']);
+    expect(await read('b')).toEqual(['B', 'b']);
+    expect(t.fetches).toEqual([['a'], ['b']]);
+  });
+});
