@@ -75,7 +75,26 @@ export interface Storage {
    *   would save is shared by the whole batch anyway. Named columns, never `*`.
    */
   readByIds: <T extends keyof Database & string>(table: T, columns: readonly (keyof Database[T] & string)[]) => ReadById;
+  /**
+   * PostgreSQL: connections in pg's pipeline mode, where a statement goes out without waiting for
+   * the answer to the one before (answers still come back in order), so a transaction can send
+   * its BEGIN with its first statement and its COMMIT with its last. A small pool of their own,
+   * used by the webhook delivery worker's cycles (ADR 0023); the statements registered by
+   * statements.ts are named prepared statements here too. null on SQLite.
+   */
+  pipelined: PipelinedPool | null;
   close(): Promise<void>;
+}
+
+export interface PipelinedPool {
+  /** A connection of its own until `release`; `release(true)` ends it (after an error that may have left it unusable). */
+  connect(): Promise<PipelinedConnection>;
+}
+
+export interface PipelinedConnection {
+  /** Sends at once, whatever is still waiting for an answer on this connection. */
+  query<R>(text: string, values?: readonly unknown[]): Promise<{ rows: R[]; command: string }>;
+  release(destroy?: boolean): void;
 }
 
 /** One row's values by id (`Storage.readByIds`), or undefined when there is no such row. */
@@ -176,6 +195,7 @@ export function openStorage(options: StorageOptions): Storage {
           },
         });
       },
+      pipelined: null,
       close: async () => {
         await checkpointer?.stop();
         await readDb.destroy();
@@ -185,20 +205,27 @@ export function openStorage(options: StorageOptions): Storage {
     };
   }
   const statementTimeoutMs = options.statementTimeoutMs ?? 0;
-  const pool = new pg.Pool({
-    connectionString: options.databaseUrl,
-    max: options.poolSize ?? 10,
-    connectionTimeoutMillis: 2_000,
-    idleTimeoutMillis: 30_000,
-    // A statement that cannot get its locks in time fails instead of queueing forever; one that runs
-    // too long is cancelled by the server (a 503: isDatabaseUnavailable).
-    options: `-c lock_timeout=10000${statementTimeoutMs > 0 ? ` -c statement_timeout=${statementTimeoutMs}` : ''}`,
-  });
-  pool.on('error', (err) => options.onPoolError?.(err));
-  // A connection that dies mid-query emits 'error' on its checked-out client (the query is rejected too, and becomes a 503); unheard, that event would crash the process.
-  pool.on('connect', (client) => client.on('error', () => undefined));
   const silence = statementTimeoutMs > 0 ? { afterMs: statementTimeoutMs + SILENCE_GRACE_MS, onSilent: options.onSilentConnection } : null;
-  pool.on('connect', (client) => wrapQueries(client, silence));
+  const newPool = (max: number, pipeline: boolean): pg.Pool => {
+    const created = new pg.Pool({
+      connectionString: options.databaseUrl!,
+      max,
+      connectionTimeoutMillis: 2_000,
+      idleTimeoutMillis: 30_000,
+      // A statement that cannot get its locks in time fails instead of queueing forever; one that runs
+      // too long is cancelled by the server (a 503: isDatabaseUnavailable).
+      options: `-c lock_timeout=10000${statementTimeoutMs > 0 ? ` -c statement_timeout=${statementTimeoutMs}` : ''}`,
+      ...(pipeline ? { pipeline: true } : {}),
+    });
+    created.on('error', (err) => options.onPoolError?.(err));
+    // A connection that dies mid-query emits 'error' on its checked-out client (the query is rejected too, and becomes a 503); unheard, that event would crash the process.
+    created.on('connect', (client) => client.on('error', () => undefined));
+    created.on('connect', (client) => wrapQueries(client, silence));
+    return created;
+  };
+  const pool = newPool(options.poolSize ?? 10, false);
+  // Opened on first use (only delivery workers use it); a few connections, as cycles run one at a time per worker.
+  let pipelinePool: pg.Pool | null = null;
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   const url = new URL(options.databaseUrl);
   return {
@@ -217,7 +244,21 @@ export function openStorage(options: StorageOptions): Storage {
         maxBatchesInFlight: 1,
       });
     },
-    close: () => db.destroy(),
+    pipelined: {
+      connect: async () => {
+        pipelinePool ??= newPool(4, true);
+        const client = await pipelinePool.connect();
+        return {
+          query: <R>(text: string, values?: readonly unknown[]) =>
+            (client.query as (text: string, values?: readonly unknown[]) => Promise<pg.QueryResult>)(text, values) as Promise<{ rows: R[]; command: string }>,
+          release: (destroy?: boolean) => client.release(destroy === true),
+        };
+      },
+    },
+    close: async () => {
+      await db.destroy();
+      await pipelinePool?.end();
+    },
   };
 }
 

@@ -61,7 +61,7 @@ describe.skipIf(!(await isPostgresReachable()))('delivery worker across a databa
   function startWorker(): DeliveryWorker {
     const ctx = t.ctx;
     worker = createDeliveryWorker(
-      { db: viaProxy.db, dialect: 'postgres', clock, random: ctx.random, secretBox: ctx.secretBox, logger: ctx.logger },
+      { db: viaProxy.db, dialect: 'postgres', pipelined: viaProxy.pipelined, clock, random: ctx.random, secretBox: ctx.secretBox, logger: ctx.logger },
       { ca: receiver.ca, allowPrivateNetworks: true, timeoutMs: 5_000, leaseMs: 30_000, pollIntervalMs: 50 },
     );
     return worker;
