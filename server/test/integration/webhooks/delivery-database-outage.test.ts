@@ -12,12 +12,12 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { openStorage, type Storage } from '../../../src/db/database.js';
 import type { Database } from '../../../src/db/schema.js';
 import { ManualClock } from '../../../src/lib/clock.js';
-import type { NewEvent } from '../../../src/modules/events/outbox.js';
 import { createDeliveryWorker, type DeliveryWorker } from '../../../src/modules/webhooks/delivery-worker.js';
 import type { WebhookScope } from '../../../src/modules/webhooks/webhooks.service.js';
 import { createTestDatabase, isPostgresReachable, type TestDatabase } from '../../support/databases.js';
 import { pollUntil, startTcpProxy, type TcpProxy } from '../../support/server-process.js';
 import { createTestApp, type TestApp } from '../../support/test-app.js';
+import { endpointWithEvents } from '../../support/webhook-events.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../../support/webhook-receiver.js';
 
 describe.skipIf(!(await isPostgresReachable()))('delivery worker across a database outage [postgres]', () => {
@@ -70,14 +70,7 @@ describe.skipIf(!(await isPostgresReachable()))('delivery worker across a databa
   /** An endpoint whose receiver holds each request `delayMs` before answering 200, and `count` events for it. */
   async function slowEndpointWithEvents(path: string, count: number, delayMs: number): Promise<{ endpointId: string; eventIds: string[] }> {
     receiver.setMode(path, { kind: 'status', status: 200, body: '{"received":true}', delayMs });
-    const { endpoint } = await t.ctx.webhooks.createEndpoint(scope, { url: receiver.url(path), events: '*', description: `outage ${path}` });
-    const events: NewEvent[] = Array.from({ length: count }, (_, i) => ({
-      type: 'decision.created',
-      subjectId: null,
-      data: { decision_id: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`, status: 'complete' },
-    }));
-    const stored = await store.transaction().execute((trx) => t.ctx.outbox.append(trx, scope, events));
-    return { endpointId: endpoint.id, eventIds: stored.map((e) => e.id) };
+    return endpointWithEvents(t, scope, receiver.url(path), count, `outage ${path}`);
   }
 
   const deliveriesOf = (endpointId: string) =>

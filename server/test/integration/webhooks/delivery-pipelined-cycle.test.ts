@@ -14,12 +14,12 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { PipelinedPool } from '../../../src/db/database.js';
 import type { Database } from '../../../src/db/schema.js';
 import { ManualClock } from '../../../src/lib/clock.js';
-import type { NewEvent } from '../../../src/modules/events/outbox.js';
 import { createDeliveryWorker, type DeliveryWorker, type DeliveryWorkerOptions } from '../../../src/modules/webhooks/delivery-worker.js';
 import type { WebhookScope } from '../../../src/modules/webhooks/webhooks.service.js';
 import { createTestDatabase, isPostgresReachable, type TestDatabase } from '../../support/databases.js';
 import { pollUntil } from '../../support/server-process.js';
 import { createTestApp, type TestApp } from '../../support/test-app.js';
+import { endpointWithEvents } from '../../support/webhook-events.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../../support/webhook-receiver.js';
 
 type Kind = 'begin' | 'commit' | 'rollback' | 'results' | 'claim' | 'listing' | 'other';
@@ -131,22 +131,11 @@ describe.skipIf(!(await isPostgresReachable()))('delivery worker cycles on a pip
     return worker;
   }
 
-  async function endpointWithEvents(path: string, count: number): Promise<{ endpointId: string; eventIds: string[] }> {
-    const { endpoint } = await t.ctx.webhooks.createEndpoint(scope, { url: receiver.url(path), events: '*', description: `pipelined ${path}` });
-    const events: NewEvent[] = Array.from({ length: count }, (_, i) => ({
-      type: 'decision.created',
-      subjectId: null,
-      data: { decision_id: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`, status: 'complete' },
-    }));
-    const stored = await store.transaction().execute((trx) => t.ctx.outbox.append(trx, scope, events));
-    return { endpointId: endpoint.id, eventIds: stored.map((e) => e.id) };
-  }
-
   const deliveriesOf = (endpointId: string) => store.selectFrom('webhook_deliveries').select(['id', 'state', 'attempts', 'leased_until']).where('endpoint_id', '=', endpointId).execute();
   const attemptsOf = (endpointId: string) => store.selectFrom('webhook_attempts').select(['delivery_id', 'attempt']).where('endpoint_id', '=', endpointId).execute();
 
   it('sends the BEGIN with the first statement and the COMMIT with the claim: a cycle that records and claims is two round trips', async () => {
-    const { endpointId, eventIds } = await endpointWithEvents('/pipelined', 9);
+    const { endpointId, eventIds } = await endpointWithEvents(t, scope, receiver.url('/pipelined'), 9, 'pipelined');
     const { pool, sent } = recordingPool();
     // Cap 3: the first cycle claims 3, and each later one records finished sends and claims more.
     // No poll within the test: only finished sends drive the cycles.
@@ -174,7 +163,7 @@ describe.skipIf(!(await isPostgresReachable()))('delivery worker cycles on a pip
   });
 
   it('a claim that fails takes its cycle with it: the COMMIT behind it answers ROLLBACK, the results are written once on their own, nothing is sent twice, and the connection goes on serving', async () => {
-    const { endpointId, eventIds } = await endpointWithEvents('/failing-claim', 6);
+    const { endpointId, eventIds } = await endpointWithEvents(t, scope, receiver.url('/failing-claim'), 6, 'failing claim');
     // The first claim that follows a results statement in the same transaction fails (a missing table).
     let resultsSeen = false;
     let failed = false;
