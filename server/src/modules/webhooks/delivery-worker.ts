@@ -651,7 +651,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
    * position after giving the connection back; usually it is durable already.
    */
   async function inTransaction<T>(unit: (tx: CycleTx) => Promise<T>): Promise<T> {
-    if (pipelined) return pipelinedTransaction(pipelined, unit);
+    if (postgres) return pipelinedTransaction(pipelined!, unit);
     const walSync = deps.walSync ?? null;
     let seen = 0;
     const value = await db.connection().execute((connection) =>
@@ -705,16 +705,17 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
   async function pipelinedTransaction<T>(pool: PipelinedPool, unit: (tx: CycleTx) => Promise<T>): Promise<T> {
     const connection = await pool.connect();
     let begun: Promise<unknown> | null = null;
-    let committed = false;
+    /** Set when the COMMIT goes out: a statement sent after it would run outside the transaction. */
+    let ended = false;
     const begin = () => (begun ??= connection.query('begin; set local synchronous_commit = off'));
     const send = <R>(query: CompiledQuery<R>) => {
-      if (committed) throw new Error('a statement after the cycle committed');
+      if (ended) throw new Error('a statement after the cycle\'s COMMIT');
       return connection.query<R>(query.sql, query.parameters) as Promise<QueryResult<R>>;
     };
     const commitBehind = async (): Promise<void> => {
+      ended = true;
       const commit = await connection.query('commit');
       if (commit.command !== 'COMMIT') throw new Error(`the cycle's transaction ended in ${commit.command}`);
-      committed = true;
     };
     const tx: CycleTx = {
       // Arguments are evaluated in order: BEGIN (the first time), then the statement, then the COMMIT.
@@ -723,7 +724,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
     };
     try {
       const value = await unit(tx);
-      if (begun !== null && !committed) await commitBehind();
+      if (begun !== null && !ended) await commitBehind();
       connection.release();
       return value;
     } catch (err) {
