@@ -72,7 +72,8 @@ export interface Storage {
    *   was most of the server's and the backend's CPU for a poll). Unnamed, so planned for each
    *   batch's ids: a named statement's cached generic plan for `= any(array)` is a sequential scan
    *   on a table without statistics, and it would stay for the connection's life; the parse it
-   *   would save is shared by the whole batch anyway. Named columns, never `*`.
+   *   would save is shared by the whole batch anyway. Named columns, never `*`. One batch in
+   *   flight at a time: the reads that arrive meanwhile go out together once it answers.
    */
   readByIds: <T extends keyof Database & string>(table: T, columns: readonly (keyof Database[T] & string)[]) => ReadById;
   /**
