@@ -14,8 +14,11 @@
  * still waiting for their answers is held: it keeps taking reads, and is flushed in the turn after
  * one of them settles. Under load that makes fewer, larger statements: each one sent is a socket
  * write that wakes a PostgreSQL backend, which on a small machine then takes the CPU from this
- * process (measured in docs/performance.md, "seventh session"). A synchronous fetch (SQLite)
- * settles within its flush, so nothing is ever held there.
+ * process (measured in docs/performance.md, "seventh session"). A batch is never held longer
+ * than `maxHoldMs` after the oldest unanswered one went out: a statement that hangs (a stuck
+ * connection, until the statement time-out ends it) must not stall every other read behind it,
+ * so past that the batches go out each turn, as without the limit, until it answers. A
+ * synchronous fetch (SQLite) settles within its flush, so nothing is ever held there.
  *
  * Freshness is unchanged: the statement runs after every request of its batch arrived (a held
  * batch only later still), so it sees everything committed before any of them arrived, like a
@@ -37,7 +40,23 @@ export interface BatchedReadOptions {
   maxBatch?: number;
   /** Batches waiting for their fetches at once, at most (default: no limit). See the opening comment. */
   maxBatchesInFlight?: number;
+  /** How long a batch may be held behind the oldest unanswered one, at most (default 100 ms). */
+  maxHoldMs?: number;
+  /** The clock and timer for `maxHoldMs` (tests pass their own). */
+  timers?: HoldTimers;
 }
+
+export interface HoldTimers {
+  now(): number;
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+const REAL_TIMERS: HoldTimers = {
+  now: () => performance.now(),
+  setTimeout: (fn, ms) => setTimeout(fn, ms),
+  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+};
 
 interface Waiter {
   resolve(row: RowValues | undefined): void;
@@ -48,25 +67,53 @@ export function batchedRead(options: BatchedReadOptions): (id: string) => Promis
   const { fetch, keyIndex } = options;
   const maxBatch = options.maxBatch ?? 100;
   const maxInFlight = options.maxBatchesInFlight ?? Infinity;
+  const maxHoldMs = options.maxHoldMs ?? 100;
+  const timers = options.timers ?? REAL_TIMERS;
   let queue: Map<string, Waiter[]> | null = null;
-  /** Batches with a fetch not yet settled. */
-  let inFlight = 0;
+  /** When each batch with a fetch not yet settled went out (their count is how many are in flight). */
+  const inFlight = new Set<{ sentAt: number }>();
   /** The queued batch's turn came while `maxInFlight` were in flight: flush it when one settles. */
   let held = false;
+  let holdTimer: unknown = null;
+
+  /** The queued batch, in the turn after this one: the requests whose sockets are ready in this one still join it. */
+  function release(): void {
+    held = false;
+    if (holdTimer !== null) timers.clearTimeout(holdTimer);
+    holdTimer = null;
+    setImmediate(flush);
+  }
+
+  /** Sends the new queue's batch in its turn, or holds it behind the batches in flight for at most `maxHoldMs`. */
+  function schedule(): void {
+    if (inFlight.size < maxInFlight) {
+      setImmediate(flush);
+      return;
+    }
+    let oldest = Infinity;
+    for (const batch of inFlight) oldest = Math.min(oldest, batch.sentAt);
+    const left = oldest + maxHoldMs - timers.now();
+    if (left <= 0) {
+      setImmediate(flush);
+      return;
+    }
+    held = true;
+    holdTimer = timers.setTimeout(() => {
+      holdTimer = null;
+      if (held) release();
+    }, left);
+  }
 
   function flush(): void {
     const waiting = queue!;
     queue = null;
     const ids = [...waiting.keys()];
+    const batch = { sentAt: timers.now() };
     let pending = 0;
     const settled = () => {
       if (--pending > 0) return;
-      inFlight -= 1;
-      if (held && inFlight < maxInFlight) {
-        held = false;
-        // The turn after: the requests whose sockets are ready in this one still join the batch.
-        setImmediate(flush);
-      }
+      inFlight.delete(batch);
+      if (held && inFlight.size < maxInFlight) release();
     };
     for (let start = 0; start < ids.length; start += maxBatch) {
       const chunk = ids.slice(start, start + maxBatch);
@@ -78,7 +125,7 @@ export function batchedRead(options: BatchedReadOptions): (id: string) => Promis
         continue;
       }
       if (rows instanceof Promise) {
-        if (pending++ === 0) inFlight += 1;
+        if (pending++ === 0) inFlight.add(batch);
         rows.then(
           (found) => {
             settle(waiting, chunk, found, null);
@@ -112,8 +159,7 @@ export function batchedRead(options: BatchedReadOptions): (id: string) => Promis
         queue = new Map();
         // At most one flush is ever pending (this queue's), and only a flush adds to inFlight, so
         // the count checked here still holds when the flush runs.
-        if (inFlight < maxInFlight) setImmediate(flush);
-        else held = true;
+        schedule();
       }
       const waiters = queue.get(id);
       if (waiters) waiters.push({ resolve, reject });

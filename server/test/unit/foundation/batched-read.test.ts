@@ -1,6 +1,6 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { batchedRead, type RowValues } from '../../../src/db/batched-read.js';
+import { batchedRead, type HoldTimers, type RowValues } from '../../../src/db/batched-read.js';
 
 /** A fake table: rows are [value, id]; every fetch is recorded. */
 function table(rows: RowValues[], fail?: (ids: string[]) => Error | null, asPromise = false) {
@@ -59,6 +59,32 @@ describe('batchedRead', () => {
   });
 });
 
+/** A clock and timer the test moves by hand (`maxHoldMs`). */
+function manualTimers() {
+  let now = 0;
+  const due: { at: number; fn: () => void; cancelled: boolean }[] = [];
+  const timers: HoldTimers = {
+    now: () => now,
+    setTimeout: (fn, ms) => {
+      const t = { at: now + ms, fn, cancelled: false };
+      due.push(t);
+      return t;
+    },
+    clearTimeout: (handle) => {
+      (handle as { cancelled: boolean }).cancelled = true;
+    },
+  };
+  const advance = (ms: number) => {
+    now += ms;
+    for (const t of due.splice(0)) {
+      if (t.cancelled) continue;
+      if (t.at <= now) t.fn();
+      else due.push(t);
+    }
+  };
+  return { timers, advance };
+}
+
 describe('batchedRead with maxBatchesInFlight', () => {
   /** A table whose fetches answer only when the test says so. */
   function heldTable(rows: RowValues[]) {
@@ -72,7 +98,7 @@ describe('batchedRead with maxBatchesInFlight', () => {
 
   it('holds the next batch while one is in flight, gathers every read made meanwhile into it, and sends it once the first answers', async () => {
     const t = heldTable([['A', 'a'], ['B', 'b'], ['C', 'c'], ['D', 'd']]);
-    const read = batchedRead({ fetch: t.fetch, keyIndex: 1, maxBatchesInFlight: 1 });
+    const read = batchedRead({ fetch: t.fetch, keyIndex: 1, maxBatchesInFlight: 1, timers: manualTimers().timers });
     const first = read('a');
     await nextTurn();
     expect(t.fetches.map((f) => f.ids)).toEqual([['a']]);
@@ -101,7 +127,7 @@ describe('batchedRead with maxBatchesInFlight', () => {
 
   it('counts a batch split into several fetches as in flight until its last fetch settles, a failed one included', async () => {
     const t = heldTable([['A', 'a'], ['B', 'b'], ['C', 'c']]);
-    const read = batchedRead({ fetch: t.fetch, keyIndex: 1, maxBatch: 1, maxBatchesInFlight: 1 });
+    const read = batchedRead({ fetch: t.fetch, keyIndex: 1, maxBatch: 1, maxBatchesInFlight: 1, timers: manualTimers().timers });
     const firstBatch = Promise.allSettled([read('a'), read('b')]);
     await nextTurn();
     expect(t.fetches.map((f) => f.ids)).toEqual([['a'], ['b']]);
@@ -120,6 +146,44 @@ describe('batchedRead with maxBatchesInFlight', () => {
     expect(t.fetches.map((f) => f.ids)).toEqual([['a'], ['b'], ['c']]);
     t.fetches[2]!.answer();
     expect(await held).toEqual(['C', 'c']);
+  });
+
+  it('holds a batch at most maxHoldMs behind an unanswered one: past that, reads go out each turn until it answers', async () => {
+    const t = heldTable([['A', 'a'], ['B', 'b'], ['C', 'c'], ['D', 'd']]);
+    const { timers, advance } = manualTimers();
+    const read = batchedRead({ fetch: t.fetch, keyIndex: 1, maxBatchesInFlight: 1, maxHoldMs: 100, timers });
+    void read('a'); // its statement hangs
+    await nextTurn();
+    const b = read('b');
+    await nextTurn();
+    advance(99);
+    await nextTurn();
+    expect(t.fetches.map((f) => f.ids)).toEqual([['a']]); // still held
+    advance(1);
+    await nextTurn();
+    expect(t.fetches.map((f) => f.ids)).toEqual([['a'], ['b']]); // the hold ended, 'a' still out
+    t.fetches[1]!.answer();
+    expect(await b).toEqual(['B', 'b']);
+    // While the hung statement is out and older than the bound, each turn's reads go out at once.
+    const c = read('c');
+    await nextTurn();
+    expect(t.fetches.map((f) => f.ids)).toEqual([['a'], ['b'], ['c']]);
+    t.fetches[2]!.answer();
+    expect(await c).toEqual(['C', 'c']);
+    // Once it answers, batches are held again.
+    t.fetches[0]!.answer();
+    await nextTurn();
+    void read('a');
+    await nextTurn();
+    const d = read('d');
+    await nextTurn();
+    expect(t.fetches).toHaveLength(4);
+    t.fetches[3]!.answer();
+    await nextTurn();
+    await nextTurn();
+    expect(t.fetches.map((f) => f.ids)).toEqual([['a'], ['b'], ['c'], ['a'], ['d']]);
+    t.fetches[4]!.answer();
+    expect(await d).toEqual(['D', 'd']);
   });
 
   it('never holds a synchronous fetch (SQLite): each turn is its own statement', async () => {
