@@ -72,14 +72,15 @@ export function batchedRead(options: BatchedReadOptions): (id: string) => Promis
   let queue: Map<string, Waiter[]> | null = null;
   /** When each batch with a fetch not yet settled went out (their count is how many are in flight). */
   const inFlight = new Set<{ sentAt: number }>();
-  /** The queued batch's turn came while `maxInFlight` were in flight: flush it when one settles. */
-  let held = false;
+  /**
+   * Set while the queued batch is held (its turn came while `maxInFlight` were in flight): the
+   * timer that ends the hold after `maxHoldMs`, unless a batch in flight settles first.
+   */
   let holdTimer: unknown = null;
 
-  /** The queued batch, in the turn after this one: the requests whose sockets are ready in this one still join it. */
+  /** The held batch, in the turn after this one: the requests whose sockets are ready in this one still join it. */
   function release(): void {
-    held = false;
-    if (holdTimer !== null) timers.clearTimeout(holdTimer);
+    timers.clearTimeout(holdTimer);
     holdTimer = null;
     setImmediate(flush);
   }
@@ -97,11 +98,7 @@ export function batchedRead(options: BatchedReadOptions): (id: string) => Promis
       setImmediate(flush);
       return;
     }
-    held = true;
-    holdTimer = timers.setTimeout(() => {
-      holdTimer = null;
-      if (held) release();
-    }, left);
+    holdTimer = timers.setTimeout(release, left);
   }
 
   function flush(): void {
@@ -113,7 +110,7 @@ export function batchedRead(options: BatchedReadOptions): (id: string) => Promis
     const settled = () => {
       if (--pending > 0) return;
       inFlight.delete(batch);
-      if (held && inFlight.size < maxInFlight) release();
+      if (holdTimer !== null && inFlight.size < maxInFlight) release();
     };
     for (let start = 0; start < ids.length; start += maxBatch) {
       const chunk = ids.slice(start, start + maxBatch);

@@ -657,7 +657,6 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
     const value = await db.connection().execute((connection) =>
       transaction(
         connection,
-        'begin immediate',
         (tx) => {
           seen = walSync?.position() ?? 0;
           return unit(tx);
@@ -670,9 +669,9 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
     return value;
   }
 
-  /** SQLite: the writer's connection through Kysely, one statement after another. */
-  async function transaction<T>(connection: Kysely<Database>, begin: string, unit: (tx: CycleTx) => Promise<T>, commit = 'commit'): Promise<T> {
-    await sql.raw(begin).execute(connection);
+  /** SQLite: the writer's connection through Kysely, one statement after another, under the write lock from the start. */
+  async function transaction<T>(connection: Kysely<Database>, unit: (tx: CycleTx) => Promise<T>, commit: string): Promise<T> {
+    await sql.raw('begin immediate').execute(connection);
     const tx: CycleTx = { run: (query) => connection.executeQuery(query), runLast: (query) => connection.executeQuery(query) };
     let value: T;
     try {

@@ -10,7 +10,7 @@ import Stripe from 'stripe';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../../src/db/schema.js';
 import { ManualClock } from '../../../src/lib/clock.js';
-import type { EventType, NewEvent } from '../../../src/modules/events/outbox.js';
+import type { EventType } from '../../../src/modules/events/outbox.js';
 import { createDeliveryWorker, type DeliveryWorker, type DeliveryWorkerOptions } from '../../../src/modules/webhooks/delivery-worker.js';
 import { DEFAULT_RETRY_SCHEDULE } from '../../../src/modules/webhooks/retry-schedule.js';
 import type { WebhookScope } from '../../../src/modules/webhooks/webhooks.service.js';
@@ -19,6 +19,7 @@ import { createTestDatabase, dialectMatrix, type TestDatabase } from '../../supp
 import { bearer, createTestApp, type TestApp } from '../../support/test-app.js';
 import { documentedEventFields } from '../../support/webhook-docs.js';
 import { pollUntil } from '../../support/server-process.js';
+import { appendEvents } from '../../support/webhook-events.js';
 import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from '../../support/webhook-receiver.js';
 
 const stripeSignature = Stripe.webhooks.signature!;
@@ -92,11 +93,7 @@ describe.each(await dialectMatrix())('webhook delivery [%s]', (dialect) => {
     return t.ctx.webhooks.createEndpoint(scope, { url, events, description: `test ${path}` });
   }
 
-  async function append(count: number, type: EventType = 'decision.created', scope = sandbox): Promise<string[]> {
-    const events: NewEvent[] = Array.from({ length: count }, (_, i) => ({ type, subjectId: null, data: { decision_id: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`, status: 'complete' } }));
-    const stored = await store.transaction().execute((trx) => t.ctx.outbox.append(trx, scope, events));
-    return stored.map((e) => e.id);
-  }
+  const append = (count: number, type: EventType = 'decision.created', scope = sandbox): Promise<string[]> => appendEvents(t, scope, count, type);
 
   const deliveriesOf = (endpointId: string) => store.selectFrom('webhook_deliveries').selectAll().where('endpoint_id', '=', endpointId).orderBy('created_at').orderBy('id').execute();
   const attemptsOf = (endpointId: string) => store.selectFrom('webhook_attempts').selectAll().where('endpoint_id', '=', endpointId).orderBy('created_at').orderBy('attempt').execute();
