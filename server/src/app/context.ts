@@ -146,7 +146,8 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
     documentsFor: async <P extends keyof ProductEngineDocuments = 'bnpl'>(scope: { tenantId: string; environment: 'sandbox' | 'live' }, product?: P) =>
       (await creditPolicy.documentsFor(scope, product ?? 'bnpl')) as ProductEngineDocuments[P],
     findActiveDealer: (scope, dealerId) => dealers.findActiveDealer(scope, dealerId),
-    readByIds: storage.readByIds,
+    // PostgreSQL: the poll's read goes out on the API-key listener, as the next freshness barrier.
+    readByIds: (table, columns) => storage.readByIds(table, columns, { via: apiKeyFeed.readInBarrier }),
     merchantDefaultsFor: async (tenantId) => {
       const tenant = await tenants.getTenant(tenantId);
       return {

@@ -75,7 +75,7 @@ export interface Storage {
    *   would save is shared by the whole batch anyway. Named columns, never `*`. One batch in
    *   flight at a time: the reads that arrive meanwhile go out together once it answers.
    */
-  readByIds: <T extends keyof Database & string>(table: T, columns: readonly (keyof Database[T] & string)[]) => ReadById;
+  readByIds: <T extends keyof Database & string>(table: T, columns: readonly (keyof Database[T] & string)[], options?: ReadByIdsOptions) => ReadById;
   /**
    * PostgreSQL: connections in pg's pipeline mode, where a statement goes out without waiting for
    * the answer to the one before (answers still come back in order), so a transaction can send
@@ -96,6 +96,15 @@ export interface PipelinedConnection {
   /** Sends at once, whatever is still waiting for an answer on this connection. */
   query<R>(text: string, values?: readonly unknown[]): Promise<{ rows: R[]; command: string }>;
   release(destroy?: boolean): void;
+}
+
+export interface ReadByIdsOptions {
+  /**
+   * PostgreSQL: another connection to send a batch's statement on, tried first (the API-key
+   * listener's, where the read is also the freshness barrier: `InvalidationFeed.readInBarrier`).
+   * null, or a rejection, sends it on the pool as usual; the pool's errors are the ones callers see.
+   */
+  via?: (text: string, values: unknown[]) => Promise<unknown[][]> | null;
 }
 
 /** One row's values by id (`Storage.readByIds`), or undefined when there is no such row. */
@@ -236,11 +245,22 @@ export function openStorage(options: StorageOptions): Storage {
     walSync: null,
     dialect: 'postgres',
     location: `${url.hostname}:${url.port || 5432}${url.pathname}`,
-    readByIds: (table, columns) => {
+    readByIds: (table, columns, readOptions) => {
       const text = `select ${quoted(columns)} from ${quoted([table])} where "id" = any($1::text[])`;
+      const via = readOptions?.via;
       return batchedRead({
         keyIndex: keyIndexOf(columns),
-        fetch: async (ids) => (await pool.query<RowValues>({ text, values: [ids], rowMode: 'array' })).rows,
+        fetch: async (ids) => {
+          const elsewhere = via?.(text, [ids]);
+          if (elsewhere) {
+            try {
+              return await elsewhere;
+            } catch {
+              // That connection was lost or refused the statement: the pool answers (or fails) instead.
+            }
+          }
+          return (await pool.query<RowValues>({ text, values: [ids], rowMode: 'array' })).rows;
+        },
         // One statement at a time: under load the next turns' reads gather behind it (batched-read.ts).
         maxBatchesInFlight: 1,
       });

@@ -14,6 +14,7 @@ import { registerOpenApi } from './openapi.js';
 import { createLazyCompilers, type LazyCompilers } from './lazy-compilers.js';
 import { collectRoutes, handleFrameworkError, registerErrorHandling, sendError, writeClientError } from './plugins/errors.js';
 import { registerAuthentication } from './plugins/authentication.js';
+import { registerPrefetch } from './plugins/prefetch.js';
 import { registerRateLimit } from './plugins/rate-limit.js';
 import { registerSystemRoutes } from './routes/system.routes.js';
 import { HSTS_VALUE, servedOverHttps } from './transport-security.js';
@@ -165,6 +166,7 @@ export async function buildAppWithCompilers(ctx: AppContext, options: BuildAppOp
 
   await app.register(
     async (v1) => {
+      registerPrefetch(v1);
       registerAuthentication(v1, ctx);
       registerRateLimit(v1, ctx);
       // Unknown /v1 paths still authenticate first: no key is 401 whatever the path.

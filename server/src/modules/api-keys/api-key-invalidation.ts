@@ -16,12 +16,19 @@
  * `select 1` it replaced; any query would do, since ReadyForQuery is what orders them. Concurrent
  * callers share one round trip: a barrier is sent at the end of the turn of the event loop in which
  * its first caller asked (setImmediate, after every request that arrived together), and never
- * while another is in flight (it then goes when that one returns, for everyone who asked
- * meanwhile). Under load it costs a fraction of a query per request, on a connection no request
- * waits for.
+ * while another statement is out on the connection (it then goes when that one returns, for
+ * everyone who asked meanwhile).
  *
- * When the connection is not (yet) listening, has failed, or a barrier takes longer than
- * `barrierTimeoutMs`, `ready()` answers false and the caller reads the database: an outage of the
+ * The poll's batched read rides on the same connection (`readInBarrier`, ADR 0024): a statement
+ * that goes out is the read when one is waiting, else the empty query, and either way its answer is
+ * the barrier of everyone who asked before it went out. Under load a poll's two round trips (the
+ * barrier, then the read) then take one statement each on one connection instead of one
+ * statement each on two, which halves the statements this process sends and PostgreSQL wakes
+ * up for. One statement is out at a time, so a read waits at most for the one out.
+ *
+ * When the connection is not (yet) listening, has failed, or a statement on it takes longer than
+ * `barrierTimeoutMs`, `ready()` answers false and the caller reads the database (and a read
+ * waiting on it is sent on the pool instead): an outage of the
  * listener can make requests slower, never let a revoked key through. The cache is emptied whenever
  * the connection is lost and again once it listens (notifications sent meanwhile were missed), and
  * the connection is re-established with back-off. Started lazily by the first `ready()`, so CLI
@@ -42,12 +49,34 @@ export type FeedState = 'local' | 'idle' | 'connecting' | 'listening' | 'down' |
 export interface InvalidationFeed {
   /** True: every change committed before this call is reflected in the cache. False: bypass it. */
   ready(): boolean | Promise<boolean>;
+  /**
+   * PostgreSQL: sends a read-only statement (rows as arrays of values) as the listening
+   * connection's next statement, where its answer is also the barrier of every `ready()` caller
+   * that asked before it went out: the poll's batched read and the barrier in one round trip.
+   * null when that connection is not listening or already has a read waiting: read elsewhere.
+   * A rejection (the connection lost, the statement refused) means: read elsewhere.
+   */
+  readInBarrier?(text: string, values: unknown[]): Promise<unknown[][]> | null;
+  /** Statements sent on the listening connection since start: empty barriers and reads (diagnostics, tests). */
+  sent?(): { empty: number; reads: number };
   /** Starts listening if not yet (idempotent); resolves once listening. */
   start(): Promise<void>;
   state(): FeedState;
   /** Resolves the next time the state becomes `state` (tests and diagnostics). */
   whenState(state: FeedState): Promise<void>;
   close(): Promise<void>;
+}
+
+/** A statement out on the listening connection; `settle` runs once, with its rows or without. */
+interface Outgoing {
+  settle(fresh: boolean, rows: unknown[][] | null, err?: unknown): void;
+}
+
+interface QueuedRead {
+  text: string;
+  values: unknown[];
+  resolve(rows: unknown[][]): void;
+  reject(err: unknown): void;
 }
 
 export function localInvalidationFeed(): InvalidationFeed {
@@ -72,9 +101,14 @@ export function postgresInvalidationFeed(options: PostgresFeedOptions): Invalida
   let client: pgModule.Client | null = null;
   let failures = 0;
   let retryTimer: NodeJS.Timeout | null = null;
-  let inFlight: Promise<boolean> | null = null;
-  /** The barrier callers join until it is sent (then it becomes `inFlight`). */
-  let scheduled: Promise<boolean> | null = null;
+  /** The statement out on the listening connection (one at a time): whom its answer settles. */
+  let sent: Outgoing | null = null;
+  /** The barrier callers join until a statement goes out (whichever: the empty query or a read). */
+  let next: { promise: Promise<boolean>; resolve: (fresh: boolean) => void } | null = null;
+  /** A read waiting to go out as the next statement (at most one: see `readInBarrier`). */
+  let queuedRead: QueuedRead | null = null;
+  let flushScheduled = false;
+  const sentCounts = { empty: 0, reads: 0 };
   const waiters: Array<{ state: FeedState; resolve: () => void }> = [];
 
   function setState(to: FeedState): void {
@@ -123,7 +157,7 @@ export function postgresInvalidationFeed(options: PostgresFeedOptions): Invalida
   function lost(c: pgModule.Client, err: unknown): void {
     if (client !== c) return;
     client = null;
-    inFlight = null;
+    abandon();
     cache.clear();
     c.removeAllListeners('notification');
     c.end().catch(() => undefined);
@@ -137,29 +171,77 @@ export function postgresInvalidationFeed(options: PostgresFeedOptions): Invalida
     retryTimer.unref();
   }
 
-  function barrier(c: pgModule.Client): Promise<boolean> {
-    const p = new Promise<boolean>((resolve) => {
-      const timer = setTimeout(() => {
-        resolve(false);
-        lost(c, new Error(`no answer to the freshness barrier within ${barrierTimeoutMs} ms`));
-      }, barrierTimeoutMs);
-      c.query('').then(
-        () => {
-          clearTimeout(timer);
-          resolve(client === c && state === 'listening');
-        },
-        (err: unknown) => {
-          clearTimeout(timer);
-          resolve(false);
-          lost(c, err);
-        },
-      );
-    });
-    inFlight = p;
-    void p.then(() => {
-      if (inFlight === p) inFlight = null;
-    });
-    return p;
+  /**
+   * Everything waiting on the listening connection is settled without it: barrier callers answer
+   * false (they read the database), reads reject (their caller reads on the pool). The connection
+   * was lost or closed; a late answer from it is ignored (`settle` runs once).
+   */
+  function abandon(): void {
+    const out = sent;
+    sent = null;
+    out?.settle(false, null, new Error('the API-key listener connection was lost'));
+    const joined = next;
+    next = null;
+    joined?.resolve(false);
+    const read = queuedRead;
+    queuedRead = null;
+    read?.reject(new Error('the API-key listener connection was lost'));
+  }
+
+  function schedule(): void {
+    if (flushScheduled || sent !== null) return;
+    flushScheduled = true;
+    // At the end of the turn: every request that arrived together has asked by then.
+    setImmediate(flush);
+  }
+
+  /** Sends the next statement: the queued read if any, else the empty query; its answer is everyone's barrier. */
+  function flush(): void {
+    flushScheduled = false;
+    if (sent !== null) return;
+    const c = client;
+    if (state !== 'listening' || c === null) {
+      abandon();
+      return;
+    }
+    const joined = next;
+    const read = queuedRead;
+    if (joined === null && read === null) return;
+    next = null;
+    queuedRead = null;
+    let done = false;
+    const timer = setTimeout(() => {
+      lost(c, new Error(`no answer to the freshness barrier within ${barrierTimeoutMs} ms`));
+    }, barrierTimeoutMs);
+    const out: Outgoing = {
+      settle(fresh, rows, err) {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        if (sent === out) sent = null;
+        joined?.resolve(fresh);
+        if (read) {
+          if (rows) read.resolve(rows);
+          else read.reject(err);
+        }
+        // One turn later than the reads this answer releases (the batched read's held batch goes
+        // out in a setImmediate queued after this one), so they ride on the next statement.
+        if (next !== null || queuedRead !== null) setImmediate(schedule);
+      },
+    };
+    sent = out;
+    const answered = read ? c.query<unknown[]>({ text: read.text, values: read.values, rowMode: 'array' }) : c.query('');
+    if (read) sentCounts.reads++;
+    else sentCounts.empty++;
+    answered.then(
+      (result) => out.settle(client === c && state === 'listening', result.rows),
+      (err: unknown) => {
+        out.settle(false, null, err);
+        // A statement the server refused (a DatabaseError, with its SQLSTATE) leaves the connection
+        // as it was; anything else means it is gone.
+        if (!(err instanceof Error && 'severity' in err)) lost(c, err);
+      },
+    );
   }
 
   return {
@@ -168,21 +250,26 @@ export function postgresInvalidationFeed(options: PostgresFeedOptions): Invalida
         if (state === 'idle') void connect();
         return false;
       }
-      // A caller must wait for a barrier sent after it asked: the one in flight may have been
+      // A caller must wait for a statement sent after it asked: the one out may have been
       // answered before a change committed just now.
-      scheduled ??= new Promise<boolean>((resolve) => {
-        const send = (): void => {
-          if (inFlight !== null) {
-            void inFlight.then(() => setImmediate(send));
-            return;
-          }
-          scheduled = null;
-          resolve(state === 'listening' && client !== null ? barrier(client) : false);
-        };
-        setImmediate(send);
-      });
-      return scheduled;
+      if (next === null) {
+        let resolve!: (fresh: boolean) => void;
+        const promise = new Promise<boolean>((r) => (resolve = r));
+        next = { promise, resolve };
+        schedule();
+      }
+      return next.promise;
     },
+    readInBarrier(text, values) {
+      // One read queued at most: a second (a batch let go by the batched read's hold bound while
+      // this connection is slow) goes to the pool rather than queue behind it.
+      if (state !== 'listening' || client === null || queuedRead !== null) return null;
+      return new Promise<unknown[][]>((resolve, reject) => {
+        queuedRead = { text, values, resolve, reject };
+        schedule();
+      });
+    },
+    sent: () => ({ ...sentCounts }),
     start() {
       if (state === 'idle') void connect();
       return this.whenState('listening');
@@ -197,6 +284,7 @@ export function postgresInvalidationFeed(options: PostgresFeedOptions): Invalida
       if (retryTimer) clearTimeout(retryTimer);
       const c = client;
       client = null;
+      abandon();
       cache.clear();
       await c?.end().catch(() => undefined);
     },

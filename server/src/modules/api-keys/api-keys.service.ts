@@ -88,6 +88,8 @@ export interface ApiKeyCacheStats {
   misses: number;
   /** Lookups that read the database without the cache because the feed was not ready. */
   bypassed: number;
+  /** PostgreSQL: statements sent on the listener's connection, empty barriers and reads that were barriers too. */
+  feedStatements: { empty: number; reads: number } | null;
 }
 
 export function createApiKeysService(deps: ApiKeysDeps) {
@@ -216,7 +218,7 @@ export function createApiKeysService(deps: ApiKeysDeps) {
   }
 
   function cacheStats(): ApiKeyCacheStats {
-    return { enabled: cache !== null, feed: feed.state(), entries: cache?.size ?? 0, ...stats };
+    return { enabled: cache !== null, feed: feed.state(), entries: cache?.size ?? 0, ...stats, feedStatements: feed.sent?.() ?? null };
   }
 
   /** Resolves once the cache can serve (PostgreSQL: its listener listens); started lazily otherwise. */

@@ -52,9 +52,13 @@ export function registerBnplRoutes(v1: FastifyInstance, ctx: AppContext): void {
         params: decisionIdParamsSchema,
         response: { 200: decisionResponseSchema, ...errorResponses(400, 401, 404, 429, 500, 503) },
       },
+      // Started before authentication, to share its round trip (http/plugins/prefetch.ts); the
+      // handler reads the same params object, so the id is the one prefetched.
+      config: { prefetch: (request) => ctx.decisions.prefetchPoll((request.params as { decision_id: string }).decision_id) },
     },
     async (request, reply) => {
-      const json = await ctx.decisions.getDecisionJson(request.auth, 'bnpl', request.params.decision_id);
+      const prefetched = request.prefetched as ReturnType<typeof ctx.decisions.prefetchPoll>;
+      const json = await ctx.decisions.getDecisionJson(request.auth, 'bnpl', request.params.decision_id, prefetched);
       if (json === null) throw new ApiError('not_found', 'No BNPL decision with this decision_id exists for this API key.');
       return reply.type('application/json; charset=utf-8').send(json);
     },

@@ -19,6 +19,7 @@
 import { createHash } from 'node:crypto';
 import type { CompiledQuery, Kysely } from 'kysely';
 import type { Config, Environment } from '../../config/config.js';
+import type { RowValues } from '../../db/batched-read.js';
 import type { Storage } from '../../db/database.js';
 import type { Database, DecisionsTable } from '../../db/schema.js';
 import { insertStatement } from '../../db/statements.js';
@@ -449,10 +450,11 @@ export function createDecisionsService(deps: DecisionsDeps) {
 
   /**
    * The poll's body as JSON text: the bytes of JSON.stringify(getDecision().body), built without
-   * re-parsing stored JSON, from a read of only the columns it needs (`pollRead`).
+   * re-parsing stored JSON, from a read of only the columns it needs (`pollRead`), or the one
+   * `prefetchPoll(decisionId)` started for this request.
    */
-  async function getDecisionJson(scope: Scope, product: Product | null, decisionId: string): Promise<string | null> {
-    const row = await pollRow(scope, product, decisionId);
+  async function getDecisionJson(scope: Scope, product: Product | null, decisionId: string, prefetched: Promise<RowValues | undefined> | null = null): Promise<string | null> {
+    const row = await pollRow(scope, product, decisionId, prefetched);
     if (row === null) return null;
     if (row.status === 'needs_consumer_action' && row.expires_at <= clock.now().getTime()) {
       const current = await currentRow(scope, product, decisionId);
@@ -465,9 +467,19 @@ export function createDecisionsService(deps: DecisionsDeps) {
   // (database.ts `readByIds`, batched-read.ts).
   const pollRead = deps.readByIds('decisions', POLL_COLUMNS);
 
-  /** As readRow, for a poll: by primary key alone, scope checked here. */
-  async function pollRow(scope: Scope, product: Product | null, decisionId: string): Promise<PollRow | null> {
-    const values = await pollRead(decisionId.toLowerCase());
+  /**
+   * The poll's read, started before authentication (http/plugins/prefetch.ts) so that on
+   * PostgreSQL it goes out in the same statement as the API-key barrier (ADR 0024). Unchecked:
+   * `getDecisionJson` checks the row against the key's scope as for any read. Only for an id of a
+   * UUID's length: anything else fails validation before the handler, so reading it is a waste.
+   */
+  function prefetchPoll(decisionId: string): Promise<RowValues | undefined> | null {
+    return decisionId.length === 36 ? pollRead(decisionId.toLowerCase()) : null;
+  }
+
+  /** As readRow, for a poll: by primary key alone, scope checked here; `prefetched` is `prefetchPoll(decisionId)` if it ran. */
+  async function pollRow(scope: Scope, product: Product | null, decisionId: string, prefetched: Promise<RowValues | undefined> | null): Promise<PollRow | null> {
+    const values = await (prefetched ?? pollRead(decisionId.toLowerCase()));
     if (values === undefined) return null;
     const row = pollRowOf(values);
     if (row.tenant_id !== scope.tenantId || row.environment !== scope.environment || (product !== null && row.product !== product)) return null;
@@ -568,6 +580,7 @@ export function createDecisionsService(deps: DecisionsDeps) {
     prepareAutoLoanDecision,
     getDecision,
     getDecisionJson,
+    prefetchPoll,
     getAuditRecord,
     listForConsumer,
     prepareVerifiedCompletion,
