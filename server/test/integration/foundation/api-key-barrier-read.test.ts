@@ -1,0 +1,259 @@
+/**
+ * PostgreSQL: the poll's batched read rides on the API-key listener's connection as the next
+ * freshness barrier (ADR 0024, api-key-invalidation.ts `readInBarrier`), started before
+ * authentication (http/plugins/prefetch.ts). What must hold: one statement carries a read and the
+ * barrier of everyone who asked before it went out; a change committed before a caller asked is
+ * in the cache when that statement answers; a read the listener cannot answer is read on the pool;
+ * a poll by a revoked key, or for another tenant's decision, answers as it did without the
+ * prefetch. Counts come from the feed's own statement counters (`cacheStats().feedStatements`).
+ */
+import { createHash } from 'node:crypto';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migrateToLatest, openStorage, type Storage } from '../../../src/db/database.js';
+import { ManualClock } from '../../../src/lib/clock.js';
+import { createLogger } from '../../../src/lib/logger.js';
+import { ApiKeyCache } from '../../../src/modules/api-keys/api-key-cache.js';
+import { AUTH_CHANGES_CHANNEL, postgresInvalidationFeed, type InvalidationFeed } from '../../../src/modules/api-keys/api-key-invalidation.js';
+import type { AuthenticatedKey } from '../../../src/modules/api-keys/api-keys.service.js';
+import { createTestDatabase, isPostgresReachable, type TestDatabase } from '../../support/databases.js';
+import { bearer, createTestApp, errorOf, LogCapture, type TestApp } from '../../support/test-app.js';
+
+const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+describe.runIf(await isPostgresReachable())('the poll read as the API-key freshness barrier (PostgreSQL)', () => {
+  let db: TestDatabase;
+  let admin: pg.Client;
+
+  beforeAll(async () => {
+    db = await createTestDatabase('postgres');
+    admin = new pg.Client({ connectionString: db.databaseUrl! });
+    await admin.connect();
+  });
+  afterAll(async () => {
+    await admin?.end();
+    await db?.drop();
+  });
+
+  describe('the feed', () => {
+    const feeds: InvalidationFeed[] = [];
+    afterAll(async () => {
+      for (const f of feeds) await f.close();
+    });
+    async function listeningFeed(options: { barrierTimeoutMs?: number } = {}) {
+      const cache = new ApiKeyCache(100, Infinity);
+      const feed = postgresInvalidationFeed({ databaseUrl: db.databaseUrl!, cache, logger: createLogger('warn', new LogCapture()), reconnectDelayMs: 10, ...options });
+      feeds.push(feed);
+      await feed.start();
+      return { feed, cache };
+    }
+    const delta = (feed: InvalidationFeed, before: { empty: number; reads: number }) => {
+      const now = feed.sent!();
+      return { empty: now.empty - before.empty, reads: now.reads - before.reads };
+    };
+
+    it('sends a read asked in the same turn as a barrier as that barrier: one statement, both answered', async () => {
+      const { feed } = await listeningFeed();
+      const before = feed.sent!();
+      const ready = feed.ready();
+      const read = feed.readInBarrier!('select unnest($1::text[]) as id', [['a', 'b']]);
+      expect(ready).toBeInstanceOf(Promise);
+      expect(read).toBeInstanceOf(Promise);
+      expect(await ready).toBe(true);
+      expect(await read).toEqual([['a'], ['b']]);
+      expect(delta(feed, before)).toEqual({ empty: 0, reads: 1 });
+    });
+
+    it('answers with a read the callers who asked while the statement before it was out; a second read waiting is refused (it goes to the pool)', async () => {
+      const { feed } = await listeningFeed();
+      const before = feed.sent!();
+      const first = feed.ready();
+      await nextTurn(); // the empty barrier is out now
+      const read = feed.readInBarrier!('select 1 as one', []);
+      expect(feed.readInBarrier!('select 2 as two', [])).toBeNull();
+      const second = feed.ready();
+      expect(second).not.toBe(first);
+      expect([await first, await second]).toEqual([true, true]);
+      expect(await read).toEqual([[1]]);
+      expect(delta(feed, before)).toEqual({ empty: 1, reads: 1 });
+    });
+
+    it('has applied every revocation committed before a caller asked when the read that is its barrier answers', async () => {
+      const { feed, cache } = await listeningFeed();
+      const key = { keyId: 'k', tenantId: 't' } as unknown as AuthenticatedKey;
+      let evicted = 0;
+      for (let i = 0; i < 200; i++) {
+        const hash = sha256(`key ${i}`);
+        expect(cache.set(hash, key, cache.generation, 0)).toBe(true);
+        await admin.query('select pg_notify($1, $2)', [AUTH_CHANGES_CHANNEL, `key:${hash}`]);
+        // As a poll does: its read (prefetch) and its authentication's barrier in one turn.
+        const read = feed.readInBarrier!('select $1::int as i', [i]);
+        const ready = feed.ready();
+        expect(await ready).toBe(true);
+        expect(await read).toEqual([[i]]);
+        if (cache.get(hash, 0) === undefined) evicted++;
+      }
+      expect(evicted).toBe(200);
+    });
+
+    it('a statement PostgreSQL refuses rejects its read and sends its callers to the database, and the connection keeps listening', async () => {
+      const { feed } = await listeningFeed();
+      const ready = feed.ready();
+      const read = feed.readInBarrier!('select 1 / 0', []);
+      await expect(read).rejects.toThrow(/division by zero/);
+      expect(await ready).toBe(false);
+      expect(feed.state()).toBe('listening');
+      expect(await feed.ready()).toBe(true);
+    });
+
+    it('a read slower than the barrier time-out ends the connection: the read rejects, its callers read the database, and the feed listens again', async () => {
+      const { feed } = await listeningFeed({ barrierTimeoutMs: 100 });
+      const down = feed.whenState('down');
+      const ready = feed.ready();
+      const read = feed.readInBarrier!('select pg_sleep(1)', []);
+      await expect(read).rejects.toThrow(/lost/);
+      expect(await ready).toBe(false);
+      await down;
+      expect(feed.readInBarrier!('select 1', [])).toBeNull(); // not listening: read elsewhere
+      expect(feed.ready()).toBe(false);
+      await feed.whenState('listening');
+      expect(await feed.readInBarrier!('select 1 as one', [])).toEqual([[1]]);
+    });
+
+    it('refuses reads before it listens and after it is closed', async () => {
+      const cache = new ApiKeyCache(100, Infinity);
+      const feed = postgresInvalidationFeed({ databaseUrl: db.databaseUrl!, cache, logger: createLogger('warn', new LogCapture()) });
+      expect(feed.readInBarrier!('select 1', [])).toBeNull();
+      await feed.start();
+      const read = expect(feed.readInBarrier!('select 1 as one', [])).rejects.toThrow(/lost/);
+      await feed.close();
+      await read;
+      expect(feed.readInBarrier!('select 1', [])).toBeNull();
+    });
+  });
+
+  describe('the storage read', () => {
+    let storage: Storage;
+    let tenantId: string;
+    beforeAll(async () => {
+      storage = openStorage({ databaseUrl: db.databaseUrl!, dataDir: db.dataDir, poolSize: 2 });
+      await migrateToLatest(storage.db);
+      tenantId = '5b0e3b1c-5f43-4c6c-9a39-0d2f8c1e7a10';
+      await storage.db.insertInto('tenants').values({ id: tenantId, name: 'Reader', created_at: 0, rate_limit_live_per_s: null, rate_limit_sandbox_per_s: null, settings_json: '{}' }).execute();
+    });
+    afterAll(async () => {
+      await storage?.close();
+    });
+
+    it('uses the rows of the connection it is given, and reads on the pool when that connection refuses or fails', async () => {
+      const sent: string[] = [];
+      const answers: Array<'rows' | 'null' | 'reject'> = ['rows', 'null', 'reject'];
+      const read = storage.readByIds('tenants', ['id', 'name'], {
+        via: (text) => {
+          sent.push(text);
+          const answer = answers.shift();
+          if (answer === 'null') return null;
+          if (answer === 'reject') return Promise.reject(new Error('the API-key listener connection was lost'));
+          return Promise.resolve([[tenantId, 'from the other connection']]);
+        },
+      });
+      expect(await read(tenantId)).toEqual([tenantId, 'from the other connection']);
+      expect(await read(tenantId)).toEqual([tenantId, 'Reader']);
+      expect(await read(tenantId)).toEqual([tenantId, 'Reader']);
+      expect(sent).toHaveLength(3);
+      expect(sent[0]).toMatch(/^select "id", "name" from "tenants" where "id" = any\(\$1::text\[\]\)$/);
+    });
+  });
+
+  describe('polls over HTTP', () => {
+    let a: TestApp;
+    let b: TestApp;
+    const clock = new ManualClock('2026-11-27T10:00:00.000Z');
+    const env = { RATE_LIMIT_SANDBOX_PER_S: '100000' };
+    let decisionId: string;
+
+    beforeAll(async () => {
+      a = await createTestApp(db, { clock, env });
+      b = await createTestApp(db, { clock, env });
+      await Promise.all([a.ctx.apiKeys.startCache(), b.ctx.apiKeys.startCache()]);
+      const soft = a.tenant.sandbox.consumers[0]!.consumerId;
+      const created = await a.app.inject({
+        method: 'POST',
+        url: '/v1/decisions/bnpl',
+        headers: { ...bearer(a.tenant.sandbox.apiKey), 'content-type': 'application/json' },
+        payload: JSON.stringify({ consumer: { consumer_id: soft }, transaction: { amount: '149.97', currency: 'USD', merchant_name: 'Acme Furniture', merchant_category: 'furniture' } }),
+      });
+      expect(created.statusCode).toBe(200);
+      decisionId = created.json<{ decision_id: string }>().decision_id;
+    });
+    afterAll(async () => {
+      await a?.close();
+      await b?.close();
+    });
+
+    const poll = (t: TestApp, id: string, key: string) => t.app.inject({ method: 'GET', url: `/v1/decisions/bnpl/${id}`, headers: bearer(key) });
+    const statements = (t: TestApp) => t.ctx.apiKeys.cacheStats().feedStatements!;
+
+    it('answers polls with reads that are their barriers: no empty barrier, fewer statements than polls', async () => {
+      const key = a.tenant.sandbox.apiKey;
+      expect((await poll(a, decisionId, key)).statusCode).toBe(200); // the key is cached from here on
+      const before = statements(a);
+      const hitsBefore = a.ctx.apiKeys.cacheStats().hits;
+      const answers = await Promise.all(Array.from({ length: 20 }, () => poll(a, decisionId, key)));
+      for (const r of answers) {
+        expect(r.statusCode).toBe(200);
+        expect(r.json<{ decision_id: string; outcome: string }>()).toMatchObject({ decision_id: decisionId, outcome: 'approved' });
+      }
+      const after = statements(a);
+      expect(a.ctx.apiKeys.cacheStats().hits - hitsBefore).toBe(20);
+      expect(after.empty - before.empty).toBe(0);
+      expect(after.reads - before.reads).toBeGreaterThanOrEqual(1);
+      expect(after.reads - before.reads).toBeLessThan(20);
+    });
+
+    it('polls that arrive while a read is out go out together in the next read, with their barrier (no empty query between)', async () => {
+      const key = a.tenant.sandbox.apiKey;
+      expect((await poll(a, decisionId, key)).statusCode).toBe(200);
+      const before = statements(a);
+      const first = Array.from({ length: 5 }, () => poll(a, decisionId, key));
+      // Until the first wave's read is out: the second wave's reads are held behind it (batched-read.ts),
+      // released when it answers, and must ride on the statement that carries the second wave's barrier.
+      while (statements(a).reads === before.reads) await nextTurn();
+      const second = Array.from({ length: 5 }, () => poll(a, decisionId, key));
+      for (const r of await Promise.all([...first, ...second])) expect(r.statusCode).toBe(200);
+      const after = statements(a);
+      expect(after.empty - before.empty).toBe(0);
+      expect(after.reads - before.reads).toBe(2);
+    });
+
+    it('a request without a read still gets its barrier (the empty query)', async () => {
+      const before = statements(a);
+      const r = await a.app.inject({ method: 'GET', url: '/v1/cache-probe', headers: bearer(a.tenant.sandbox.apiKey) });
+      expect(r.statusCode).toBe(404);
+      expect(statements(a).empty - before.empty).toBe(1);
+    });
+
+    it('refuses a poll by a key revoked in another process just before, though its read went out before authentication', async () => {
+      const created = await a.ctx.apiKeys.createKey(a.ctx.storage.db, { tenantId: a.tenant.tenantId, environment: 'sandbox' });
+      for (const t of [a, b]) expect((await poll(t, decisionId, created.key)).statusCode).toBe(200);
+      await admin.query('update api_keys set revoked_at = $1 where key_hash = $2', [clock.now().getTime(), sha256(created.key)]);
+      for (const t of [a, b]) {
+        const r = await poll(t, decisionId, created.key);
+        expect(r.statusCode).toBe(401);
+        expect(errorOf(r).error).toBe('invalid_api_key');
+        expect(r.body).not.toContain(decisionId);
+      }
+    });
+
+    it("answers 404 for another tenant's decision, as for one that does not exist, though its read went out", async () => {
+      const other = await b.ctx.tenants.createTenant({ name: 'Other Lender' });
+      const before = statements(b);
+      const r = await poll(b, decisionId, other.sandbox.apiKey);
+      expect(r.statusCode).toBe(404);
+      expect(errorOf(r).error).toBe('not_found');
+      expect(r.body).not.toContain('approved');
+      expect(statements(b).reads - before.reads).toBeGreaterThanOrEqual(1);
+    });
+  });
+});
