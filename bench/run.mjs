@@ -676,6 +676,8 @@ function scenarioList(opts) {
       { id: 'create_one_connection', label: 'POST /v1/decisions/bnpl, one connection (latency without queueing)', kind: 'create', connections: 1 },
       { id: 'create_at_rate_one_burst', label: `POST /v1/decisions/bnpl at ${CREATE_RATE}/s, plain autocannon -R (one burst a second)`, kind: 'create', rate: CREATE_RATE, slices: 1, connections: c },
       { id: 'poll_at_rate_one_burst', label: `GET /v1/decisions/bnpl/{id} at ${POLL_RATE}/s, plain autocannon -R (one burst a second)`, kind: 'poll', rate: POLL_RATE, slices: 1, connections: c },
+      // The machine's and the load generator's own tail at the poll's rate: the floor under the poll's p99 target.
+      { id: 'healthz_at_rate', label: `GET /healthz at ${POLL_RATE}/s (the tail of the machine and the load generator)`, kind: 'healthz', rate: POLL_RATE, slices: RATE_SLICES, connections: c },
       { id: 'healthz_again', label: 'GET /healthz again (drift of the shared machine during the run)', kind: 'healthz', connections: c },
     );
   }
@@ -926,7 +928,8 @@ function targetsTable(report) {
     if (createP99 !== undefined) lines.push(`| ${db.database} | issue 10: create p99 ≤ ${t.createP99AtRateMs} ms at ${CREATE_RATE}/s | ${fmt(createP99)} ms (achieved ${fmtInt(by.create_at_rate.requestsPerS)}/s) | ${yes(createP99 <= t.createP99AtRateMs && by.create_at_rate.requestsPerS >= CREATE_RATE * 0.95)} |`);
     if (by.poll?.ratioToTrivial !== null && by.poll) lines.push(`| ${db.database} | issue 10: poll ≥ ${ISSUE_TARGETS.pollRatioToTrivial}× /healthz | ${by.poll.ratioToTrivial.toFixed(2)}× | ${yes(by.poll.ratioToTrivial >= ISSUE_TARGETS.pollRatioToTrivial)} |`);
     const pollP99 = by.poll_at_rate?.latencyMs.p99;
-    if (pollP99 !== undefined) lines.push(`| ${db.database} | issue 10: poll p99 ≤ ${ISSUE_TARGETS.pollP99AtRateMs} ms at ${POLL_RATE}/s | ${fmt(pollP99)} ms (achieved ${fmtInt(by.poll_at_rate.requestsPerS)}/s) | ${yes(pollP99 <= ISSUE_TARGETS.pollP99AtRateMs && by.poll_at_rate.requestsPerS >= POLL_RATE * 0.95)} |`);
+    const floorP99 = by.healthz_at_rate?.latencyMs.p99;
+    if (pollP99 !== undefined) lines.push(`| ${db.database} | issue 10: poll p99 ≤ ${ISSUE_TARGETS.pollP99AtRateMs} ms at ${POLL_RATE}/s | ${fmt(pollP99)} ms (achieved ${fmtInt(by.poll_at_rate.requestsPerS)}/s${floorP99 !== undefined ? `; /healthz at the same rate: ${fmt(floorP99)} ms` : ''}) | ${yes(pollP99 <= ISSUE_TARGETS.pollP99AtRateMs && by.poll_at_rate.requestsPerS >= POLL_RATE * 0.95)} |`);
   }
   return lines.join('\n');
 }
