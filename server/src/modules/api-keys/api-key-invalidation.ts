@@ -21,15 +21,15 @@
  *
  * The poll's batched read rides on the same connection (`readInBarrier`, ADR 0024): a statement
  * that goes out is the read when one is waiting, else the empty query, and either way its answer is
- * the barrier of everyone who asked before it went out. Under load a poll's two round trips (the
- * barrier, then the read) then take one statement each on one connection instead of one
- * statement each on two, which halves the statements this process sends and PostgreSQL wakes
- * up for. One statement is out at a time, so a read waits at most for the one out.
+ * the barrier of everyone who asked before it went out. A poll starts its read before it
+ * authenticates (http/plugins/prefetch.ts), so its read and its barrier leave in one statement:
+ * one round trip instead of two, and about half the statements this process sends and PostgreSQL
+ * wakes up for. One statement is out at a time, so a read waits at most for the one out.
  *
  * When the connection is not (yet) listening, has failed, or a statement on it takes longer than
- * `barrierTimeoutMs`, `ready()` answers false and the caller reads the database (and a read
- * waiting on it is sent on the pool instead): an outage of the
- * listener can make requests slower, never let a revoked key through. The cache is emptied whenever
+ * `barrierTimeoutMs`, `ready()` answers false and the caller reads the database, and a read
+ * waiting on it is read on the pool instead: an outage of the listener can make requests
+ * slower, never let a revoked key through. The cache is emptied whenever
  * the connection is lost and again once it listens (notifications sent meanwhile were missed), and
  * the connection is re-established with back-off. Started lazily by the first `ready()`, so CLI
  * commands that never authenticate never open it.
