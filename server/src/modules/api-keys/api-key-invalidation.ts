@@ -93,6 +93,11 @@ export interface PostgresFeedOptions {
   reconnectDelayMs?: number;
 }
 
+/** The listening connection's statement time-out: half the barrier time-out (`readInBarrier`'s reads). */
+function listenerStatementTimeoutMs(barrierTimeoutMs: number): number {
+  return Math.max(1, Math.floor(barrierTimeoutMs / 2));
+}
+
 export function postgresInvalidationFeed(options: PostgresFeedOptions): InvalidationFeed {
   const { cache, logger } = options;
   const barrierTimeoutMs = options.barrierTimeoutMs ?? 2_000;
@@ -132,7 +137,16 @@ export function postgresInvalidationFeed(options: PostgresFeedOptions): Invalida
     // The pg the storage already loaded (one copy, also in the bundled CLI: ADR 0016).
     const { default: pg } = await import('pg');
     if ((state as FeedState) === 'closed') return; // close() ran while pg loaded
-    const c = new pg.Client({ connectionString: options.databaseUrl, connectionTimeoutMillis: 2_000, keepAlive: true, application_name: 'cds-auth-listener' });
+    const c = new pg.Client({
+      connectionString: options.databaseUrl,
+      connectionTimeoutMillis: 2_000,
+      keepAlive: true,
+      application_name: 'cds-auth-listener',
+      // A read that waits (a migration's lock on its table, an overloaded server) is cancelled by
+      // PostgreSQL well before the barrier time-out: an error on a live connection (the read goes
+      // to the pool, its callers read the database), not a connection given up for lost.
+      options: `-c statement_timeout=${listenerStatementTimeoutMs(barrierTimeoutMs)}`,
+    });
     client = c;
     c.on('error', (err) => lost(c, err));
     c.on('end', () => lost(c, new Error('connection ended')));

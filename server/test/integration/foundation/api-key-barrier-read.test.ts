@@ -17,6 +17,7 @@ import { ApiKeyCache } from '../../../src/modules/api-keys/api-key-cache.js';
 import { AUTH_CHANGES_CHANNEL, postgresInvalidationFeed, type InvalidationFeed } from '../../../src/modules/api-keys/api-key-invalidation.js';
 import type { AuthenticatedKey } from '../../../src/modules/api-keys/api-keys.service.js';
 import { createTestDatabase, isPostgresReachable, type TestDatabase } from '../../support/databases.js';
+import { startTcpProxy } from '../../support/server-process.js';
 import { bearer, createTestApp, errorOf, LogCapture, type TestApp } from '../../support/test-app.js';
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
@@ -107,18 +108,40 @@ describe.runIf(await isPostgresReachable())('the poll read as the API-key freshn
       expect(await feed.ready()).toBe(true);
     });
 
-    it('a read slower than the barrier time-out ends the connection: the read rejects, its callers read the database, and the feed listens again', async () => {
-      const { feed } = await listeningFeed({ barrierTimeoutMs: 100 });
-      const down = feed.whenState('down');
+    it("a read slower than the listener's statement time-out (half the barrier time-out) is cancelled by PostgreSQL: the read rejects, its callers read the database, the connection keeps listening", async () => {
+      const { feed } = await listeningFeed({ barrierTimeoutMs: 400 });
       const ready = feed.ready();
-      const read = feed.readInBarrier!('select pg_sleep(1)', []);
-      await expect(read).rejects.toThrow(/lost/);
+      const read = feed.readInBarrier!('select pg_sleep(5)', []);
+      await expect(read).rejects.toThrow(/statement timeout/);
       expect(await ready).toBe(false);
-      await down;
-      expect(feed.readInBarrier!('select 1', [])).toBeNull(); // not listening: read elsewhere
-      expect(feed.ready()).toBe(false);
-      await feed.whenState('listening');
+      expect(feed.state()).toBe('listening');
       expect(await feed.readInBarrier!('select 1 as one', [])).toEqual([[1]]);
+    });
+
+    it('a connection that stops answering (a partition) is given up after the barrier time-out: the read rejects, its callers read the database, and the feed listens again once the network is back', async () => {
+      const proxy = await startTcpProxy(Number(new URL(db.databaseUrl!).port || 5432));
+      try {
+        const url = new URL(db.databaseUrl!);
+        url.port = String(proxy.port);
+        const cache = new ApiKeyCache(100, Infinity);
+        const feed = postgresInvalidationFeed({ databaseUrl: url.toString(), cache, logger: createLogger('warn', new LogCapture()), reconnectDelayMs: 10, barrierTimeoutMs: 300 });
+        feeds.push(feed);
+        await feed.start();
+        proxy.freeze();
+        const down = feed.whenState('down');
+        const ready = feed.ready();
+        const read = feed.readInBarrier!('select 1 as one', []);
+        await expect(read).rejects.toThrow(/lost/);
+        expect(await ready).toBe(false);
+        await down;
+        expect(feed.readInBarrier!('select 1', [])).toBeNull(); // not listening: read elsewhere
+        expect(feed.ready()).toBe(false);
+        proxy.restore();
+        await feed.whenState('listening');
+        expect(await feed.readInBarrier!('select 1 as one', [])).toEqual([[1]]);
+      } finally {
+        await proxy.close();
+      }
     });
 
     it('refuses reads before it listens and after it is closed', async () => {
