@@ -93,9 +93,8 @@ export interface PostgresFeedOptions {
   reconnectDelayMs?: number;
 }
 
-/** The listening connection's statement time-out: half the barrier time-out (`readInBarrier`'s reads). */
-function listenerStatementTimeoutMs(barrierTimeoutMs: number): number {
-  return Math.max(1, Math.floor(barrierTimeoutMs / 2));
+function lostError(): Error {
+  return new Error('the API-key listener connection was lost');
 }
 
 export function postgresInvalidationFeed(options: PostgresFeedOptions): InvalidationFeed {
@@ -107,7 +106,7 @@ export function postgresInvalidationFeed(options: PostgresFeedOptions): Invalida
   let failures = 0;
   let retryTimer: NodeJS.Timeout | null = null;
   /** The statement out on the listening connection (one at a time): whom its answer settles. */
-  let sent: Outgoing | null = null;
+  let outstanding: Outgoing | null = null;
   /** The barrier callers join until a statement goes out (whichever: the empty query or a read). */
   let next: { promise: Promise<boolean>; resolve: (fresh: boolean) => void } | null = null;
   /** A read waiting to go out as the next statement (at most one: see `readInBarrier`). */
@@ -142,10 +141,10 @@ export function postgresInvalidationFeed(options: PostgresFeedOptions): Invalida
       connectionTimeoutMillis: 2_000,
       keepAlive: true,
       application_name: 'cds-auth-listener',
-      // A read that waits (a migration's lock on its table, an overloaded server) is cancelled by
-      // PostgreSQL well before the barrier time-out: an error on a live connection (the read goes
+      // Half the barrier time-out: a read that waits (a migration's lock on its table, an
+      // overloaded server) is cancelled by PostgreSQL before the barrier time-out runs out: an error on a live connection (the read goes
       // to the pool, its callers read the database), not a connection given up for lost.
-      options: `-c statement_timeout=${listenerStatementTimeoutMs(barrierTimeoutMs)}`,
+      options: `-c statement_timeout=${Math.max(1, Math.floor(barrierTimeoutMs / 2))}`,
     });
     client = c;
     c.on('error', (err) => lost(c, err));
@@ -191,19 +190,19 @@ export function postgresInvalidationFeed(options: PostgresFeedOptions): Invalida
    * was lost or closed; a late answer from it is ignored (`settle` runs once).
    */
   function abandon(): void {
-    const out = sent;
-    sent = null;
-    out?.settle(false, null, new Error('the API-key listener connection was lost'));
+    const out = outstanding;
+    outstanding = null;
+    out?.settle(false, null, lostError());
     const joined = next;
     next = null;
     joined?.resolve(false);
     const read = queuedRead;
     queuedRead = null;
-    read?.reject(new Error('the API-key listener connection was lost'));
+    read?.reject(lostError());
   }
 
   function schedule(): void {
-    if (flushScheduled || sent !== null) return;
+    if (flushScheduled || outstanding !== null) return;
     flushScheduled = true;
     // At the end of the turn: every request that arrived together has asked by then.
     setImmediate(flush);
@@ -212,7 +211,7 @@ export function postgresInvalidationFeed(options: PostgresFeedOptions): Invalida
   /** Sends the next statement: the queued read if any, else the empty query; its answer is everyone's barrier. */
   function flush(): void {
     flushScheduled = false;
-    if (sent !== null) return;
+    if (outstanding !== null) return;
     const c = client;
     if (state !== 'listening' || c === null) {
       abandon();
@@ -232,18 +231,20 @@ export function postgresInvalidationFeed(options: PostgresFeedOptions): Invalida
         if (done) return;
         done = true;
         clearTimeout(timer);
-        if (sent === out) sent = null;
+        if (outstanding === out) outstanding = null;
         joined?.resolve(fresh);
         if (read) {
           if (rows) read.resolve(rows);
           else read.reject(err);
         }
-        // One turn later than the reads this answer releases (the batched read's held batch goes
-        // out in a setImmediate queued after this one), so they ride on the next statement.
-        if (next !== null || queuedRead !== null) setImmediate(schedule);
+        if (next === null && queuedRead === null) return;
+        // After a read, one turn later than the reads its answer releases (the batched read's held
+        // batch goes out in a setImmediate queued after this one), so they ride on the next statement.
+        if (read) setImmediate(schedule);
+        else schedule();
       },
     };
-    sent = out;
+    outstanding = out;
     const answered = read ? c.query<unknown[]>({ text: read.text, values: read.values, rowMode: 'array' }) : c.query('');
     if (read) sentCounts.reads++;
     else sentCounts.empty++;

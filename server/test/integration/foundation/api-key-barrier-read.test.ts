@@ -7,11 +7,11 @@
  * a poll by a revoked key, or for another tenant's decision, answers as it did without the
  * prefetch. Counts come from the feed's own statement counters (`cacheStats().feedStatements`).
  */
-import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrateToLatest, openStorage, type Storage } from '../../../src/db/database.js';
 import { ManualClock } from '../../../src/lib/clock.js';
+import { sha256Hex } from '../../../src/lib/crypto.js';
 import { createLogger } from '../../../src/lib/logger.js';
 import { ApiKeyCache } from '../../../src/modules/api-keys/api-key-cache.js';
 import { AUTH_CHANGES_CHANNEL, postgresInvalidationFeed, type InvalidationFeed } from '../../../src/modules/api-keys/api-key-invalidation.js';
@@ -20,7 +20,6 @@ import { createTestDatabase, isPostgresReachable, type TestDatabase } from '../.
 import { startTcpProxy } from '../../support/server-process.js';
 import { bearer, createTestApp, errorOf, LogCapture, type TestApp } from '../../support/test-app.js';
 
-const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 describe.runIf(await isPostgresReachable())('the poll read as the API-key freshness barrier (PostgreSQL)', () => {
@@ -42,7 +41,7 @@ describe.runIf(await isPostgresReachable())('the poll read as the API-key freshn
     afterAll(async () => {
       for (const f of feeds) await f.close();
     });
-    async function listeningFeed(options: { barrierTimeoutMs?: number } = {}) {
+    async function listeningFeed(options: { barrierTimeoutMs?: number; databaseUrl?: string } = {}) {
       const cache = new ApiKeyCache(100, Infinity);
       const feed = postgresInvalidationFeed({ databaseUrl: db.databaseUrl!, cache, logger: createLogger('warn', new LogCapture()), reconnectDelayMs: 10, ...options });
       feeds.push(feed);
@@ -85,7 +84,7 @@ describe.runIf(await isPostgresReachable())('the poll read as the API-key freshn
       const key = { keyId: 'k', tenantId: 't' } as unknown as AuthenticatedKey;
       let evicted = 0;
       for (let i = 0; i < 200; i++) {
-        const hash = sha256(`key ${i}`);
+        const hash = sha256Hex(`key ${i}`);
         expect(cache.set(hash, key, cache.generation, 0)).toBe(true);
         await admin.query('select pg_notify($1, $2)', [AUTH_CHANGES_CHANNEL, `key:${hash}`]);
         // As a poll does: its read (prefetch) and its authentication's barrier in one turn.
@@ -123,10 +122,7 @@ describe.runIf(await isPostgresReachable())('the poll read as the API-key freshn
       try {
         const url = new URL(db.databaseUrl!);
         url.port = String(proxy.port);
-        const cache = new ApiKeyCache(100, Infinity);
-        const feed = postgresInvalidationFeed({ databaseUrl: url.toString(), cache, logger: createLogger('warn', new LogCapture()), reconnectDelayMs: 10, barrierTimeoutMs: 300 });
-        feeds.push(feed);
-        await feed.start();
+        const { feed } = await listeningFeed({ databaseUrl: url.toString(), barrierTimeoutMs: 300 });
         proxy.freeze();
         const down = feed.whenState('down');
         const ready = feed.ready();
@@ -260,7 +256,7 @@ describe.runIf(await isPostgresReachable())('the poll read as the API-key freshn
     it('refuses a poll by a key revoked in another process just before, though its read went out before authentication', async () => {
       const created = await a.ctx.apiKeys.createKey(a.ctx.storage.db, { tenantId: a.tenant.tenantId, environment: 'sandbox' });
       for (const t of [a, b]) expect((await poll(t, decisionId, created.key)).statusCode).toBe(200);
-      await admin.query('update api_keys set revoked_at = $1 where key_hash = $2', [clock.now().getTime(), sha256(created.key)]);
+      await admin.query('update api_keys set revoked_at = $1 where key_hash = $2', [clock.now().getTime(), sha256Hex(created.key)]);
       for (const t of [a, b]) {
         const r = await poll(t, decisionId, created.key);
         expect(r.statusCode).toBe(401);
