@@ -280,7 +280,11 @@ process.on('exit', () => {
 });
 `;
 
-async function startServer({ env, dataDir, cpuProfDir, sqlTiming, role = null, logName = 'server.log' }) {
+/**
+ * `readyMessage`: ready once the log has a line with that `msg` (a `--role worker` process serves
+ * no HTTP; it logs 'worker ready', which needs LOG_LEVEL info) instead of once /healthz answers.
+ */
+async function startServer({ env, dataDir, cpuProfDir, sqlTiming, role = null, logName = 'server.log', readyMessage = null }) {
   const logFile = path.join(dataDir, logName);
   // The server writes its log straight into the file: piped through this process, every line
   // would cost the load generator's CPU too (at LOG_LEVEL=info, two lines per request did).
@@ -321,14 +325,17 @@ async function startServer({ env, dataDir, cpuProfDir, sqlTiming, role = null, l
 
   const url = `http://127.0.0.1:${env.PORT}`;
   const deadline = Date.now() + 30_000;
+  const ready = async () => {
+    if (readyMessage) return logLines(logFile).some((l) => l.msg === readyMessage);
+    try {
+      return (await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(1000) })).ok;
+    } catch {
+      return false; // not listening yet
+    }
+  };
   for (;;) {
     if (exitInfo) throw new Error(`server exited during start-up (${JSON.stringify(exitInfo)}):\n${tail()}`);
-    try {
-      const r = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(1000) });
-      if (r.ok) break;
-    } catch {
-      /* not listening yet */
-    }
+    if (await ready()) break;
     if (Date.now() > deadline) {
       await stop();
       throw new Error(`server not ready after 30 s:\n${tail()}`);
@@ -341,11 +348,32 @@ async function startServer({ env, dataDir, cpuProfDir, sqlTiming, role = null, l
     port: Number(env.PORT),
     alive: () => exitInfo === null,
     tail,
+    logLines: () => logLines(logFile),
     stop: async () => {
       cleanups.delete(stop);
       return stop();
     },
   };
+}
+
+/** The server's JSON log lines (pino), skipping anything that is not JSON. */
+function logLines(file) {
+  let text = '';
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return [];
+  }
+  const lines = [];
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('{')) continue;
+    try {
+      lines.push(JSON.parse(line));
+    } catch {
+      /* a line being written */
+    }
+  }
+  return lines;
 }
 
 async function createTenant(env) {
@@ -449,8 +477,15 @@ async function storedCounts(database, tenantId) {
  * stopped: autocannon drops those connections, and the server may or may not have committed them.
  */
 function newLedger() {
-  return { createsSent: 0, createResponses: 0, ackedIds: [], idempotentSent: 0, idempotentAcked: 0, pollIds: [] };
+  return { createsSent: 0, createResponses: 0, ackedIds: [], idempotentSent: 0, idempotentAcked: 0, pollIds: [], keyed: [] };
 }
+/** Keyed creates remembered for replays (`ledger.keyed`: key, body, decision id), at most. */
+const KEYED_KEPT = 1000;
+/**
+ * Idempotency keys are numbered across every request factory of the process: a load split into
+ * slices builds one factory per slice, and a per-factory count would give each slice the same keys.
+ */
+let keySequence = 0;
 
 /**
  * Request factories. Each returns autocannon `requests` entries whose onResponse checks the body
@@ -487,7 +522,9 @@ function createRequests({ tenant, ledger, check, idempotent, runTag, collectIds 
         const out = { ...req, body: prefix + amount + suffix };
         if (idempotent) {
           ledger.idempotentSent++;
-          out.headers = { ...headers, 'idempotency-key': `bench-${runTag}-${i}` };
+          context.key = `bench-${runTag}-${keySequence++}`;
+          context.body = out.body;
+          out.headers = { ...headers, 'idempotency-key': context.key };
         }
         return out;
       },
@@ -500,6 +537,7 @@ function createRequests({ tenant, ledger, check, idempotent, runTag, collectIds 
         if (collectIds && ledger.pollIds.length < 200_000) ledger.pollIds.push(m[1]);
         if (idempotent) {
           ledger.idempotentAcked++;
+          if (ledger.keyed.length < KEYED_KEPT) ledger.keyed.push({ key: context.key, body: context.body, decisionId: m[1] });
           if (resHeaders?.['idempotent-replayed'] === 'true') check.fail('create: a unique Idempotency-Key was replayed');
         }
         if (!body.includes('"outcome":"approved"')) return check.fail(`create: outcome is not approved: ${body.slice(0, 300)}`);
@@ -1127,4 +1165,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   });
 }
 
-export { ROOT, CLI, RESULTS_DIR, log, freePort, processCpuMs, processRssMb, machine, serverEnv, startServer, createTenant, postgresReachable, createPostgresDatabase, createRequests, newLedger, newCheck, runLoad, storedCounts, readyLogLine };
+export {
+  ROOT, CLI, RESULTS_DIR, log, freePort, processCpuMs, processRssMb, machine, serverEnv, startServer, createTenant, postgresReachable, createPostgresDatabase,
+  postgresBackendSampler, createRequests, newLedger, newCheck, runLoad, storedCounts, readyLogLine, percentile, round, cleanups,
+};
