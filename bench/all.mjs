@@ -1,6 +1,7 @@
 // `npm run bench [-- --quick ...]`: the API benchmark (bench/run.mjs, which takes the arguments),
-// then webhook delivery throughput (bench/webhooks.mjs; fewer events with --quick), and, with
-// `--memory N`, the memory run over N decisions (bench/memory.mjs, SQLite).
+// then webhook delivery throughput (bench/webhooks.mjs; fewer events with --quick), the multi-node
+// shape under load (bench/scale-out.mjs; shorter with --quick; skipped without PostgreSQL and
+// Redis), and, with `--memory N`, the memory run over N decisions (bench/memory.mjs, SQLite).
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
@@ -15,6 +16,8 @@ const here = (f) => fileURLToPath(new URL(f, import.meta.url));
 const run = (file, extra) => spawnSync(process.execPath, [here(file), ...extra], { stdio: 'inherit' }).status ?? 1;
 
 const api = run('./run.mjs', args);
-const webhooks = run('./webhooks.mjs', args.includes('--quick') ? ['--events', '500'] : []);
+const quick = args.includes('--quick');
+const webhooks = run('./webhooks.mjs', quick ? ['--events', '500'] : []);
+const scaleOut = run('./scale-out.mjs', quick ? ['--duration', '5', '--warm-up', '1', '--out', 'scale-out-quick'] : []);
 const memory = memoryDecisions ? run('./memory.mjs', ['--decisions', memoryDecisions]) : 0;
-process.exit(api || webhooks || memory);
+process.exit(api || webhooks || scaleOut || memory);
