@@ -8,7 +8,8 @@
  * database, signing and recording cost on top of the network.
  *
  *   npm run build && node bench/webhooks.mjs [--events N] [--endpoints N] [--db sqlite,postgres]
- *                                            [--delay-ms N] [--postgres URL] [--out NAME] [--dist DIR]
+ *                                            [--delay-ms N] [--idle-endpoints N] [--postgres URL]
+ *                                            [--out NAME] [--dist DIR]
  *
  * CPU per delivery is reported next to the rates (it is much steadier than the rate on a shared
  * machine): this process (the worker, plus the bench's own progress query every 20 ms), the
@@ -47,6 +48,7 @@ const { values: opts } = parseArgs({
     dist: { type: 'string', default: path.join(ROOT, 'server', 'dist') },
     'sql-stats': { type: 'boolean', default: false },
     receiver: { type: 'boolean', default: false },
+    'idle-endpoints': { type: 'string', default: '0' },
     help: { type: 'boolean', short: 'h', default: false },
   },
   strict: true,
@@ -57,6 +59,8 @@ if (opts.help) {
   --endpoints N      receiver endpoints (default 4); the worker has at most 8 in flight per endpoint, 64 in all
   --db LIST          sqlite,postgres (default both; PostgreSQL is skipped when unreachable)
   --delay-ms N       the receiver answers after N ms (default 0)
+  --idle-endpoints N also N active endpoints of other lenders with nothing to deliver (default 0):
+                     what a claim costs in a service with many endpoints (ADR 0025)
   --postgres URL     admin URL (default $BENCH_POSTGRES_URL or postgres://root@127.0.0.1:5432/postgres)
   --out NAME         result files bench/results/NAME.{md,json} (default webhooks); a NAME with a / is a path prefix
   --dist DIR         the compiled server to load (default server/dist), e.g. a copy of another build for A/B runs
@@ -353,6 +357,14 @@ async function benchDeliveries(dialect, receiver) {
     const tenant = await ctx.tenants.createTenant({ name: 'Bench Lender' });
     const scope = { tenantId: tenant.tenantId, environment: 'sandbox' };
     for (let i = 0; i < ENDPOINTS; i++) await ctx.webhooks.createEndpoint(scope, { url: receiver.url(`/hook-${i}`) });
+    // Other lenders' endpoints with nothing to deliver: what a claim costs in a service with many.
+    const idle = Number(opts['idle-endpoints']);
+    let otherScope = null;
+    for (let i = 0; i < idle; i++) {
+      // 16 endpoints per environment at most (webhooks.service.ts): a new lender every 16.
+      if (i % 16 === 0) otherScope = { tenantId: (await ctx.tenants.createTenant({ name: `Idle Lender ${i / 16}` })).tenantId, environment: 'sandbox' };
+      await ctx.webhooks.createEndpoint(otherScope, { url: receiver.url(`/idle-${i}`) });
+    }
     // A realistic payload: the shape of decision.finalized.
     const data = (i) => ({
       decision_id: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`, application_id: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,

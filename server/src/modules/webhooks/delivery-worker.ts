@@ -16,7 +16,8 @@
  *    common case (no final failure) is one statement for the whole batch. The row stays leased
  *    until this commits; its send slot was freed when its HTTP exchange ended.
  * 2. Claim. List endpoints (active only) with due, unleased deliveries, oldest due first, with how
- *    many of each are in flight anywhere, and deal the free slots round-robin under a per-endpoint
+ *    many of each are in flight anywhere (only endpoints with pending deliveries are looked at,
+ *    found by skipping through the queue's index: ADR 0025), and deal the free slots round-robin under a per-endpoint
  *    cap (fairness.ts). Then lease that many rows per endpoint: `leased_until = now + lease`,
  *    `lease_token = <new uuid>`. In flight = the sends each worker holds there, as the workers
  *    write them in `webhook_in_flight` in the same transactions as their claims and results
@@ -66,8 +67,25 @@ const OPENED_SECRETS_LIMIT = 1024;
  * takes anonymous `?` only, so a value used twice is passed twice.
  */
 
+/**
+ * The endpoints that have pending deliveries, found by skipping through the queue's index
+ * (`webhook_deliveries_pending`, migration 0016): one probe per such endpoint, so a claim costs
+ * nothing for the endpoints with nothing queued, however many the service has (ADR 0025). Each
+ * step asks for the smallest endpoint id after the previous one; `state = 'pending'` is spelled
+ * as a literal so that the planner may use the partial index.
+ */
+const SQLITE_PENDING_ENDPOINTS = `
+pending_endpoints(endpoint_id) as (
+  select (select min(d.endpoint_id) from webhook_deliveries d where d.state = 'pending')
+  union all
+  select (select min(d.endpoint_id) from webhook_deliveries d where d.state = 'pending' and d.endpoint_id > p.endpoint_id)
+    from pending_endpoints p
+   where p.endpoint_id is not null
+)`;
+
 /** Candidates (see dueEndpoints): now, now, cap, now, now, now, now, now, now, cap, limit. */
 const SQLITE_CANDIDATES = `
+with recursive ${SQLITE_PENDING_ENDPOINTS}
 select e.id as endpoint_id,
        (select count(*) from (select 1 as one from webhook_deliveries d
                                where d.endpoint_id = e.id and d.state = 'pending' and d.next_attempt_at <= ? and (d.leased_until is null or d.leased_until <= ?)
@@ -76,7 +94,8 @@ select e.id as endpoint_id,
        (select d.next_attempt_at from webhook_deliveries d
          where d.endpoint_id = e.id and d.state = 'pending' and d.next_attempt_at <= ? and (d.leased_until is null or d.leased_until <= ?)
          order by d.next_attempt_at limit 1) as oldest_due
-  from webhook_endpoints e
+  from pending_endpoints p
+  join webhook_endpoints e on e.id = p.endpoint_id
  where e.state = 'active'
    and exists (select 1 from webhook_deliveries d
                 where d.endpoint_id = e.id and d.state = 'pending' and d.next_attempt_at <= ? and (d.leased_until is null or d.leased_until <= ?))
@@ -86,7 +105,7 @@ select e.id as endpoint_id,
 
 /**
  * One endpoint's claim: lease end, token, now, endpoint, now, now, how many. Due order straight
- * from the index (endpoint_id, state, next_attempt_at), ties in index order: a tie-breaker column
+ * from the queue's index (endpoint_id, next_attempt_at) of pending rows, ties in index order: a tie-breaker column
  * would make every claim sort the whole tie (a burst of events committed in the same millisecond
  * is thousands of rows).
  */
@@ -161,14 +180,35 @@ const dueProbe = (now: string, cap: string) => `(
           ) as probe`;
 
 /**
+ * The endpoint (`e`) of each pending endpoint id of `p`, by primary key. A lateral lookup with
+ * LIMIT, not a join: the listing must be driven by the pending endpoints, and a planner that
+ * misjudges the endpoints table (statistics of when it was small) would otherwise read every
+ * endpoint and evaluate the in-flight sums for each before the join, which is the cost this
+ * listing exists to avoid.
+ */
+const endpointOf = (p: string) => `(select e.id, e.state from webhook_endpoints e where e.id = ${p}.endpoint_id limit 1) as e`;
+
+/** As SQLITE_PENDING_ENDPOINTS: the endpoints with pending deliveries, one index probe each. */
+const PG_PENDING_ENDPOINTS = `
+     pending_endpoints(endpoint_id) as (
+       (select d.endpoint_id from webhook_deliveries d where d.state = 'pending' order by d.endpoint_id limit 1)
+       union all
+       select (select d.endpoint_id from webhook_deliveries d where d.state = 'pending' and d.endpoint_id > p.endpoint_id order by d.endpoint_id limit 1)
+         from pending_endpoints p
+        where p.endpoint_id is not null
+     )`;
+
+/**
  * Candidates ($1 now, $2 per-endpoint cap, $3 how many endpoints at most), oldest due first, each
  * with its advisory lock taken (see dueEndpoints).
  */
 const PG_CANDIDATES = preparedOnPostgres(`
+with recursive ${PG_PENDING_ENDPOINTS.trim()}
 select c.endpoint_id, c.due, c.in_flight
   from (select e.id as endpoint_id, probe.due, probe.oldest_due,
                (select coalesce(sum(f.sends), 0) from webhook_in_flight f where f.endpoint_id = e.id and f.held_until > $1::bigint) as in_flight
-          from webhook_endpoints e
+          from pending_endpoints p
+          cross join lateral ${endpointOf('p')}
           cross join lateral ${dueProbe('$1', '$2')}
          where e.state = 'active' and probe.due > 0
            and (select coalesce(sum(f.sends), 0) from webhook_in_flight f where f.endpoint_id = e.id and f.held_until > $1::bigint) < $2::integer
@@ -234,7 +274,7 @@ select c.id, c.attempts, c.endpoint_id, c.tenant_id, e.url, e.secret_sealed, e.p
  * next step was written.
  */
 const PG_RESULT_CTES = `
-with v as (
+with recursive v as (
        select * from unnest($1::text[], $2::text[], $3::integer[], $4::text[], $5::bigint[], $6::bigint[], $7::integer[], $8::text[],
                             $9::bigint[], $10::bigint[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[], $16::integer[], $17::text[])
                 as v(id, token, attempts, state, next_attempt_at, last_attempt_at, last_response_status, last_error_kind, finished_at, updated_at,
@@ -280,13 +320,14 @@ select id from stepped`);
  * worker's live rows and this worker's counts after the results, which it passes ($26 endpoints,
  * $27 sends: all it holds). Rows: a recorded delivery (`id`), or a candidate (the other columns).
  */
-const PG_RESULTS_THEN_CANDIDATES = preparedOnPostgres(`${PG_RESULT_CTES},
+const PG_RESULTS_THEN_CANDIDATES = preparedOnPostgres(`${PG_RESULT_CTES},${PG_PENDING_ENDPOINTS},
      mine as (
        select m.endpoint_id, m.sends from unnest($26::text[], $27::integer[]) as m(endpoint_id, sends)
      ),
      listed as (
        select e.id as endpoint_id, probe.due, probe.oldest_due, busy.in_flight
-         from webhook_endpoints e
+         from pending_endpoints p
+         cross join lateral ${endpointOf('p')}
          cross join lateral ${dueProbe('$23', '$24')}
          cross join lateral (
            select (select coalesce(sum(f.sends), 0) from webhook_in_flight f
@@ -301,6 +342,9 @@ select s.id, null::text as endpoint_id, null::bigint as due, null::bigint as in_
 union all
 select null, l.endpoint_id, l.due, l.in_flight, l.oldest_due from listed l
  where pg_try_advisory_xact_lock(hashtext('cds.webhooks.claim.' || l.endpoint_id))`);
+
+/** The claim's listing statements, for the suite that checks what they read (many-endpoints.test.ts). */
+export const LISTING_STATEMENTS = { sqlite: SQLITE_CANDIDATES, postgres: PG_CANDIDATES, postgresAfterResults: PG_RESULTS_THEN_CANDIDATES } as const;
 
 export interface DeliveryWorkerOptions {
   /** Per attempt (interface.md: 10 s). */
@@ -759,7 +803,9 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
    * are due (up to the cap) and how many are in flight anywhere: the sum of the live counts in
    * `webhook_in_flight` (one row per worker, by primary key, whatever the planner's statistics
    * say). Each per-endpoint probe reads the due index in due order and stops after `cap` rows, so
-   * its cost does not grow with the backlog.
+   * its cost does not grow with the backlog; and only endpoints with pending deliveries are probed
+   * (one step through the queue's index each), so it does not grow with the endpoints that have
+   * none either (ADR 0025).
    *
    * On PostgreSQL the same statement takes each listed endpoint's advisory lock (held until the
    * cycle commits; one claimer per endpoint across processes) and leaves out the endpoints whose
