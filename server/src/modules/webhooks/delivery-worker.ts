@@ -16,9 +16,9 @@
  *    common case (no final failure) is one statement for the whole batch. The row stays leased
  *    until this commits; its send slot was freed when its HTTP exchange ended.
  * 2. Claim. List endpoints (active only) with due, unleased deliveries, oldest due first, with how
- *    many of each are in flight anywhere (only endpoints with pending deliveries are looked at,
- *    found by skipping through the queue's index: ADR 0025), and deal the free slots round-robin under a per-endpoint
- *    cap (fairness.ts). Then lease that many rows per endpoint: `leased_until = now + lease`,
+ *    many of each are in flight anywhere (only the endpoints with pending deliveries are looked
+ *    at, found by skipping through the queue's index: ADR 0025), and deal the free slots
+ *    round-robin under a per-endpoint cap (fairness.ts). Then lease that many rows per endpoint: `leased_until = now + lease`,
  *    `lease_token = <new uuid>`. In flight = the sends each worker holds there, as the workers
  *    write them in `webhook_in_flight` in the same transactions as their claims and results
  *    (ADR 0021): a few rows per endpoint, not the deliveries' leases, whose dead row versions a
@@ -105,9 +105,9 @@ select e.id as endpoint_id,
 
 /**
  * One endpoint's claim: lease end, token, now, endpoint, now, now, how many. Due order straight
- * from the queue's index (endpoint_id, next_attempt_at) of pending rows, ties in index order: a tie-breaker column
- * would make every claim sort the whole tie (a burst of events committed in the same millisecond
- * is thousands of rows).
+ * from the queue's index of pending rows, (endpoint_id, next_attempt_at), ties in index order: a
+ * tie-breaker column would make every claim sort the whole tie (a burst of events committed in
+ * the same millisecond is thousands of rows).
  */
 const SQLITE_CLAIM = `
 update webhook_deliveries set leased_until = ?, lease_token = ?, updated_at = ?
@@ -273,6 +273,8 @@ select c.id, c.attempts, c.endpoint_id, c.tenant_id, e.url, e.secret_sealed, e.p
  * token still matches, every attempt row, the resets, the counts. Returns the deliveries whose
  * next step was written.
  */
+// `recursive`: PG_RESULTS_THEN_CANDIDATES appends the recursive listing of the pending endpoints,
+// and the keyword heads the whole list (it changes nothing for the others).
 const PG_RESULT_CTES = `
 with recursive v as (
        select * from unnest($1::text[], $2::text[], $3::integer[], $4::text[], $5::bigint[], $6::bigint[], $7::integer[], $8::text[],
