@@ -26,13 +26,11 @@
  * the PostgreSQL backends, and what every check found. Exit code 1 when a check fails.
  * Writes bench/results/NAME.json and NAME.md (default NAME "scale-out").
  */
-import { execFile, fork } from 'node:child_process';
-import { once } from 'node:events';
+import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
@@ -40,6 +38,7 @@ import {
   CLI, RESULTS_DIR, ROOT, cleanups, createPostgresDatabase, createRequests, createTenant, freePort, log, machine, newLedger, percentile, postgresBackendSampler,
   postgresReachable, processCpuMs, processRssMb, round, runLoad, serverEnv, startServer, storedCounts,
 } from './run.mjs';
+import { startReceiverProcess } from './lib/receiver.mjs';
 
 const EVENTS_PER_DECISION = 4; // a soft-tier approval: application.created, decision.created, score.completed, decision.finalized
 const REPLAYS = 100;
@@ -133,31 +132,11 @@ async function redisReachable(url) {
   });
 }
 
-/** The HTTPS receiver of bench/webhooks.mjs, in its own process (it counts per path and event id). */
+/** The HTTPS receiver of bench/webhooks.mjs (bench/lib/receiver.mjs), closed by Ctrl-C's cleanup too. */
 async function startReceiver(delayMs) {
-  const child = fork(fileURLToPath(new URL('./webhooks.mjs', import.meta.url)), ['--receiver', '--delay-ms', String(delayMs)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  const ask = (msg, key) =>
-    new Promise((resolve) => {
-      const on = (m) => {
-        if (m && key in m) {
-          child.off('message', on);
-          resolve(m[key]);
-        }
-      };
-      child.on('message', on);
-      child.send(msg);
-    });
-  const ready = await new Promise((resolve, reject) => {
-    child.once('message', resolve);
-    child.once('exit', (code) => reject(new Error(`the webhook receiver exited (${code})`)));
-  });
-  const close = async () => {
-    if (child.exitCode !== null) return;
-    child.send('exit');
-    await once(child, 'exit');
-  };
-  cleanups.add(close);
-  return { pid: child.pid, ca: ready.ca, url: (p) => `https://127.0.0.1:${ready.port}${p}`, reset: () => ask('reset', 'reset'), stats: () => ask('stats', 'stats'), close };
+  const receiver = await startReceiverProcess({ delayMs });
+  cleanups.add(receiver.close);
+  return receiver;
 }
 
 function cli(args, env) {

@@ -19,7 +19,6 @@
  * Every delivery is checked: the receiver must see each (event, endpoint) pair, every row must end
  * `delivered`, and nothing may be sent twice. Plain Node ESM over the compiled server (server/dist).
  */
-import { fork } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, rm, mkdir, writeFile } from 'node:fs/promises';
 import https from 'node:https';
@@ -32,6 +31,7 @@ import { createRequire } from 'node:module';
 import pg from 'pg';
 import { generate } from 'selfsigned';
 import { processCpuMs } from './lib/proc.mjs';
+import { startReceiverProcess } from './lib/receiver.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -147,32 +147,7 @@ async function runReceiverProcess() {
   process.send({ ready: true, port: server.address().port, ca: ca.cert });
 }
 
-async function startReceiver() {
-  const child = fork(fileURLToPath(import.meta.url), ['--receiver', '--delay-ms', String(DELAY_MS)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  const ask = (msg, key) =>
-    new Promise((resolve) => {
-      const on = (m) => {
-        if (m && key in m) {
-          child.off('message', on);
-          resolve(m[key]);
-        }
-      };
-      child.on('message', on);
-      if (msg) child.send(msg);
-    });
-  const ready = await new Promise((resolve) => child.once('message', resolve));
-  return {
-    ca: ready.ca,
-    cpuMs: () => processCpuMs(child.pid),
-    url: (p) => `https://127.0.0.1:${ready.port}${p}`,
-    reset: () => ask('reset', 'reset'),
-    stats: () => ask('stats', 'stats'),
-    close: async () => {
-      child.send('exit');
-      await once(child, 'exit');
-    },
-  };
-}
+const startReceiver = () => startReceiverProcess({ delayMs: DELAY_MS });
 
 // ---------------------------------------------------------------------------------------------
 // Raw HTTPS POSTs: the same request a delivery sent (its recorded headers, signature included, and
