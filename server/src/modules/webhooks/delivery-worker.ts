@@ -18,11 +18,11 @@
  * 2. Claim. List endpoints (active only) with due, unleased deliveries, oldest due first, with how
  *    many of each are in flight anywhere (only the endpoints with pending deliveries are looked
  *    at, found by skipping through the queue's index: ADR 0025), and deal the free slots
- *    round-robin under a per-endpoint cap (fairness.ts). Then lease that many rows per endpoint: `leased_until = now + lease`,
- *    `lease_token = <new uuid>`. In flight = the sends each worker holds there, as the workers
- *    write them in `webhook_in_flight` in the same transactions as their claims and results
- *    (ADR 0021): a few rows per endpoint, not the deliveries' leases, whose dead row versions a
- *    count would walk on PostgreSQL. On PostgreSQL the listing also takes an advisory lock per
+ *    round-robin under a per-endpoint cap (fairness.ts). Then lease that many rows per endpoint:
+ *    `leased_until = now + lease`, `lease_token = <new uuid>`. In flight = the sends each worker
+ *    holds there, as the workers write them in `webhook_in_flight` in the same transactions as
+ *    their claims and results (ADR 0021): a few rows per endpoint, not the deliveries' leases,
+ *    whose dead row versions a count would walk on PostgreSQL. On PostgreSQL the listing also takes an advisory lock per
  *    endpoint (held to the commit), and one statement then recounts each locked endpoint in a
  *    fresh snapshot, picks rows `FOR UPDATE SKIP LOCKED`, leases them and returns what the sends
  *    need: several worker processes never claim the same row and the cap holds across them.
