@@ -28,7 +28,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { withPg } from './lib/pg.mjs';
-import { clockTicks, freePort, processCpuMs } from './lib/proc.mjs';
+import { clockTicks, cpuOfProcesses, freePort, processCpuMs } from './lib/proc.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 // `let`: --dist points it at another build (A/B runs); importers see the live binding.
@@ -160,16 +160,8 @@ function processRssMb(pid) {
 
 /** What the server's ready log line (level info) says about its start-up: startupMs, sinceProcessStartMs, startupCpuMs. */
 function readyLogLine(dataDir) {
-  try {
-    for (const line of readFileSync(path.join(dataDir, 'server.log'), 'utf8').split('\n')) {
-      if (!line.includes('credit decisioning service ready')) continue;
-      const j = JSON.parse(line);
-      return { startupMs: j.startupMs ?? null, sinceProcessStartMs: j.sinceProcessStartMs ?? null, startupCpuMs: j.startupCpuMs ?? null };
-    }
-  } catch {
-    /* no log */
-  }
-  return { startupMs: null, sinceProcessStartMs: null, startupCpuMs: null };
+  const j = logLines(path.join(dataDir, 'server.log')).find((l) => l.msg === 'credit decisioning service ready');
+  return { startupMs: j?.startupMs ?? null, sinceProcessStartMs: j?.sinceProcessStartMs ?? null, startupCpuMs: j?.startupCpuMs ?? null };
 }
 
 function machine() {
@@ -376,13 +368,17 @@ function logLines(file) {
   return lines;
 }
 
-async function createTenant(env) {
-  const stdout = await new Promise((resolve, reject) =>
-    execFile(process.execPath, [CLI, 'tenants', 'create', '--name', 'Bench Lending', '--json'], { cwd: ROOT, env, timeout: 60_000 }, (err, out, errOut) =>
-      err ? reject(new Error(`cds tenants create failed: ${err.message}\n${errOut}`)) : resolve(out),
+/** Runs `cds ARGS` (the CLI the bench serves) with `env`; resolves with its standard output. */
+function runCli(args, env) {
+  return new Promise((resolve, reject) =>
+    execFile(process.execPath, [CLI, ...args], { cwd: ROOT, env, timeout: 60_000 }, (err, out, errOut) =>
+      err ? reject(new Error(`cds ${args.join(' ')} failed: ${err.message}\n${errOut}`)) : resolve(out),
     ),
   );
-  const tenant = JSON.parse(stdout);
+}
+
+async function createTenant(env) {
+  const tenant = JSON.parse(await runCli(['tenants', 'create', '--name', 'Bench Lending', '--json'], env));
   const soft = tenant.sandbox.consumers.find((c) => c.tier === 'soft');
   if (!soft) throw new Error('cds tenants create returned no soft sandbox consumer');
   return { tenantId: tenant.tenant_id, apiKey: tenant.sandbox.api_key, softConsumerId: soft.consumer_id };
@@ -464,6 +460,46 @@ async function storedCounts(database, tenantId) {
   } finally {
     await client.end();
   }
+}
+
+/**
+ * What the database holds against what the load generator saw (`ledger`, `stored` from
+ * storedCounts): the reconciliation's figures, and its checks (every acknowledged create stored;
+ * nothing else but what was cut off in flight; one idempotency record per keyed create).
+ */
+function reconcileCreates(ledger, stored) {
+  const ids = new Set(stored.ids);
+  const missing = ledger.ackedIds.filter((id) => !ids.has(id)).length;
+  const unanswered = ledger.createsSent - ledger.createResponses;
+  const extra = stored.ids.length - ledger.ackedIds.length;
+  const unansweredIdem = ledger.idempotentSent - ledger.idempotentAcked;
+  return {
+    reconciliation: {
+      createsSent: ledger.createsSent,
+      createsAcknowledged: ledger.ackedIds.length,
+      createsUnansweredAtStop: unanswered,
+      decisionsStored: stored.ids.length,
+      acknowledgedButMissing: missing,
+      storedButUnacknowledged: extra,
+      idempotentAcknowledged: ledger.idempotentAcked,
+      idempotencyKeysStored: stored.idempotencyKeys,
+      eventsStored: stored.events,
+      eventsPerDecision: stored.ids.length ? round(stored.events / stored.ids.length, 3) : null,
+    },
+    checks: [
+      { name: 'every acknowledged create is stored', ok: missing === 0, detail: `${ledger.ackedIds.length} acknowledged, ${missing} missing` },
+      {
+        name: 'decisions stored = acknowledged creates (+ at most the requests cut off in flight when a run stopped)',
+        ok: extra >= 0 && extra <= unanswered,
+        detail: `${stored.ids.length} stored = ${ledger.ackedIds.length} acknowledged + ${extra} (in flight at stop: ${unanswered})`,
+      },
+      {
+        name: 'one idempotency record per keyed create',
+        ok: stored.idempotencyKeys >= ledger.idempotentAcked && stored.idempotencyKeys <= ledger.idempotentAcked + unansweredIdem,
+        detail: `${stored.idempotencyKeys} stored, ${ledger.idempotentAcked} acknowledged (in flight at stop: ${unansweredIdem})`,
+      },
+    ],
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -596,15 +632,7 @@ async function runLoad({ server, apiServers = [], seconds, connections, rate = 0
   const servers = [server, ...apiServers];
   const stagger = slices > 1;
   slices = Math.ceil(Math.max(slices, servers.length) / servers.length) * servers.length;
-  const cpuOfServers = () => {
-    let sum = 0;
-    for (const s of servers) {
-      const ms = processCpuMs(s.pid);
-      if (ms === null) return null;
-      sum += ms;
-    }
-    return sum;
-  };
+  const cpuOfServers = () => cpuOfProcesses(servers);
   const check = newCheck();
   const latencies = [];
   const perSecond = [];
@@ -819,38 +847,9 @@ async function benchDatabase(kind, opts, runTag) {
     // Reconcile the database with what the load generator saw, while the server is still up:
     // every acknowledged decision must already be stored.
     const after = await storedCounts(database, tenant.tenantId);
-    const stored = new Set(after.ids);
-    const missing = ledger.ackedIds.filter((id) => !stored.has(id)).length;
-    const unanswered = ledger.createsSent - ledger.createResponses;
-    const extra = after.ids.length - ledger.ackedIds.length;
-    result.reconciliation = {
-      createsSent: ledger.createsSent,
-      createsAcknowledged: ledger.ackedIds.length,
-      createsUnansweredAtStop: unanswered,
-      decisionsStored: after.ids.length,
-      acknowledgedButMissing: missing,
-      storedButUnacknowledged: extra,
-      idempotentAcknowledged: ledger.idempotentAcked,
-      idempotencyKeysStored: after.idempotencyKeys,
-      eventsStored: after.events,
-      eventsPerDecision: after.ids.length ? round(after.events / after.ids.length, 3) : null,
-    };
-    result.checks.push({
-      name: 'every acknowledged create is stored',
-      ok: missing === 0,
-      detail: `${ledger.ackedIds.length} acknowledged, ${missing} missing`,
-    });
-    result.checks.push({
-      name: 'decisions stored = acknowledged creates (+ at most the requests cut off in flight when a run stopped)',
-      ok: extra >= 0 && extra <= unanswered,
-      detail: `${after.ids.length} stored = ${ledger.ackedIds.length} acknowledged + ${extra} (in flight at stop: ${unanswered})`,
-    });
-    const unansweredIdem = ledger.idempotentSent - ledger.idempotentAcked;
-    result.checks.push({
-      name: 'one idempotency record per keyed create',
-      ok: after.idempotencyKeys >= ledger.idempotentAcked && after.idempotencyKeys <= ledger.idempotentAcked + unansweredIdem,
-      detail: `${after.idempotencyKeys} stored, ${ledger.idempotentAcked} acknowledged (in flight at stop: ${unansweredIdem})`,
-    });
+    const reconciled = reconcileCreates(ledger, after);
+    result.reconciliation = reconciled.reconciliation;
+    result.checks.push(...reconciled.checks);
     const bad = result.scenarios.filter((s) => s.non2xx || s.errors);
     result.checks.push({
       name: 'every response 2xx with the expected body (approved, requested amount, requested id)',
@@ -1167,5 +1166,5 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
 
 export {
   ROOT, CLI, RESULTS_DIR, log, freePort, processCpuMs, processRssMb, machine, serverEnv, startServer, createTenant, postgresReachable, createPostgresDatabase,
-  postgresBackendSampler, createRequests, newLedger, newCheck, runLoad, storedCounts, readyLogLine, percentile, round, cleanups,
+  postgresBackendSampler, createRequests, newLedger, newCheck, runLoad, storedCounts, reconcileCreates, readyLogLine, runCli, percentile, round, cleanups,
 };

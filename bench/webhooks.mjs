@@ -79,6 +79,7 @@ async function loadServer(dir) {
     ...(await import(`${dist}app/context.js`)),
     ...(await import(`${dist}db/database.js`)),
     ...(await import(`${dist}lib/logger.js`)),
+    ...(await import(`${dist}modules/webhooks/webhooks.service.js`)),
   };
 }
 const EVENTS = Number(opts.events);
@@ -146,8 +147,6 @@ async function runReceiverProcess() {
   });
   process.send({ ready: true, port: server.address().port, ca: ca.cert });
 }
-
-const startReceiver = () => startReceiverProcess({ delayMs: DELAY_MS });
 
 // ---------------------------------------------------------------------------------------------
 // Raw HTTPS POSTs: the same request a delivery sent (its recorded headers, signature included, and
@@ -334,10 +333,11 @@ async function benchDeliveries(dialect, receiver) {
     for (let i = 0; i < ENDPOINTS; i++) await ctx.webhooks.createEndpoint(scope, { url: receiver.url(`/hook-${i}`) });
     // Other lenders' endpoints with nothing to deliver: what a claim costs in a service with many.
     const idle = Number(opts['idle-endpoints']);
+    const perLender = serverModules.MAX_ENDPOINTS_PER_ENVIRONMENT;
     let otherScope = null;
     for (let i = 0; i < idle; i++) {
-      // 16 endpoints per environment at most (webhooks.service.ts): a new lender every 16.
-      if (i % 16 === 0) otherScope = { tenantId: (await ctx.tenants.createTenant({ name: `Idle Lender ${i / 16}` })).tenantId, environment: 'sandbox' };
+      // A new lender whenever the last one has as many endpoints as an environment may.
+      if (i % perLender === 0) otherScope = { tenantId: (await ctx.tenants.createTenant({ name: `Idle Lender ${i / perLender}` })).tenantId, environment: 'sandbox' };
       await ctx.webhooks.createEndpoint(otherScope, { url: receiver.url(`/idle-${i}`) });
     }
     // A realistic payload: the shape of decision.finalized.
@@ -410,7 +410,7 @@ async function benchDeliveries(dialect, receiver) {
 // ---------------------------------------------------------------------------------------------
 
 async function main() {
-  const receiver = await startReceiver();
+  const receiver = await startReceiverProcess({ delayMs: DELAY_MS });
   const dialects = opts.db.split(',').map((d) => d.trim()).filter(Boolean);
   const results = [];
   let failed = false;

@@ -36,3 +36,14 @@ export function processCpuMs(pid) {
     return null;
   }
 }
+
+/** Sum of the CPU time (ms) of these processes (`{ pid }`) so far, or null where one cannot be read. */
+export function cpuOfProcesses(processes) {
+  let sum = 0;
+  for (const p of processes) {
+    const ms = processCpuMs(p.pid);
+    if (ms === null) return null;
+    sum += ms;
+  }
+  return sum;
+}

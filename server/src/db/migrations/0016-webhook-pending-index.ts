@@ -3,9 +3,9 @@
  * 'pending'`, through which a claim finds the endpoints that have work (ADR 0025).
  *
  * A claim began by probing every active endpoint for due work, so its cost grew with the number
- * of endpoints in the whole service, busy or not: measured (docs/performance.md, "Many endpoints"),
- * 1,000 idle endpoints of other lenders doubled PostgreSQL's CPU per delivery (0.18 to 0.36 ms) and
- * cut deliveries from 2,630 to 1,919/s. The worker now finds the endpoints that have pending
+ * of endpoints in the whole service, busy or not: measured (ADR 0025, docs/performance.md "many
+ * endpoints"), 1,000 idle endpoints of other lenders more than doubled PostgreSQL's CPU per
+ * delivery and cut deliveries by about 40%. The worker now finds the endpoints that have pending
  * deliveries by skipping through this index (one index probe per such endpoint), and only those
  * are probed. The index holds pending rows only, so it stays the size of the queue whatever the
  * history kept, and a delivered row's new version adds no entry to it.

@@ -29,10 +29,10 @@
  * When the connection is not (yet) listening, has failed, or a statement on it takes longer than
  * `barrierTimeoutMs`, `ready()` answers false and the caller reads the database, and a read
  * waiting on it is read on the pool instead: an outage of the listener can make requests
- * slower, never let a revoked key through. The cache is emptied whenever
- * the connection is lost and again once it listens (notifications sent meanwhile were missed), and
- * the connection is re-established with back-off. Started lazily by the first `ready()`, so CLI
- * commands that never authenticate never open it.
+ * slower, never let a revoked key through. The cache is emptied whenever the connection is lost
+ * and again once it listens (notifications sent meanwhile were missed), and the connection is
+ * re-established with back-off. Started lazily by the first `ready()`, so CLI commands that
+ * never authenticate never open it.
  *
  * SQLite: one server process, and every change goes through its services, which invalidate the
  * cache themselves (`localInvalidationFeed`); the cache's maximum age bounds what another process
@@ -142,8 +142,9 @@ export function postgresInvalidationFeed(options: PostgresFeedOptions): Invalida
       keepAlive: true,
       application_name: 'cds-auth-listener',
       // Half the barrier time-out: a read that waits (a migration's lock on its table, an
-      // overloaded server) is cancelled by PostgreSQL before the barrier time-out runs out: an error on a live connection (the read goes
-      // to the pool, its callers read the database), not a connection given up for lost.
+      // overloaded server) is cancelled by PostgreSQL before the barrier time-out runs out: an
+      // error on a live connection (the read goes to the pool, its callers read the database),
+      // not a connection given up for lost.
       options: `-c statement_timeout=${Math.max(1, Math.floor(barrierTimeoutMs / 2))}`,
     });
     client = c;

@@ -19,14 +19,13 @@ import * as m0016 from '../../../src/db/migrations/0016-webhook-pending-index.js
 import type { Database } from '../../../src/db/schema.js';
 import { ManualClock } from '../../../src/lib/clock.js';
 import { LISTING_STATEMENTS } from '../../../src/modules/webhooks/delivery-worker.js';
-import type { WebhookScope } from '../../../src/modules/webhooks/webhooks.service.js';
+import { MAX_ENDPOINTS_PER_ENVIRONMENT, type WebhookScope } from '../../../src/modules/webhooks/webhooks.service.js';
 import { createTestDatabase, dialectMatrix, type TestDatabase } from '../../support/databases.js';
 import { createTestApp, type TestApp } from '../../support/test-app.js';
 import { appendEvents } from '../../support/webhook-events.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../../support/webhook-receiver.js';
 
 const IDLE_LENDERS = 19;
-const ENDPOINTS_PER_ENVIRONMENT = 16; // webhooks.service.ts allows no more
 const CAP = 8;
 
 interface PlanNode {
@@ -67,7 +66,7 @@ describe.each(await dialectMatrix())('a claim among many idle endpoints [%s]', (
     store = t.ctx.storage.db;
     for (let lender = 0; lender < IDLE_LENDERS; lender++) {
       const { tenantId } = await t.ctx.tenants.createTenant({ name: `Idle lender ${lender}` });
-      for (let i = 0; i < ENDPOINTS_PER_ENVIRONMENT; i++) {
+      for (let i = 0; i < MAX_ENDPOINTS_PER_ENVIRONMENT; i++) {
         await t.ctx.webhooks.createEndpoint({ tenantId, environment: 'sandbox' }, { url: receiver.url(`/idle-${lender}-${i}`), events: '*' });
       }
     }
@@ -88,7 +87,7 @@ describe.each(await dialectMatrix())('a claim among many idle endpoints [%s]', (
 
   it('the service has the endpoints this suite is about: 304 idle, 3 active of the lender with work, 20 deliveries pending', async () => {
     const active = await store.selectFrom('webhook_endpoints').select((eb) => eb.fn.countAll<number | string>().as('n')).where('state', '=', 'active').executeTakeFirstOrThrow();
-    expect(Number(active.n)).toBe(IDLE_LENDERS * ENDPOINTS_PER_ENVIRONMENT + 3);
+    expect(Number(active.n)).toBe(IDLE_LENDERS * MAX_ENDPOINTS_PER_ENVIRONMENT + 3);
     const pending = await store.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll<number | string>().as('n')).where('state', '=', 'pending').executeTakeFirstOrThrow();
     expect(Number(pending.n)).toBe(20);
   });
