@@ -37,9 +37,12 @@
  * time-out plus a margin) any worker claims them again and sends the SAME attempt number again:
  * at least once, never silently dropped. A live worker that loses the database keeps its finished
  * results queued (claiming nothing more) and writes them once it is back, so an outage shorter than
- * the lease neither resends them nor holds the endpoint's slots until the lease passes. The lease
- * only expires early if a live worker is stuck for longer than the lease, and then the receiver may
- * see a duplicate, which `id` lets it drop.
+ * the lease neither resends them nor holds the endpoint's slots until the lease passes. A cycle
+ * whose COMMIT is in doubt (the connection died before its answer) is made good by the next one:
+ * a claim in doubt is undone (`claimsInDoubt`), results in doubt are written again, each attempt
+ * recorded once (its id is fixed when the send ends). The lease only expires early if a live
+ * worker is stuck for longer than the lease, and then the receiver may see a duplicate, which `id`
+ * lets it drop.
  */
 import { CompiledQuery, sql, type Kysely, type QueryResult } from 'kysely';
 import type { Logger } from 'pino';
@@ -56,6 +59,8 @@ import { createWebhookSender, DEFAULT_SEND_TIMEOUT_MS, type Resolver, type SendR
 import { secretAssociatedData, signatureHeader } from './signing.js';
 
 export const USER_AGENT = 'Svc-Webhooks/1.0';
+/** Claims in doubt remembered at most (see `claimsInDoubt`); older ones are left to their leases. */
+const MAX_CLAIMS_IN_DOUBT = 64;
 /** Results written per transaction at most. */
 const RECORD_BATCH = 100;
 /** Opened endpoint secrets kept per worker at most. */
@@ -298,6 +303,14 @@ with recursive v as (
        select attempt_id, id, endpoint_id, attempts, request_headers_json, request_body, last_response_status, response_body,
               duration_ms, last_error_kind, error_detail, last_attempt_at
          from v
+       -- A result written again after a cycle whose COMMIT was in doubt (attempt ids are fixed
+       -- when the send ends): its attempt is there already if that COMMIT happened.
+           on conflict (id) do nothing
+       returning id
+     ),
+     -- Results whose attempt that earlier cycle did record (and, in the same commit, their step).
+     already as (
+       select v.id from v where v.attempt_id not in (select r.id from recorded r)
      ),
      healthy as (
        update webhook_endpoints as e
@@ -311,7 +324,9 @@ with recursive v as (
        on conflict (endpoint_id, worker_id) do update set sends = excluded.sends, held_until = excluded.held_until
      )`;
 const PG_RESULTS = preparedOnPostgres(`${PG_RESULT_CTES}
-select id from stepped`);
+select id, false as already from stepped
+union all
+select id, true from already`);
 
 /**
  * The results (PG_RESULT_CTES, $1..$22) and then the candidates (as PG_CANDIDATES: $23 now, $24
@@ -340,10 +355,33 @@ const PG_RESULTS_THEN_CANDIDATES = preparedOnPostgres(`${PG_RESULT_CTES},${PG_PE
         order by probe.oldest_due asc, e.id asc
         limit $25::integer
      )
-select s.id, null::text as endpoint_id, null::bigint as due, null::bigint as in_flight, null::bigint as oldest_due from stepped s
+select s.id, false as already, null::text as endpoint_id, null::bigint as due, null::bigint as in_flight, null::bigint as oldest_due from stepped s
 union all
-select null, l.endpoint_id, l.due, l.in_flight, l.oldest_due from listed l
+select a.id, true, null, null, null, null from already a
+union all
+select null, null, l.endpoint_id, l.due, l.in_flight, l.oldest_due from listed l
  where pg_try_advisory_xact_lock(hashtext('cds.webhooks.claim.' || l.endpoint_id))`);
+
+/**
+ * Undoes claims in doubt ($1 their endpoints, $2 their lease tokens, $3 now, $4 this worker's
+ * counts at those endpoints, $5 worker id; see `claimsInDoubt`): whatever rows they leased are
+ * due again, and this worker's stored counts there are what it really holds. Rows another claim
+ * has leased since carry another token and are left alone, so running it twice changes nothing.
+ */
+const PG_UNDO_CLAIMS = preparedOnPostgres(`
+with undone as (
+       update webhook_deliveries as d
+          set leased_until = null, lease_token = null, updated_at = $3::bigint
+        where d.endpoint_id = any($1::text[]) and d.state = 'pending' and d.lease_token = any($2::text[])
+       returning d.id
+     ),
+     recounted as (
+       update webhook_in_flight as f
+          set sends = h.sends
+         from unnest($1::text[], $4::integer[]) as h(endpoint_id, sends)
+        where f.endpoint_id = h.endpoint_id and f.worker_id = $5::text
+     )
+select count(*)::integer as undone from undone`);
 
 /** The claim's listing statements, for the suite that checks what they read (many-endpoints.test.ts). */
 export const LISTING_STATEMENTS = { sqlite: SQLITE_CANDIDATES, postgres: PG_CANDIDATES, postgresAfterResults: PG_RESULTS_THEN_CANDIDATES } as const;
@@ -432,6 +470,8 @@ interface Outcome {
   step: NextStep;
   startedAt: number;
   finishedAt: number;
+  /** The attempt row's id, fixed when the send ends so that writing the result twice records it once. */
+  attemptId: string;
 }
 
 interface PendingResult {
@@ -440,11 +480,23 @@ interface PendingResult {
   reject: (err: unknown) => void;
 }
 
+/** A claim sent to PostgreSQL whose commit was not confirmed: its lease token and endpoints. */
+interface ClaimInDoubt {
+  token: string;
+  endpointIds: string[];
+}
+
 interface WrittenResults {
   /** Deliveries whose lease token still matched (their next step was written). */
   applied: Set<string>;
   /** Endpoints this batch auto-disabled. */
   disabled: Set<string>;
+  /**
+   * PostgreSQL: results written again after a cycle whose COMMIT was in doubt, which that cycle
+   * had in fact recorded (their attempt row was there). Not in `applied`: their effects on the
+   * endpoint's failure count were committed with them.
+   */
+  recordedBefore?: Set<string>;
   /** PostgreSQL: the claim's candidates, listed by the results' statement (PG_RESULTS_THEN_CANDIDATES). */
   candidates?: ClaimCandidate[];
 }
@@ -456,7 +508,13 @@ interface CandidateRow {
 }
 
 /** A row of PG_RESULTS_THEN_CANDIDATES: a recorded delivery's id, or a candidate (id null). */
-type ResultOrCandidateRow = { id: string } | ({ id: null; oldest_due: number | string } & CandidateRow);
+type ResultOrCandidateRow = ResultRow | ({ id: null; oldest_due: number | string } & CandidateRow);
+
+/** A row of the results' statements: a delivery whose step was written now, or had been already (`already`; see PG_RESULT_CTES). */
+interface ResultRow {
+  id: string;
+  already: boolean;
+}
 
 interface ClaimedRow {
   id: string;
@@ -535,6 +593,20 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
   const recording = new Set<Promise<void>>();
   const resultQueue: PendingResult[] = [];
   const counters: DeliveryWorkerStats = { attempts: 0, delivered: 0, failed: 0, leasesLost: 0, claims: 0, writes: 0 };
+  /**
+   * PostgreSQL: claims whose COMMIT went out but whose answer never came back (the connection was
+   * lost in between, or the cycle failed for any reason after the claim was sent). The server may
+   * have committed them: then their rows are leased to a token nobody is sending, and this
+   * worker's stored count at those endpoints includes sends it never started, which can fill the
+   * endpoint's cap. Left alone, that endpoint would get nothing until the lease passed (a minute).
+   * So the next cycle that reaches the database undoes them first (PG_UNDO_CLAIMS), in its own
+   * transaction; a claim that did not commit leased nothing, and undoing it finds nothing. The
+   * list is bounded: past it, the oldest are left to their leases. SQLite's commit is local and
+   * never in doubt.
+   */
+  const claimsInDoubt: ClaimInDoubt[] = [];
+  /** The claim the running cycle has sent, if any (it is in doubt should the cycle fail). */
+  let claimSent: ClaimInDoubt | null = null;
   /** The cycle loop while it runs; resolves with what it claimed. */
   let cycling: Promise<number> | null = null;
   /** Someone (a tick, the poll, a freed slot of a running worker) asked for a claim. */
@@ -603,13 +675,21 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
     const free = claim ? options.concurrency - inFlight.size - resultQueue.length : 0;
     if (batch.length === 0 && free <= 0) return 0;
     let done: { written: WrittenResults; claimed: ClaimedDelivery[] };
+    const doubted = claimsInDoubt.slice();
+    claimSent = null;
     try {
       done = await inTransaction(async (tx) => {
+        if (doubted.length > 0) await undoClaims(tx, doubted);
         const written = outcomes.length > 0 ? await writeResults(tx, outcomes, free) : { applied: new Set<string>(), disabled: new Set<string>() };
         const claimed = free > 0 ? await claimDue(tx, free, outcomes, written.candidates) : [];
         return { written, claimed };
       });
+      claimsInDoubt.splice(0, doubted.length);
     } catch (err) {
+      if (claimSent !== null) {
+        claimsInDoubt.push(claimSent);
+        if (claimsInDoubt.length > MAX_CLAIMS_IN_DOUBT) claimsInDoubt.shift();
+      }
       if (batch.length === 0) throw err;
       if (running && !stopped && isDatabaseUnavailable(err)) {
         // The database is away (a restart, a network cut). The results stay queued, first in line,
@@ -793,6 +873,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
     const token = deps.random.uuid();
     if (postgres) {
       const before = new Map(heldAfter(recorded, []));
+      claimSent = { token, endpointIds: plan.map((p) => p.endpointId) };
       return claimPostgres(tx, plan, now, token, plan.map((p) => before.get(p.endpointId) ?? held.get(p.endpointId) ?? 0));
     }
     const claimed = await claimSqlite(tx, plan, now, token);
@@ -839,6 +920,15 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
     if (ids.length === 0) return [];
     const rows = await tx.run(CompiledQuery.raw(SQLITE_CLAIMED, [JSON.stringify(ids)]) as CompiledQuery<ClaimedRow>);
     return rows.rows.map((r) => toClaimed(r, token));
+  }
+
+  /** PostgreSQL: see `claimsInDoubt`. */
+  async function undoClaims(tx: CycleTx, claims: readonly ClaimInDoubt[]): Promise<void> {
+    const endpointIds = [...new Set(claims.flatMap((c) => c.endpointIds))].sort(compare);
+    const parameters = [endpointIds, claims.map((c) => c.token), clock.now().getTime(), endpointIds.map((id) => held.get(id) ?? 0), workerId];
+    const result = await tx.run(CompiledQuery.raw(PG_UNDO_CLAIMS, parameters) as CompiledQuery<{ undone: number }>);
+    const undone = result.rows[0]?.undone ?? 0;
+    if (undone > 0) logger.warn({ deliveries: undone, endpoints: endpointIds.length }, 'webhook claim whose commit was in doubt undone; its deliveries are due again');
   }
 
   /**
@@ -909,7 +999,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
     }
     const finishedAt = clock.now();
     const step = scheduleNextAttempt({ attempt, succeeded: result.ok, finishedAt }, options.schedule);
-    return { delivery, attempt, headers, body, result, step, startedAt: startedAt.getTime(), finishedAt: finishedAt.getTime() };
+    return { delivery, attempt, headers, body, result, step, startedAt: startedAt.getTime(), finishedAt: finishedAt.getTime(), attemptId: attemptId(startedAt.getTime()) };
   }
 
   /** The envelope, built around the stored `data` text so `data` is byte-identical on every attempt. */
@@ -966,7 +1056,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
     }));
     // Every attempt happened, whatever became of its lease: all belong in the history.
     const attempts: WebhookAttemptsTable[] = sorted.map((o) => ({
-      id: attemptId(o.startedAt),
+      id: o.attemptId,
       delivery_id: o.delivery.id,
       endpoint_id: o.delivery.endpointId,
       attempt: o.attempt,
@@ -989,13 +1079,14 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
     // transaction, and by other workers after the commit.
     const counts = heldAfter(outcomes, []);
     let applied: Set<string>;
+    let recordedBefore: Set<string> | undefined;
     let candidates: ClaimCandidate[] | undefined;
     if (postgres) {
       // The claim's candidates come with the results unless a final failure may disable an
       // endpoint below, after that statement: the listing must not offer it.
       const listFree = failing.size === 0 ? free : 0;
       // Nothing follows it when there is no final failure to count and no claim: then it is the last statement.
-      ({ applied, candidates } = await writeResultsPostgres(tx, rows, attempts, resettable, counts, listFree, failing.size === 0 && free <= 0));
+      ({ applied, recordedBefore, candidates } = await writeResultsPostgres(tx, rows, attempts, resettable, counts, listFree, failing.size === 0 && free <= 0));
     } else {
       const steps = rows.map((r) => [r.id, r.token, r.attempts, r.state, r.next_attempt_at, r.last_attempt_at, r.last_response_status, r.last_error_kind, r.finished_at, r.updated_at]);
       const stepped = await tx.run(CompiledQuery.raw(SQLITE_NEXT_STEPS, [JSON.stringify(steps)]) as CompiledQuery<{ id: string }>);
@@ -1054,7 +1145,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
       );
       if (disable) disabled.add(endpointId);
     }
-    return { applied, disabled, ...(candidates ? { candidates } : {}) };
+    return { applied, disabled, ...(recordedBefore && recordedBefore.size > 0 ? { recordedBefore } : {}), ...(candidates ? { candidates } : {}) };
   }
 
   /**
@@ -1071,7 +1162,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
     counts: [string, number][],
     free: number,
     last: boolean,
-  ): Promise<{ applied: Set<string>; candidates?: ClaimCandidate[] }> {
+  ): Promise<{ applied: Set<string>; recordedBefore: Set<string>; candidates?: ClaimCandidate[] }> {
     const parameters = [
       rows.map((r) => r.id), rows.map((r) => r.token), rows.map((r) => r.attempts), rows.map((r) => r.state), rows.map((r) => r.next_attempt_at),
       rows.map((r) => r.last_attempt_at), rows.map((r) => r.last_response_status), rows.map((r) => r.last_error_kind), rows.map((r) => r.finished_at),
@@ -1080,9 +1171,9 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
       resettable, workerId, counts.map((c) => c[0]), counts.map((c) => c[1]), clock.now().getTime() + options.leaseMs,
     ];
     if (free <= 0) {
-      const results = CompiledQuery.raw(PG_RESULTS, parameters) as CompiledQuery<{ id: string }>;
+      const results = CompiledQuery.raw(PG_RESULTS, parameters) as CompiledQuery<ResultRow>;
       const updated = await (last ? tx.runLast(results) : tx.run(results));
-      return { applied: new Set(updated.rows.map((r) => r.id)) };
+      return { applied: new Set(updated.rows.filter((r) => !r.already).map((r) => r.id)), recordedBefore: new Set(updated.rows.filter((r) => r.already).map((r) => r.id)) };
     }
     // All this worker holds once the results are written: what it holds now, where the batch
     // touched an endpoint its count after.
@@ -1091,21 +1182,22 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
     parameters.push(clock.now().getTime(), options.perEndpointConcurrency, free, [...mine.keys()], [...mine.values()]);
     const result = await tx.run(CompiledQuery.raw(PG_RESULTS_THEN_CANDIDATES, parameters) as CompiledQuery<ResultOrCandidateRow>);
     const applied = new Set<string>();
+    const recordedBefore = new Set<string>();
     const listed: Extract<ResultOrCandidateRow, { id: null }>[] = [];
     for (const r of result.rows) {
-      if (r.id !== null) applied.add(r.id);
-      else listed.push(r);
+      if (r.id === null) listed.push(r);
+      else (r.already ? recordedBefore : applied).add(r.id);
     }
     // Oldest due first, as PG_CANDIDATES returns them (fairness.ts deals slots in this order).
     listed.sort((a, b) => Number(a.oldest_due) - Number(b.oldest_due) || compare(a.endpoint_id, b.endpoint_id));
-    return { applied, candidates: listed.map((r) => ({ endpointId: r.endpoint_id, due: Number(r.due), inFlight: Number(r.in_flight) })) };
+    return { applied, recordedBefore, candidates: listed.map((r) => ({ endpointId: r.endpoint_id, due: Number(r.due), inFlight: Number(r.in_flight) })) };
   }
 
   function report(outcomes: Outcome[], written: WrittenResults): void {
     for (const o of outcomes) {
       counters.attempts += 1;
       const { delivery, step, result, attempt } = o;
-      if (!written.applied.has(delivery.id)) {
+      if (!written.applied.has(delivery.id) && written.recordedBefore?.has(delivery.id) !== true) {
         counters.leasesLost += 1;
         logger.warn({ deliveryId: delivery.id, endpointId: delivery.endpointId }, 'webhook lease was lost before the result was recorded (another worker took over)');
         continue;

@@ -9,7 +9,7 @@
  */
 import type { Kysely } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { openStorage, type Storage } from '../../../src/db/database.js';
+import { openStorage, type PipelinedPool, type Storage } from '../../../src/db/database.js';
 import type { Database } from '../../../src/db/schema.js';
 import { ManualClock } from '../../../src/lib/clock.js';
 import { createDeliveryWorker, type DeliveryWorker } from '../../../src/modules/webhooks/delivery-worker.js';
@@ -58,10 +58,10 @@ describe.skipIf(!(await isPostgresReachable()))('delivery worker across a databa
     await receiver?.stop();
   });
 
-  function startWorker(): DeliveryWorker {
+  function startWorker(pipelined: PipelinedPool = viaProxy.pipelined!): DeliveryWorker {
     const ctx = t.ctx;
     worker = createDeliveryWorker(
-      { db: viaProxy.db, dialect: 'postgres', pipelined: viaProxy.pipelined, clock, random: ctx.random, secretBox: ctx.secretBox, logger: ctx.logger },
+      { db: viaProxy.db, dialect: 'postgres', pipelined, clock, random: ctx.random, secretBox: ctx.secretBox, logger: ctx.logger },
       { ca: receiver.ca, allowPrivateNetworks: true, timeoutMs: 5_000, leaseMs: 30_000, pollIntervalMs: 50 },
     );
     return worker;
@@ -119,5 +119,94 @@ describe.skipIf(!(await isPostgresReachable()))('delivery worker across a databa
     const rows = await deliveriesOf(endpointId);
     expect(rows.map((d) => [d.state, d.attempts, d.lease_token !== null])).toEqual(Array(3).fill(['pending', 0, true]));
     expect(t.logs.lines.filter((l) => l.includes('webhook result could not be recorded')).length).toBeGreaterThanOrEqual(3);
+  }, 60_000);
+
+  it('a claim whose COMMIT lands but whose answer is lost (the connection cut right after) is undone by the next cycle: no lease or count waited out', async () => {
+    // More events than the per-endpoint cap (8): the lost claim takes the endpoint's every slot.
+    const { endpointId, eventIds } = await endpointWithEvents(t, scope, receiver.url('/lost-commit'), 10, 'lost commit');
+    let loseNextCommit = true;
+    // The storage's pipelined pool, but the first COMMIT is answered and then reported lost, as when
+    // the connection drops between the server's commit and its answer reaching us.
+    const losing: PipelinedPool = {
+      connect: async () => {
+        const inner = await viaProxy.pipelined!.connect();
+        return {
+          query: async <R>(text: string, values?: readonly unknown[]) => {
+            const answer = await inner.query<R>(text, values);
+            if (text === 'commit' && loseNextCommit) {
+              loseNextCommit = false;
+              throw Object.assign(new Error('Connection terminated unexpectedly'), { committed: answer.command });
+            }
+            return answer;
+          },
+          release: (destroy?: boolean) => inner.release(destroy),
+        };
+      },
+    };
+    const w = startWorker(losing);
+    expect(await w.tick()).toBe(0); // the claim committed, but the worker was told it failed
+    await w.settle();
+    expect(loseNextCommit).toBe(false);
+    expect(receiver.requestsTo('/lost-commit')).toHaveLength(0);
+    const leased = (await deliveriesOf(endpointId)).filter((d) => d.lease_token !== null);
+    expect(leased.length, 'the lost claim committed').toBe(8);
+
+    // The clock never moves: neither the leases nor the stored count of the lost claim expire.
+    // (The suite's earlier endpoints are subscribed to every event too: the count is theirs as well.)
+    expect(await w.deliverDue()).toBeGreaterThanOrEqual(10);
+    expect(t.logs.lines.filter((l) => l.includes('webhook claim whose commit was in doubt undone')).length).toBe(1);
+    const received = receiver.requestsTo('/lost-commit').map((r) => (JSON.parse(r.body) as { id: string }).id);
+    expect(received.sort()).toEqual([...eventIds].sort());
+    const rows = await deliveriesOf(endpointId);
+    expect(rows.map((d) => [d.state, d.attempts, d.lease_token])).toEqual(Array(10).fill(['delivered', 1, null]));
+    const counts = await store.selectFrom('webhook_in_flight').select(['sends']).where('endpoint_id', '=', endpointId).execute();
+    expect(counts.map((c) => Number(c.sends))).toEqual([0]);
+  }, 60_000);
+
+  it('results whose COMMIT lands but whose answer is lost are written again without harm: one attempt each, nothing left leased, no error', async () => {
+    const { endpointId, eventIds } = await endpointWithEvents(t, scope, receiver.url('/lost-results'), 3, 'lost results');
+    let armed = false;
+    let lost = 0;
+    const losing: PipelinedPool = {
+      connect: async () => {
+        const inner = await viaProxy.pipelined!.connect();
+        let wrote = false;
+        return {
+          query: async <R>(text: string, values?: readonly unknown[]) => {
+            const answer = await inner.query<R>(text, values);
+            if (text.includes('insert into webhook_attempts')) wrote = true;
+            if (text === 'commit' && armed && wrote && lost === 0) {
+              lost += 1;
+              throw new Error('Connection terminated unexpectedly');
+            }
+            return answer;
+          },
+          release: (destroy?: boolean) => inner.release(destroy),
+        };
+      },
+    };
+    const logsBefore = t.logs.lines.length;
+    const w = startWorker(losing);
+    armed = true;
+    w.start();
+    await pollUntil(
+      async () => {
+        const rows = await deliveriesOf(endpointId);
+        return lost === 1 && w.inFlight() === 0 && rows.every((d) => d.state === 'delivered' && d.lease_token === null) ? rows : null;
+      },
+      { timeoutMs: 15_000, intervalMs: 50, describe: () => t.logs.text.slice(-3_000) },
+    );
+    await w.stop();
+    worker = null;
+    const attempts = await attemptsOf(endpointId);
+    expect(attempts.map((a) => a.attempt)).toEqual([1, 1, 1]);
+    const received = receiver.requestsTo('/lost-results').map((r) => (JSON.parse(r.body) as { id: string }).id);
+    expect(received.sort()).toEqual([...eventIds].sort());
+    const logged = t.logs.lines.slice(logsBefore);
+    expect(logged.filter((l) => l.includes('"level":50') || l.includes('lease was lost')), 'errors, or lost leases reported').toEqual([]);
+    // (Every endpoint of the suite is subscribed to these events: the worker delivered to all of them.)
+    const stats = w.stats();
+    expect(stats).toMatchObject({ leasesLost: 0, failed: 0 });
+    expect(stats.delivered).toBe(stats.attempts);
   }, 60_000);
 });
