@@ -599,10 +599,10 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
    * have committed them: then their rows are leased to a token nobody is sending, and this
    * worker's stored count at those endpoints includes sends it never started, which can fill the
    * endpoint's cap. Left alone, that endpoint would get nothing until the lease passed (a minute).
-   * So the next cycle that reaches the database undoes them first (PG_UNDO_CLAIMS), in its own
-   * transaction; a claim that did not commit leased nothing, and undoing it finds nothing. The
-   * list is bounded: past it, the oldest are left to their leases. SQLite's commit is local and
-   * never in doubt.
+   * So the next cycle undoes them (PG_UNDO_CLAIMS) before anything else in its transaction, and
+   * forgets them once that commits; a claim that did not commit leased nothing, and undoing it
+   * finds nothing. The list is bounded: past it, the oldest are left to their leases. SQLite's
+   * commit is local and never in doubt.
    */
   const claimsInDoubt: ClaimInDoubt[] = [];
   /** The claim the running cycle has sent, if any (it is in doubt should the cycle fail). */
