@@ -38,11 +38,11 @@
  * at least once, never silently dropped. A live worker that loses the database keeps its finished
  * results queued (claiming nothing more) and writes them once it is back, so an outage shorter than
  * the lease neither resends them nor holds the endpoint's slots until the lease passes. A cycle
- * whose COMMIT is in doubt (the connection died before its answer) is made good by the next one:
- * a claim in doubt is undone (`claimsInDoubt`), results in doubt are written again, each attempt
- * recorded once (its id is fixed when the send ends). The lease only expires early if a live
- * worker is stuck for longer than the lease, and then the receiver may see a duplicate, which `id`
- * lets it drop.
+ * whose COMMIT is in doubt (the connection died before its answer) is made good by the next one
+ * (ADR 0026): a claim in doubt is undone (`claimsInDoubt`), results in doubt are written again,
+ * each attempt recorded once (its id is fixed when the send ends). The lease only expires early if
+ * a live worker is stuck for longer than the lease, and then the receiver may see a duplicate,
+ * which `id` lets it drop.
  */
 import { CompiledQuery, sql, type Kysely, type QueryResult } from 'kysely';
 import type { Logger } from 'pino';
