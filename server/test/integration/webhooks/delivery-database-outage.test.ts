@@ -6,6 +6,8 @@
  * every delivery ends `delivered` with one attempt, the receiver sees each event once, and nothing
  * waits for the lease to pass (the clock is frozen, so a lease never would). A stopping worker gives
  * up on what it cannot write, so stop() returns, and those rows stay leased to be claimed again.
+ * A cycle whose COMMIT happened but whose answer was lost (ADR 0026) is made good by the next one:
+ * a claim is undone, results are recorded once.
  */
 import type { Kysely } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -135,7 +137,7 @@ describe.skipIf(!(await isPostgresReachable()))('delivery worker across a databa
             const answer = await inner.query<R>(text, values);
             if (text === 'commit' && loseNextCommit) {
               loseNextCommit = false;
-              throw Object.assign(new Error('Connection terminated unexpectedly'), { committed: answer.command });
+              throw new Error('Connection terminated unexpectedly');
             }
             return answer;
           },
@@ -174,6 +176,7 @@ describe.skipIf(!(await isPostgresReachable()))('delivery worker across a databa
         return {
           query: async <R>(text: string, values?: readonly unknown[]) => {
             const answer = await inner.query<R>(text, values);
+            // The first COMMIT behind a results statement: that cycle's results are in doubt.
             if (text.includes('insert into webhook_attempts')) wrote = true;
             if (text === 'commit' && armed && wrote && lost === 0) {
               lost += 1;
