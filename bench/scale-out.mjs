@@ -11,7 +11,7 @@
  * their data folder (and so their encryption key) in common. The load generator (autocannon, in
  * this process) sends keyed soft-tier creates at a fixed rate, split evenly over the API processes
  * as a round-robin balancer would; every endpoint of the tenant (HTTPS, on loopback, in a process
- * of its own: bench/webhooks.mjs's receiver) is subscribed to every event type. Then:
+ * of its own: bench/lib/receiver.mjs) is subscribed to every event type. Then:
  * 1. Every create is checked as in bench/run.mjs (200, approved, the amount asked for).
  * 2. Replays: a sample of the acknowledged keys is sent again to EVERY API process: each answer must
  *    be the same decision, marked `Idempotent-Replayed: true`.
@@ -132,7 +132,7 @@ async function redisReachable(url) {
   });
 }
 
-/** The HTTPS receiver of bench/webhooks.mjs (bench/lib/receiver.mjs), closed by Ctrl-C's cleanup too. */
+/** The benches' HTTPS receiver (bench/lib/receiver.mjs), closed by Ctrl-C's cleanup too. */
 async function startReceiver(delayMs) {
   const receiver = await startReceiverProcess({ delayMs });
   cleanups.add(receiver.close);

@@ -19,7 +19,6 @@
  * Every delivery is checked: the receiver must see each (event, endpoint) pair, every row must end
  * `delivered`, and nothing may be sent twice. Plain Node ESM over the compiled server (server/dist).
  */
-import { once } from 'node:events';
 import { mkdtemp, rm, mkdir, writeFile } from 'node:fs/promises';
 import https from 'node:https';
 import os from 'node:os';
@@ -29,7 +28,6 @@ import { parseArgs } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import pg from 'pg';
-import { generate } from 'selfsigned';
 import { processCpuMs } from './lib/proc.mjs';
 import { startReceiverProcess } from './lib/receiver.mjs';
 
@@ -47,7 +45,6 @@ const { values: opts } = parseArgs({
     out: { type: 'string', default: 'webhooks' },
     dist: { type: 'string', default: path.join(ROOT, 'server', 'dist') },
     'sql-stats': { type: 'boolean', default: false },
-    receiver: { type: 'boolean', default: false },
     'idle-endpoints': { type: 'string', default: '0' },
     help: { type: 'boolean', short: 'h', default: false },
   },
@@ -71,7 +68,7 @@ Profile: node --cpu-prof --cpu-prof-dir DIR bench/webhooks.mjs ...
   process.exit(0);
 }
 // The receiver process loads nothing of the server.
-const serverModules = opts.receiver ? null : await loadServer(path.resolve(opts.dist));
+const serverModules = await loadServer(path.resolve(opts.dist));
 async function loadServer(dir) {
   const dist = pathToFileURL(dir + path.sep).href;
   return {
@@ -93,59 +90,6 @@ const IN_FLIGHT = Math.min(CONCURRENCY, PER_ENDPOINT * ENDPOINTS); // what the w
 function ownCpuMs() {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1000;
-}
-
-// ---------------------------------------------------------------------------------------------
-// The receiver: HTTPS on loopback in its OWN process (so it does not share the sender's thread),
-// answers 200 (after --delay-ms), counts what it got per (path, event id); driven over IPC.
-
-async function runReceiverProcess() {
-  const ca = await generate([{ name: 'commonName', value: 'bench CA' }], {
-    keyType: 'ec', algorithm: 'sha256',
-    extensions: [{ name: 'basicConstraints', cA: true, critical: true }, { name: 'keyUsage', keyCertSign: true, digitalSignature: true, critical: true }],
-  });
-  const leaf = await generate([{ name: 'commonName', value: 'localhost' }], {
-    keyType: 'ec', algorithm: 'sha256', ca: { cert: ca.cert, key: ca.private },
-    extensions: [{ name: 'subjectAltName', altNames: [{ type: 2, value: 'localhost' }, { type: 7, ip: '127.0.0.1' }] }, { name: 'extKeyUsage', serverAuth: true }],
-  });
-  const seen = new Map(); // "path event-id" -> count
-  let total = 0;
-  const server = https.createServer({ cert: leaf.cert, key: leaf.private, keepAliveTimeout: 30_000 }, (req, res) => {
-    req.resume();
-    req.on('end', () => {
-      total += 1;
-      const id = req.headers['svc-webhook-id'];
-      if (id) {
-        const key = `${req.url} ${id}`;
-        seen.set(key, (seen.get(key) ?? 0) + 1);
-      }
-      const answer = () => {
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end('{"ok":true}');
-      };
-      if (DELAY_MS > 0) setTimeout(answer, DELAY_MS);
-      else answer();
-    });
-  });
-  // TLS handshakes per phase: keep-alive reuse shows as a handful, one per request would be a fault.
-  let connections = 0;
-  server.on('secureConnection', () => (connections += 1));
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  process.on('message', (msg) => {
-    if (msg === 'reset') {
-      seen.clear();
-      total = 0;
-      connections = 0;
-      process.send({ reset: true });
-    } else if (msg === 'stats') {
-      process.send({ stats: { total, connections, distinct: seen.size, duplicates: [...seen.values()].filter((c) => c > 1).length } });
-    } else if (msg === 'exit') {
-      server.closeAllConnections();
-      server.close(() => process.exit(0));
-    }
-  });
-  process.send({ ready: true, port: server.address().port, ca: ca.cert });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -457,5 +401,4 @@ async function main() {
   process.exit(failed || results.length === 0 ? 1 : 0);
 }
 
-if (opts.receiver) await runReceiverProcess();
-else await main();
+await main();

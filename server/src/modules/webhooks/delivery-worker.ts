@@ -22,13 +22,13 @@
  *    `leased_until = now + lease`, `lease_token = <new uuid>`. In flight = the sends each worker
  *    holds there, as the workers write them in `webhook_in_flight` in the same transactions as
  *    their claims and results (ADR 0021): a few rows per endpoint, not the deliveries' leases,
- *    whose dead row versions a count would walk on PostgreSQL. On PostgreSQL the listing also takes an advisory lock per
- *    endpoint (held to the commit), and one statement then recounts each locked endpoint in a
- *    fresh snapshot, picks rows `FOR UPDATE SKIP LOCKED`, leases them and returns what the sends
- *    need: several worker processes never claim the same row and the cap holds across them.
- *    SQLite has one writer and the cycle runs under `begin immediate`, so the listing's counts
- *    are still true when it claims (run one worker process on SQLite). The results and the
- *    claim each also write this worker's new count at the endpoints they touch.
+ *    whose dead row versions a count would walk on PostgreSQL. On PostgreSQL the listing also
+ *    takes an advisory lock per endpoint (held to the commit), and one statement then recounts
+ *    each locked endpoint in a fresh snapshot, picks rows `FOR UPDATE SKIP LOCKED`, leases them
+ *    and returns what the sends need: several worker processes never claim the same row and the
+ *    cap holds across them. SQLite has one writer and the cycle runs under `begin immediate`, so
+ *    the listing's counts are still true when it claims (run one worker process on SQLite). The
+ *    results and the claim each also write this worker's new count at the endpoints they touch.
  * 3. Send. Every claimed delivery is sent at once (a claim never exceeds the free slots, so no
  *    leased row waits in a local queue): envelope {id, type, created, attempt, data}, a fresh
  *    signature for this attempt (two `v1=` during a rotation overlap), the spec's five headers,
@@ -275,8 +275,8 @@ select c.id, c.attempts, c.endpoint_id, c.tenant_id, e.url, e.secret_sealed, e.p
  * A batch of results, one array per column ($1..$17, row i of each array is one result; $18 the
  * endpoints whose failure count may only reset; $19 worker id, $20 endpoints and $21 what this
  * worker holds at each once the batch is written, $22 until when): next steps where the lease
- * token still matches, every attempt row, the resets, the counts. Returns the deliveries whose
- * next step was written.
+ * token still matches, every attempt row (once), the resets, the counts. Returns the deliveries
+ * whose next step was written, and (`already`) those a cycle whose COMMIT was in doubt had written.
  */
 // `recursive`: PG_RESULTS_THEN_CANDIDATES appends the recursive listing of the pending endpoints,
 // and the keyword heads the whole list (it changes nothing for the others).
@@ -305,7 +305,7 @@ with recursive v as (
          from v
        -- A result written again after a cycle whose COMMIT was in doubt (attempt ids are fixed
        -- when the send ends): its attempt is there already if that COMMIT happened.
-           on conflict (id) do nothing
+       on conflict (id) do nothing
        returning id
      ),
      -- Results whose attempt that earlier cycle did record (and, in the same commit, their step).
@@ -335,7 +335,8 @@ select id, true from already`);
  * the deliveries they record were leased in it, and so not due, as they are not after; and this
  * worker's counts in it are the ones before the results, so the candidates count every other
  * worker's live rows and this worker's counts after the results, which it passes ($26 endpoints,
- * $27 sends: all it holds). Rows: a recorded delivery (`id`), or a candidate (the other columns).
+ * $27 sends: all it holds). Rows: a recorded delivery (`id`, `already` as in PG_RESULTS), or a
+ * candidate (`id` null, the other columns).
  */
 const PG_RESULTS_THEN_CANDIDATES = preparedOnPostgres(`${PG_RESULT_CTES},${PG_PENDING_ENDPOINTS},
      mine as (
@@ -1145,14 +1146,14 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
       );
       if (disable) disabled.add(endpointId);
     }
-    return { applied, disabled, ...(recordedBefore && recordedBefore.size > 0 ? { recordedBefore } : {}), ...(candidates ? { candidates } : {}) };
+    return { applied, disabled, ...(recordedBefore ? { recordedBefore } : {}), ...(candidates ? { candidates } : {}) };
   }
 
   /**
    * PostgreSQL: the batch's next steps, its attempt rows, the reset of its all-success endpoints'
    * failure counts and this worker's counts in ONE statement (one round trip): data-modifying CTEs over the
    * batch passed as one array per column (PG_RESULTS). Returns the deliveries whose lease token
-   * still matched.
+   * still matched, and those already recorded by a cycle whose COMMIT was in doubt.
    */
   async function writeResultsPostgres(
     tx: CycleTx,
@@ -1170,24 +1171,26 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
       attempts.map((a) => a.request_body), attempts.map((a) => a.response_body), attempts.map((a) => a.duration_ms), attempts.map((a) => a.error_detail),
       resettable, workerId, counts.map((c) => c[0]), counts.map((c) => c[1]), clock.now().getTime() + options.leaseMs,
     ];
+    let answer: ResultOrCandidateRow[];
     if (free <= 0) {
       const results = CompiledQuery.raw(PG_RESULTS, parameters) as CompiledQuery<ResultRow>;
-      const updated = await (last ? tx.runLast(results) : tx.run(results));
-      return { applied: new Set(updated.rows.filter((r) => !r.already).map((r) => r.id)), recordedBefore: new Set(updated.rows.filter((r) => r.already).map((r) => r.id)) };
+      answer = (await (last ? tx.runLast(results) : tx.run(results))).rows;
+    } else {
+      // All this worker holds once the results are written: what it holds now, where the batch
+      // touched an endpoint its count after.
+      const mine = new Map(held);
+      for (const [endpointId, n] of counts) mine.set(endpointId, n);
+      parameters.push(clock.now().getTime(), options.perEndpointConcurrency, free, [...mine.keys()], [...mine.values()]);
+      answer = (await tx.run(CompiledQuery.raw(PG_RESULTS_THEN_CANDIDATES, parameters) as CompiledQuery<ResultOrCandidateRow>)).rows;
     }
-    // All this worker holds once the results are written: what it holds now, where the batch
-    // touched an endpoint its count after.
-    const mine = new Map(held);
-    for (const [endpointId, n] of counts) mine.set(endpointId, n);
-    parameters.push(clock.now().getTime(), options.perEndpointConcurrency, free, [...mine.keys()], [...mine.values()]);
-    const result = await tx.run(CompiledQuery.raw(PG_RESULTS_THEN_CANDIDATES, parameters) as CompiledQuery<ResultOrCandidateRow>);
     const applied = new Set<string>();
     const recordedBefore = new Set<string>();
     const listed: Extract<ResultOrCandidateRow, { id: null }>[] = [];
-    for (const r of result.rows) {
+    for (const r of answer) {
       if (r.id === null) listed.push(r);
       else (r.already ? recordedBefore : applied).add(r.id);
     }
+    if (free <= 0) return { applied, recordedBefore };
     // Oldest due first, as PG_CANDIDATES returns them (fairness.ts deals slots in this order).
     listed.sort((a, b) => Number(a.oldest_due) - Number(b.oldest_due) || compare(a.endpoint_id, b.endpoint_id));
     return { applied, recordedBefore, candidates: listed.map((r) => ({ endpointId: r.endpoint_id, due: Number(r.due), inFlight: Number(r.in_flight) })) };
