@@ -100,6 +100,10 @@ describe.skipIf(!(await isPostgresReachable()))('delivery worker across a databa
       },
       { timeoutMs: 15_000, intervalMs: 50, describe: () => t.logs.text.slice(-3_000) },
     );
+    // The rows read delivered once the COMMIT is durable, which can be before the worker has its
+    // answer and counts the results: stop() waits for that cycle, so the counts below are whole.
+    await w.stop();
+    worker = null;
     expect(delivered.map((d) => [d.attempts, d.lease_token, d.leased_until])).toEqual(Array(5).fill([1, null, null]));
     const attempts = await attemptsOf(endpointId);
     expect(attempts.map((a) => a.attempt)).toEqual([1, 1, 1, 1, 1]);
