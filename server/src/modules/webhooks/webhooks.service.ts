@@ -19,7 +19,7 @@
  *                       or event type; a decision's deliveries' attempts in one read
  * Scope is always tenant + environment: an id of another tenant or environment is "not found".
  */
-import { sql, type Kysely } from 'kysely';
+import { sql, type CompiledQuery, type Kysely, type Selectable } from 'kysely';
 import type { Environment } from '../../config/config.js';
 import type { DialectName } from '../../db/database.js';
 import type { Database, WebhookAttemptsTable, WebhookDeliveriesTable, WebhookEndpointsTable } from '../../db/schema.js';
@@ -38,6 +38,58 @@ export const MAX_ROTATION_OVERLAP_MS = 7 * 24 * 3600_000;
 const MAX_DESCRIPTION_LENGTH = 500;
 const PURGE_BATCH = 5_000;
 const INSERT_BATCH = 500;
+
+export interface DeliveryListOptions {
+  state?: WebhookDeliveriesTable['state'];
+  limit?: number;
+  before?: Date;
+  offset?: number;
+  eventId?: string;
+  eventType?: string;
+}
+
+/**
+ * The portal's list of an endpoint's deliveries, newest first (created_at, then id), as one query.
+ *
+ * On SQLite the index each filter reads is named (`indexed by`), because SQLite keeps no
+ * statistics and its planner cannot tell a rare state from a common one; the list runs on the
+ * event loop there, so a slow page holds every API request behind it (migration 0017):
+ * - every state, `delivered`, an event type, a time: 0017's `(endpoint_id, created_at, id)`,
+ *   read newest first and stopped after the page (no sort, whatever the history kept);
+ * - `pending`: 0016's partial index of the queue (`state = 'pending'` is spelled as a literal so
+ *   SQLite may use it), then a sort of those rows, which are few unless a receiver is long down;
+ * - `failed`, `cancelled`: 0003's `(endpoint_id, state, next_attempt_at)`, then a sort: rare states
+ *   whose rows may all be old, where a newest-first walk would step over the whole history;
+ * - one event: the unique `(endpoint_id, event_id)`, one row (the planner's own choice).
+ * PostgreSQL plans from its statistics and has no 0017 index (see the migration for why).
+ */
+export function deliveryListQuery(
+  db: Kysely<Database>,
+  dialect: DialectName,
+  endpointId: string,
+  options: DeliveryListOptions = {},
+): CompiledQuery<Selectable<WebhookDeliveriesTable>> {
+  const limit = Math.min(Math.max(options.limit ?? 50, 1), 500);
+  const offset = Math.max(options.offset ?? 0, 0);
+  const conditions = [sql`endpoint_id = ${endpointId}`];
+  if (options.state) conditions.push(options.state === 'pending' ? sql`state = 'pending'` : sql`state = ${options.state}`);
+  // Per event (the portal's "history of one event"): by its id, or every event of a type.
+  if (options.eventId) conditions.push(sql`event_id = ${options.eventId}`);
+  if (options.eventType) conditions.push(sql`event_type = ${options.eventType}`);
+  if (options.before) conditions.push(sql`created_at < ${options.before.getTime()}`);
+  let index: string | null = null;
+  if (dialect === 'sqlite' && !options.eventId) {
+    index =
+      options.state === 'pending'
+        ? 'webhook_deliveries_pending'
+        : options.state === 'failed' || options.state === 'cancelled'
+          ? 'webhook_deliveries_endpoint_due'
+          : 'webhook_deliveries_endpoint_created';
+  }
+  const from = index === null ? sql`webhook_deliveries` : sql`webhook_deliveries indexed by ${sql.id(index)}`;
+  return sql<Selectable<WebhookDeliveriesTable>>`select * from ${from} where ${sql.join(conditions, sql` and `)}
+    order by created_at desc, id desc limit ${limit} offset ${offset}`.compile(db);
+}
 
 export interface WebhookScope {
   tenantId: string;
@@ -363,20 +415,9 @@ export function createWebhooksService(deps: WebhooksDeps) {
     });
   }
 
-  async function listDeliveries(
-    scope: WebhookScope,
-    endpointId: string,
-    options: { state?: WebhookDeliveriesTable['state']; limit?: number; before?: Date; offset?: number; eventId?: string; eventType?: string } = {},
-  ): Promise<WebhookDeliveryView[]> {
+  async function listDeliveries(scope: WebhookScope, endpointId: string, options: DeliveryListOptions = {}): Promise<WebhookDeliveryView[]> {
     await findEndpoint(deps.readDb, scope, endpointId);
-    const limit = Math.min(Math.max(options.limit ?? 50, 1), 500);
-    let q = deps.readDb.selectFrom('webhook_deliveries').selectAll().where('endpoint_id', '=', endpointId);
-    if (options.state) q = q.where('state', '=', options.state);
-    // Per event (the portal's "history of one event"): by its id, or every event of a type.
-    if (options.eventId) q = q.where('event_id', '=', options.eventId);
-    if (options.eventType) q = q.where('event_type', '=', options.eventType);
-    if (options.before) q = q.where('created_at', '<', options.before.getTime());
-    const rows = await q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).offset(Math.max(options.offset ?? 0, 0)).execute();
+    const { rows } = await deps.readDb.executeQuery(deliveryListQuery(deps.readDb, deps.dialect, endpointId, options));
     return rows.map(deliveryView);
   }
 

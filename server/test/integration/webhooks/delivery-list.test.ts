@@ -1,14 +1,17 @@
 /**
  * The portal's list of an endpoint's deliveries (webhooks.service.ts `listDeliveries`), on SQLite and
  * PostgreSQL: newest first (created_at, then id), by state or across every state, in pages, before
- * a time, by event type, checked against the same rows sorted here (migration 0016 added an index
- * to the table and left the one these reads use; this pins what the list returns).
+ * a time, by event type, checked against the same rows sorted here (migrations 0016 and 0017 added
+ * indexes to the table; this pins what the list returns). On SQLite, which index each filter reads
+ * (`deliveryListQuery` names it, migration 0017): the list runs on the event loop there, so a sort
+ * of an endpoint's whole history would hold every request behind an operator's page.
  */
-import type { Kysely } from 'kysely';
+import { CompiledQuery, sql, type Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database, WebhookDeliveriesTable } from '../../../src/db/schema.js';
 import { ManualClock } from '../../../src/lib/clock.js';
-import type { WebhookScope } from '../../../src/modules/webhooks/webhooks.service.js';
+import * as m0017 from '../../../src/db/migrations/0017-delivery-list-index.js';
+import { deliveryListQuery, type DeliveryListOptions, type WebhookScope } from '../../../src/modules/webhooks/webhooks.service.js';
 import { createTestDatabase, dialectMatrix, type TestDatabase } from '../../support/databases.js';
 import { createTestApp, type TestApp } from '../../support/test-app.js';
 import { appendEvents } from '../../support/webhook-events.js';
@@ -78,5 +81,43 @@ describe.each(await dialectMatrix())("an endpoint's delivery list [%s]", (dialec
     expect(ids(await t.ctx.webhooks.listDeliveries(scope, endpointId, { eventType: 'decision.finalized', state: 'failed', before }))).toEqual(
       ids(finalized.filter((d) => d.state === 'failed' && d.createdAt < before.getTime())),
     );
+  });
+  it('SQLite reads each filter through the index named for it: pages in index order, rare states sorted from their own index', async () => {
+    const planOf = async (options: DeliveryListOptions) => {
+      const query = deliveryListQuery(store, dialect, endpointId, options);
+      const { rows } = await store.executeQuery(CompiledQuery.raw(`explain query plan ${query.sql}`, [...query.parameters]));
+      return (rows as Array<{ detail: string }>).map((r) => r.detail).join('; ');
+    };
+    if (dialect === 'postgres') {
+      // PostgreSQL plans from its statistics: nothing is named.
+      expect(deliveryListQuery(store, dialect, endpointId, { state: 'pending' }).sql).not.toMatch(/indexed by/i);
+      return;
+    }
+    const before = new Date(expected[20]!.createdAt);
+    const inOrder: DeliveryListOptions[] = [{}, { offset: 20, limit: 7 }, { state: 'delivered' }, { eventType: 'decision.finalized' }, { before }, { state: 'delivered', eventType: 'decision.created', before }];
+    for (const options of inOrder) {
+      const plan = await planOf(options);
+      expect(plan, JSON.stringify(options)).toMatch(/USING INDEX webhook_deliveries_endpoint_created \(endpoint_id=\?/);
+      expect(plan, JSON.stringify(options)).not.toMatch(/TEMP B-TREE/);
+    }
+    expect(await planOf({ state: 'pending' })).toMatch(/USING INDEX webhook_deliveries_pending \(endpoint_id=\?\)/);
+    for (const state of ['failed', 'cancelled'] as const) expect(await planOf({ state })).toMatch(/USING INDEX webhook_deliveries_endpoint_due \(endpoint_id=\? AND state=\?\)/);
+    expect(await planOf({ eventId: expected[3]!.id })).toMatch(/USING INDEX sqlite_autoindex_webhook_deliveries_\d \(endpoint_id=\? AND event_id=\?\)/);
+  });
+
+  it('0017: the list\'s index exists on SQLite only; down and up again', async () => {
+    const names = async () =>
+      dialect === 'postgres'
+        ? (await sql<{ name: string }>`select indexname as name from pg_indexes where tablename = 'webhook_deliveries'`.execute(store)).rows.map((r) => r.name)
+        : (await sql<{ name: string }>`select name from sqlite_master where type = 'index' and tbl_name = 'webhook_deliveries'`.execute(store)).rows.map((r) => r.name);
+    const migration = store as unknown as Kysely<unknown>;
+    const now = (await names()).sort();
+    expect(now.includes('webhook_deliveries_endpoint_created')).toBe(dialect === 'sqlite');
+    await m0017.down(migration);
+    expect((await names()).includes('webhook_deliveries_endpoint_created')).toBe(false);
+    await m0017.up(migration);
+    expect((await names()).sort()).toEqual(now);
+    // The list still answers in order once the index is back.
+    expect(ids(await t.ctx.webhooks.listDeliveries(scope, endpointId))).toEqual(ids(expected));
   });
 });
