@@ -20,6 +20,7 @@ import * as m0014 from './0014-delivery-queue-autovacuum.js';
 import * as m0015 from './0015-webhook-sends-in-flight.js';
 import * as m0016 from './0016-webhook-pending-index.js';
 import * as m0017 from './0017-delivery-list-index.js';
+import * as m0018 from './0018-audit-record-compression.js';
 
 export const migrations: Record<string, Migration> = {
   '0001-foundation': m0001,
@@ -39,4 +40,5 @@ export const migrations: Record<string, Migration> = {
   '0015-webhook-sends-in-flight': m0015,
   '0016-webhook-pending-index': m0016,
   '0017-delivery-list-index': m0017,
+  '0018-audit-record-compression': m0018,
 };
