@@ -169,7 +169,7 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
     db: storage.db, readDb: storage.readDb, clock, random, tenants, apiKeys, rateLimiter, dataEncryptionKey: config.dataEncryptionKey,
   });
 
-  const reporting = createReportingService({ readDb: storage.readDb, decisions, webhooks });
+  const reporting = createReportingService({ readDb: storage.readDb, analyticsDb: storage.analyticsDb, decisions, webhooks });
   const events = createEventsService({ readDb: storage.readDb, clock });
 
   return {

@@ -37,6 +37,7 @@ import { migrations } from './migrations/index.js';
 import { batchedRead, type RowValues } from './batched-read.js';
 import { preparedNameOf } from './statements.js';
 import { COMMIT_WITHOUT_WAITING, createWalSync, type WalSync } from './wal-sync.js';
+import { createOffLoopReader, offLoopSqliteDialect } from './sqlite-offloop-reader.js';
 import { CHECKPOINT_DEFAULTS, startCheckpointer, type Checkpointer, type CheckpointerOptions } from './wal-checkpointer.js';
 
 export type DialectName = 'sqlite' | 'postgres';
@@ -50,6 +51,13 @@ export interface Storage {
    * behind the single write connection. On PostgreSQL the same pool.
    */
   readDb: Kysely<Database>;
+  /**
+   * Reads that scan much (the portal's dashboard over up to 31 days), built like any Kysely query,
+   * without transactions. On SQLite a connection in a worker thread (sqlite-offloop-reader.ts), so
+   * such a scan does not hold the event loop that answers the API; on PostgreSQL the same pool
+   * (the database does the work, off the event loop anyway).
+   */
+  analyticsDb: Kysely<Database>;
   /**
    * SQLite in WAL mode: makes the writer's commits durable off the event loop (wal-sync.ts). Used
    * directly by code that commits with `COMMIT_WITHOUT_WAITING` (group commit, the delivery worker)
@@ -186,9 +194,11 @@ export function openStorage(options: StorageOptions): Storage {
     const reader = new SqliteDatabase(file);
     reader.pragma('busy_timeout = 5000');
     const readDb = new Kysely<Database>({ dialect: sqliteDialect(reader, null) });
+    const analyticsDb = new Kysely<Database>({ dialect: offLoopSqliteDialect(createOffLoopReader(file)) });
     return {
       db,
       readDb,
+      analyticsDb,
       walSync,
       dialect: 'sqlite',
       location: file,
@@ -208,6 +218,7 @@ export function openStorage(options: StorageOptions): Storage {
       pipelined: null,
       close: async () => {
         await checkpointer?.stop();
+        await analyticsDb.destroy();
         await readDb.destroy();
         await db.destroy();
         await walSync?.close();
@@ -241,6 +252,7 @@ export function openStorage(options: StorageOptions): Storage {
   return {
     db,
     readDb: db,
+    analyticsDb: db,
     // PostgreSQL's COMMIT waits for its WAL flush in the server, not on our event loop.
     walSync: null,
     dialect: 'postgres',

@@ -19,7 +19,7 @@
  * PostgreSQL); percentiles are nearest-rank, computed here in TypeScript over the stored values,
  * so both dialects give the identical answer.
  */
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { Environment } from '../../config/config.js';
 import type { Database, DecisionsTable } from '../../db/schema.js';
 import { ApiError } from '../../http/errors/error-registry.js';
@@ -186,6 +186,8 @@ export interface Dashboard {
 
 export interface ReportingDeps {
   readDb: Kysely<Database>;
+  /** The dashboard's reads, which scan a whole period (Storage.analyticsDb: off the event loop on SQLite). */
+  analyticsDb: Kysely<Database>;
   decisions: DecisionsService;
   webhooks: WebhooksService;
 }
@@ -246,7 +248,7 @@ export const CSV_COLUMNS: Array<[string, (i: DecisionListItem) => string | numbe
 ];
 
 export function createReportingService(deps: ReportingDeps) {
-  const { readDb } = deps;
+  const { readDb, analyticsDb } = deps;
 
   function filtered(scope: ReportingScope, filters: DecisionFilters) {
     let q = readDb.selectFrom('decisions').where('tenant_id', '=', scope.tenantId).where('environment', '=', scope.environment);
@@ -342,7 +344,7 @@ export function createReportingService(deps: ReportingDeps) {
   async function dashboard(scope: ReportingScope, period: { from: Date; to: Date }): Promise<Dashboard> {
     const fromMs = period.from.getTime();
     const toMs = period.to.getTime();
-    const inPeriod = readDb
+    const inPeriod = analyticsDb
       .selectFrom('decisions')
       .where('tenant_id', '=', scope.tenantId)
       .where('environment', '=', scope.environment)
@@ -354,12 +356,23 @@ export function createReportingService(deps: ReportingDeps) {
       .select((eb) => [hourOf.as('hour'), 'status', 'outcome', eb.fn.countAll<number | string>().as('n')])
       .groupBy([hourOf, 'status', 'outcome'])
       .execute();
-    // Latency: every decided decision's stored latency, ordered, for the nearest-rank percentiles.
-    const latencies = await inPeriod
-      .select([hourOf.as('hour'), 'latency_ms'])
-      .where('latency_ms', 'is not', null)
-      .orderBy('latency_ms')
-      .execute();
+    // Latency: nearest-rank p50 and p99 of the stored latencies, per hour and over the period,
+    // ranked by the database, which returns only the rows at those ranks (and the counts), not
+    // every decision of the period: a month of a busy lender is millions of rows, which the
+    // service used to load, hold and walk on its event loop (docs/performance.md, "eleventh
+    // session"). Rank ceil(p/100 * n), written in integers so both dialects compute it alike.
+    const latencyRanks = await sql<{ hour: number | string; latency_ms: number; rank_in_hour: number | string; in_hour: number | string; overall_rank: number | string; total: number | string }>`
+      select hour, latency_ms, rank_in_hour, in_hour, overall_rank, total
+        from (select ${hourOf} as hour, latency_ms,
+                     row_number() over (partition by ${hourOf} order by latency_ms) as rank_in_hour,
+                     count(*) over (partition by ${hourOf}) as in_hour,
+                     row_number() over (order by latency_ms) as overall_rank,
+                     count(*) over () as total
+                from decisions
+               where tenant_id = ${scope.tenantId} and environment = ${scope.environment}
+                 and created_at >= ${fromMs} and created_at < ${toMs} and latency_ms is not null) as ranked
+       where rank_in_hour in (${nearestRank(50, sql.ref('in_hour'))}, ${nearestRank(99, sql.ref('in_hour'))})
+          or overall_rank in (${nearestRank(50, sql.ref('total'))}, ${nearestRank(99, sql.ref('total'))})`.execute(analyticsDb);
 
     const hours = new Map<number, DashboardHour>();
     const firstHour = Math.floor(fromMs / HOUR_MS);
@@ -376,22 +389,24 @@ export function createReportingService(deps: ReportingDeps) {
       totals[key] += n;
       totals.total += n;
     }
-    const perHour = new Map<number, number[]>();
-    const all: number[] = [];
-    for (const l of latencies) {
-      const value = Number(l.latency_ms);
-      all.push(value);
-      const list = perHour.get(Number(l.hour)) ?? [];
-      list.push(value);
-      perHour.set(Number(l.hour), list);
+    const latency = { count: 0, p50Ms: null as number | null, p99Ms: null as number | null };
+    for (const r of latencyRanks.rows) {
+      const value = Number(r.latency_ms);
+      const hour = hours.get(Number(r.hour));
+      const inHour = Number(r.in_hour);
+      const rankInHour = Number(r.rank_in_hour);
+      if (hour) {
+        hour.latencyCount = inHour;
+        if (rankInHour === nearestRankOf(50, inHour)) hour.latencyP50Ms = value;
+        if (rankInHour === nearestRankOf(99, inHour)) hour.latencyP99Ms = value;
+      }
+      const total = Number(r.total);
+      const overallRank = Number(r.overall_rank);
+      latency.count = total;
+      if (overallRank === nearestRankOf(50, total)) latency.p50Ms = value;
+      if (overallRank === nearestRankOf(99, total)) latency.p99Ms = value;
     }
-    for (const [h, hour] of hours) {
-      hour.approvalRate = rate(hour.approved, hour.approved + hour.declined + hour.referred);
-      const values = perHour.get(h) ?? [];
-      hour.latencyCount = values.length;
-      hour.latencyP50Ms = percentile(values, 50);
-      hour.latencyP99Ms = percentile(values, 99);
-    }
+    for (const hour of hours.values()) hour.approvalRate = rate(hour.approved, hour.approved + hour.declined + hour.referred);
     totals.approvalRate = rate(totals.approved, totals.approved + totals.declined + totals.referred);
 
     return {
@@ -399,7 +414,7 @@ export function createReportingService(deps: ReportingDeps) {
       to: period.to,
       hours: [...hours.values()],
       totals,
-      latency: { count: all.length, p50Ms: percentile(all, 50), p99Ms: percentile(all, 99) },
+      latency,
       pendingVerifications: await pendingVerifications(scope, toMs),
       webhooks: await webhookSuccess(scope, fromMs, toMs),
     };
@@ -411,7 +426,7 @@ export function createReportingService(deps: ReportingDeps) {
    * so the answer is the same whether asked at that moment or later.
    */
   async function pendingVerifications(scope: ReportingScope, asOfMs: number): Promise<Dashboard['pendingVerifications']> {
-    const rows = await readDb
+    const rows = await analyticsDb
       .selectFrom('decisions')
       .select('created_at')
       .where('tenant_id', '=', scope.tenantId)
@@ -432,7 +447,7 @@ export function createReportingService(deps: ReportingDeps) {
 
   /** Deliveries created in the period, per endpoint (deleted endpoints too: their history counts). */
   async function webhookSuccess(scope: ReportingScope, fromMs: number, toMs: number): Promise<DashboardEndpoint[]> {
-    const rows = await readDb
+    const rows = await analyticsDb
       .selectFrom('webhook_deliveries as d')
       .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
       .select((eb) => ['d.endpoint_id', 'e.url', 'e.state as endpoint_state', 'd.state', eb.fn.countAll<number | string>().as('n')])
@@ -476,11 +491,18 @@ function lifecycleRank(type: string): number {
   return i === -1 ? LIFECYCLE.length : i;
 }
 
-/** Nearest-rank percentile (the smallest value with at least p% of values at or below it) of ascending values. */
-export function percentile(sortedAscending: readonly number[], p: number): number | null {
-  if (sortedAscending.length === 0) return null;
-  const rank = Math.max(1, Math.ceil((p / 100) * sortedAscending.length));
-  return sortedAscending[rank - 1]!;
+/**
+ * The nearest rank of the p-th percentile (p an integer) of n values: ceil(p/100 * n), in
+ * integers (n >= 1). The value at that rank in ascending order is the smallest value with at
+ * least p% of the values at or below it.
+ */
+function nearestRankOf(p: number, n: number): number {
+  return Math.max(1, Math.floor((p * n + 99) / 100));
+}
+
+/** nearestRankOf in SQL, over a count column (integer division on both dialects; the count is at least 1 where it is read). */
+function nearestRank(p: number, count: RawBuilder<unknown>): RawBuilder<number> {
+  return sql<number>`(${sql.lit(p)} * ${count} + 99) / 100`;
 }
 
 /** A ratio rounded to 4 decimals (0.8333), or null when there is nothing to divide by. */

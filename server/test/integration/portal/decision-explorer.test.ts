@@ -390,4 +390,43 @@ describe.each(await dialectMatrix())('decision explorer and dashboard [%s]', (di
     expect(r.body.latency).toEqual({ count: 10, p50_ms: 7, p99_ms: 100.01 });
     expect((r.body.hours as Array<Record<string, unknown>>)[0]).toMatchObject({ latency_count: 10, latency_p50_ms: 7, latency_p99_ms: 100.01, approved: 10, approval_rate: 1 });
   });
+  it('percentiles per hour and over the period, as the database ranks them: one value, ties, and an hour where p99 is not the maximum', async () => {
+    // Three fresh hours: 1 decision, 7 (with ties), 150 (two of them without a latency).
+    const base = start + 20 * HOUR;
+    const plan: Array<{ hour: number; values: Array<number | null> }> = [
+      { hour: 0, values: [4.5] },
+      { hour: 1, values: [8, 2, 8, 8, 1.25, 2, 30] },
+      { hour: 2, values: Array.from({ length: 150 }, (_, i) => (i === 17 || i === 90 ? null : ((i * 37) % 149) + 0.5)) },
+    ];
+    const written: Array<{ hour: number; value: number | null }> = [];
+    for (const { hour, values } of plan) {
+      clock.set(new Date(base + hour * HOUR + 60_000));
+      for (const value of values) {
+        const id = String((await decide({ consumer: { consumer_id: consumers.soft }, transaction: txn('30.00') })).decision_id);
+        await t.ctx.storage.db.updateTable('decisions').set({ latency_ms: value }).where('id', '=', id).execute();
+        written.push({ hour, value });
+      }
+    }
+    await signIn();
+    const r = await client.get(`/portal/api/dashboard/sandbox?from=${new Date(base).toISOString()}&to=${new Date(base + 3 * HOUR).toISOString()}`);
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    // Computed here from what was written: sort, then the value at rank ceil(p/100 * n).
+    const nearestRank = (values: number[], p: number) => {
+      const sorted = [...values].sort((a, b) => a - b);
+      return sorted.length === 0 ? null : sorted[Math.max(1, Math.ceil((p / 100) * sorted.length)) - 1]!;
+    };
+    const present = (hour?: number) => written.filter((w) => w.value !== null && (hour === undefined || w.hour === hour)).map((w) => w.value!);
+    const hours = r.body.hours as Array<{ latency_count: number; latency_p50_ms: number | null; latency_p99_ms: number | null; total: number }>;
+    for (const hour of [0, 1, 2]) {
+      expect(hours[hour], `hour ${hour}`).toMatchObject({
+        total: plan[hour]!.values.length,
+        latency_count: present(hour).length,
+        latency_p50_ms: nearestRank(present(hour), 50),
+        latency_p99_ms: nearestRank(present(hour), 99),
+      });
+    }
+    expect(hours[2]!.latency_p99_ms).not.toBe(Math.max(...present(2)));
+    expect(hours[1]).toMatchObject({ latency_p50_ms: 8, latency_p99_ms: 30 });
+    expect(r.body.latency).toEqual({ count: 156, p50_ms: nearestRank(present(), 50), p99_ms: nearestRank(present(), 99) });
+  });
 });
