@@ -36,6 +36,7 @@ import type { SecretBox } from '../../lib/crypto.js';
 import type { Environment } from '../../config/config.js';
 import type { Database } from '../../db/schema.js';
 import type { TransactionRunner } from '../../db/group-commit.js';
+import { PURGE_BATCH, purgeInBatches } from '../../db/batched-purge.js';
 import { template } from '../../db/statements.js';
 import { ApiError, errorBody } from '../../http/errors/error-registry.js';
 
@@ -248,9 +249,27 @@ export function createIdempotencyService(deps: { db: Kysely<Database>; readDb: K
     throw stillRunning();
   }
 
-  async function purgeExpired(): Promise<number> {
-    const result = await db.deleteFrom('idempotency_keys').where('expires_at', '<=', clock.now().getTime()).executeTakeFirst();
-    return Number(result.numDeletedRows);
+  /** Expired records, in batches (db/batched-purge.ts: one statement for a day's keys held the writer for seconds). */
+  async function purgeExpired(batch = PURGE_BATCH): Promise<number> {
+    const now = clock.now().getTime();
+    return purgeInBatches(async (limit) => {
+      const result = await db
+        .deleteFrom('idempotency_keys')
+        .where((eb) =>
+          eb(
+            eb.refTuple('tenant_id', 'environment', 'idempotency_key'),
+            'in',
+            eb
+              .selectFrom('idempotency_keys')
+              .select(['tenant_id', 'environment', 'idempotency_key'])
+              .where('expires_at', '<=', now)
+              .limit(limit)
+              .$asTuple('tenant_id', 'environment', 'idempotency_key'),
+          ),
+        )
+        .executeTakeFirst();
+      return Number(result.numDeletedRows);
+    }, batch);
   }
 
   /** The group commit's counters (diagnostics, tests). */

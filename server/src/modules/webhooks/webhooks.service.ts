@@ -23,6 +23,7 @@ import { sql, type CompiledQuery, type Kysely, type Selectable } from 'kysely';
 import type { Environment } from '../../config/config.js';
 import type { DialectName } from '../../db/database.js';
 import type { Database, WebhookAttemptsTable, WebhookDeliveriesTable, WebhookEndpointsTable } from '../../db/schema.js';
+import { purgeInBatches } from '../../db/batched-purge.js';
 import { ApiError } from '../../http/errors/error-registry.js';
 import { timeOrderedUuids, type Clock, type Random } from '../../lib/clock.js';
 import type { SecretBox } from '../../lib/crypto.js';
@@ -36,7 +37,6 @@ export const HISTORY_RETENTION_MS = 30 * 24 * 3600_000;
 export const DEFAULT_ROTATION_OVERLAP_MS = 24 * 3600_000;
 export const MAX_ROTATION_OVERLAP_MS = 7 * 24 * 3600_000;
 const MAX_DESCRIPTION_LENGTH = 500;
-const PURGE_BATCH = 5_000;
 const INSERT_BATCH = 500;
 
 export interface DeliveryListOptions {
@@ -484,14 +484,15 @@ export function createWebhooksService(deps: WebhooksDeps) {
    * Retention: attempts older than 30 days; finished deliveries that finished more than 30 days
    * ago; deleted endpoints once nothing of theirs is left; the in-flight counts of stopped workers.
    * Pending deliveries are never purged (a disabled endpoint's kept deliveries wait for it), except
-   * those of deleted endpoints, which are cancelled first. Deletes go in batches so no statement
-   * holds locks for long.
+   * those of deleted endpoints, which are cancelled first. Deletes go in batches with a turn of the
+   * event loop between them (db/batched-purge.ts), so no statement holds the writer for long.
    */
   async function purgeHistory(): Promise<{ attempts: number; deliveries: number; endpoints: number }> {
     const now = clock.now().getTime();
     const cutoff = now - HISTORY_RETENTION_MS;
-    const attempts = await inBatches(() =>
-      db.deleteFrom('webhook_attempts').where('id', 'in', db.selectFrom('webhook_attempts').select('id').where('created_at', '<', cutoff).limit(PURGE_BATCH)).executeTakeFirst(),
+    const deleted = (result: { numDeletedRows: bigint }) => Number(result.numDeletedRows);
+    const attempts = await purgeInBatches(async (limit) =>
+      deleted(await db.deleteFrom('webhook_attempts').where('id', 'in', db.selectFrom('webhook_attempts').select('id').where('created_at', '<', cutoff).limit(limit)).executeTakeFirst()),
     );
     await db
       .updateTable('webhook_deliveries')
@@ -499,11 +500,13 @@ export function createWebhooksService(deps: WebhooksDeps) {
       .where('state', '=', 'pending')
       .where('endpoint_id', 'in', (eb) => eb.selectFrom('webhook_endpoints').select('id').where('state', '=', 'deleted'))
       .execute();
-    const deliveries = await inBatches(() =>
-      db
-        .deleteFrom('webhook_deliveries')
-        .where('id', 'in', db.selectFrom('webhook_deliveries').select('id').where('state', 'in', ['delivered', 'failed', 'cancelled']).where('finished_at', '<', cutoff).limit(PURGE_BATCH))
-        .executeTakeFirst(),
+    const deliveries = await purgeInBatches(async (limit) =>
+      deleted(
+        await db
+          .deleteFrom('webhook_deliveries')
+          .where('id', 'in', db.selectFrom('webhook_deliveries').select('id').where('state', 'in', ['delivered', 'failed', 'cancelled']).where('finished_at', '<', cutoff).limit(limit))
+          .executeTakeFirst(),
+      ),
     );
     const endpoints = await db
       .deleteFrom('webhook_endpoints')
@@ -515,15 +518,6 @@ export function createWebhooksService(deps: WebhooksDeps) {
     // expired long ago, they count for nothing and are only left over.
     await db.deleteFrom('webhook_in_flight').where('held_until', '<', cutoff).execute();
     return { attempts, deliveries, endpoints: Number(endpoints.numDeletedRows) };
-  }
-
-  async function inBatches(run: () => Promise<{ numDeletedRows: bigint }>): Promise<number> {
-    let total = 0;
-    for (;;) {
-      const n = Number((await run()).numDeletedRows);
-      total += n;
-      if (n < PURGE_BATCH) return total;
-    }
   }
 
   return {

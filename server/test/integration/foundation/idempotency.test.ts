@@ -158,6 +158,43 @@ describe.each(await dialectMatrix())('idempotency [%s]', (dialect) => {
     expect(rows).toHaveLength(0);
   });
 
+  it('the purge deletes in batches, letting other work run between them: a reader meanwhile sees it part-way', async () => {
+    // 2,500 expired records and 3 live ones of a tenant of their own; batches of 1,000.
+    const scope = { tenant_id: `purge-${dialect}`, environment: 'live' as const };
+    const now = clock.now().getTime();
+    const rows = Array.from({ length: 2_503 }, (_, i) => ({
+      ...scope,
+      idempotency_key: `bulk-${i}`,
+      fingerprint: 'f'.repeat(64),
+      status_code: 200,
+      response_body: '{}',
+      request_id: `req_${i}`,
+      created_at: now - 2 * 24 * 3600_000,
+      expires_at: i < 2_500 ? now - 1 : now + 3600_000,
+    }));
+    for (let i = 0; i < rows.length; i += 500) await t.ctx.storage.db.insertInto('idempotency_keys').values(rows.slice(i, i + 500)).execute();
+    const remaining = async () =>
+      Number((await t.ctx.storage.readDb.selectFrom('idempotency_keys').select((eb) => eb.fn.countAll<number | string>().as('n')).where('tenant_id', '=', scope.tenant_id).executeTakeFirstOrThrow()).n);
+    expect(await remaining()).toBe(2_503);
+
+    // Sample the count after each turn of the event loop while the purge runs.
+    const seen = new Set<number>();
+    let purging = true;
+    const sampling = (async () => {
+      while (purging) {
+        seen.add(await remaining());
+        await new Promise<void>((resolve) => setImmediate(resolve));
+      }
+    })();
+    const purged = await t.ctx.idempotency.purgeExpired(1_000);
+    purging = false;
+    await sampling;
+    expect(purged).toBeGreaterThanOrEqual(2_500);
+    expect(await remaining()).toBe(3);
+    // Some read landed between two batches (one statement would show only 2,503 and 3).
+    expect([...seen].some((n) => n > 3 && n < 2_503), `counts seen: ${[...seen].join(', ')}`).toBe(true);
+  });
+
   it.runIf(dialect === 'postgres')('holds across two processes sharing one database', async () => {
     // A second, independent application graph on the same database stands in for a second node.
     const config = testConfig(db);
