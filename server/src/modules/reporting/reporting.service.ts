@@ -186,7 +186,7 @@ export interface Dashboard {
 
 export interface ReportingDeps {
   readDb: Kysely<Database>;
-  /** The dashboard's reads, which scan a whole period (Storage.analyticsDb: off the event loop on SQLite). */
+  /** Reads that may scan a whole period or history: the dashboard, the explorer's pages, the CSV export (Storage.analyticsDb: off the event loop on SQLite). */
   analyticsDb: Kysely<Database>;
   decisions: DecisionsService;
   webhooks: WebhooksService;
@@ -250,8 +250,14 @@ export const CSV_COLUMNS: Array<[string, (i: DecisionListItem) => string | numbe
 export function createReportingService(deps: ReportingDeps) {
   const { readDb, analyticsDb } = deps;
 
-  function filtered(scope: ReportingScope, filters: DecisionFilters) {
-    let q = readDb.selectFrom('decisions').where('tenant_id', '=', scope.tenantId).where('environment', '=', scope.environment);
+  /**
+   * The decisions of the scope that pass the filters. The explorer's pages and the CSV export read
+   * through `analyticsDb`: a page is a walk of the scope's decisions newest first until it is full,
+   * which a rare filter (an outcome or product seldom seen, a consumer with nothing lately) can
+   * stretch over the whole history; on SQLite that walk must not hold the event loop (ADR 0029).
+   */
+  function filtered(scope: ReportingScope, filters: DecisionFilters, from: Kysely<Database> = analyticsDb) {
+    let q = from.selectFrom('decisions').where('tenant_id', '=', scope.tenantId).where('environment', '=', scope.environment);
     if (filters.decisionId) q = q.where('id', '=', filters.decisionId.toLowerCase());
     if (filters.consumerId) q = q.where('consumer_id', '=', filters.consumerId.toLowerCase());
     if (filters.outcome === 'pending') q = q.where('status', '=', 'needs_consumer_action');
@@ -303,7 +309,7 @@ export function createReportingService(deps: ReportingDeps) {
 
   /** One decision explained; another tenant's or environment's id is "not found". */
   async function getDecisionDetail(scope: ReportingScope, decisionId: string): Promise<DecisionDetail> {
-    const row = (await filtered(scope, { decisionId }).select([...LIST_COLUMNS]).executeTakeFirst()) as ListRow | undefined;
+    const row = (await filtered(scope, { decisionId }, readDb).select([...LIST_COLUMNS]).executeTakeFirst()) as ListRow | undefined;
     if (!row) throw new ApiError('not_found', 'No such decision in this environment.');
     const view = await deps.decisions.getDecision(scope, row.product, row.id);
     if (!view) throw new ApiError('not_found', 'No such decision in this environment.');
