@@ -52,8 +52,8 @@ export interface Storage {
    */
   readDb: Kysely<Database>;
   /**
-   * Reads that scan much (the portal's dashboard over up to 31 days), built like any Kysely query,
-   * without transactions. On SQLite a connection in a worker thread (sqlite-offloop-reader.ts), so
+   * Reads that may scan much (the portal's dashboard over up to 31 days, the decision explorer's
+   * pages and CSV export), built like any Kysely query, without transactions. On SQLite a connection in a worker thread (sqlite-offloop-reader.ts), so
    * such a scan does not hold the event loop that answers the API; on PostgreSQL the same pool
    * (the database does the work, off the event loop anyway).
    */

@@ -5,8 +5,8 @@
  * event loop of the process that also answers the API. For the reads of the request path (a key,
  * a decision by id) that is the fastest way; for a read that aggregates a period of a busy lender
  * (the portal's dashboard: every decision and delivery of up to 31 days) it stalls every request
- * of every lender for as long as it runs: 340 ms at 100,000 decisions a day for one day's view,
- * seconds for a month's (docs/performance.md, "eleventh session"). Those reads go to a worker thread
+ * of every lender for as long as it runs: about 220 ms at 100,000 decisions a day for one day's
+ * view, seconds for a month's (docs/performance.md, "eleventh session"). Those reads go to a worker thread
  * instead, which opens the database file with a connection of its own, read-only (`query_only`),
  * and runs the statements posted to it one at a time: the main thread posts `{ id, sql,
  * parameters }`, the worker prepares the text (kept by text), runs it and posts back `{ id, rows }`
