@@ -12,15 +12,16 @@
  * (its own transaction): a purge stopped half-way leaves only rows that the next run deletes.
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import type { DeleteResult } from 'kysely';
 
 /** Rows per retention delete: a few milliseconds of SQLite's time each. */
 export const PURGE_BATCH = 1_000;
 
-/** Runs `deleteBatch(batch)` (which deletes at most `batch` rows and says how many) until it deletes fewer; the total. */
-export async function purgeInBatches(deleteBatch: (batch: number) => Promise<number>, batch = PURGE_BATCH): Promise<number> {
+/** Runs `deleteBatch(batch)` (a DELETE of at most `batch` rows) until one deletes fewer; how many it deleted in all. */
+export async function purgeInBatches(deleteBatch: (batch: number) => Promise<DeleteResult>, batch = PURGE_BATCH): Promise<number> {
   let total = 0;
   for (;;) {
-    const n = await deleteBatch(batch);
+    const n = Number((await deleteBatch(batch)).numDeletedRows);
     total += n;
     if (n < batch) return total;
     await nextTurn();

@@ -252,24 +252,21 @@ export function createIdempotencyService(deps: { db: Kysely<Database>; readDb: K
   /** Expired records, in batches (db/batched-purge.ts: one statement for a day's keys held the writer for seconds). */
   async function purgeExpired(batch = PURGE_BATCH): Promise<number> {
     const now = clock.now().getTime();
-    return purgeInBatches(async (limit) => {
-      const result = await db
-        .deleteFrom('idempotency_keys')
-        .where((eb) =>
-          eb(
-            eb.refTuple('tenant_id', 'environment', 'idempotency_key'),
-            'in',
-            eb
-              .selectFrom('idempotency_keys')
-              .select(['tenant_id', 'environment', 'idempotency_key'])
-              .where('expires_at', '<=', now)
-              .limit(limit)
-              .$asTuple('tenant_id', 'environment', 'idempotency_key'),
-          ),
-        )
-        .executeTakeFirst();
-      return Number(result.numDeletedRows);
-    }, batch);
+    const expired = (limit: number) =>
+      db
+        .selectFrom('idempotency_keys')
+        .select(['tenant_id', 'environment', 'idempotency_key'])
+        .where('expires_at', '<=', now)
+        .limit(limit)
+        .$asTuple('tenant_id', 'environment', 'idempotency_key');
+    return purgeInBatches(
+      (limit) =>
+        db
+          .deleteFrom('idempotency_keys')
+          .where((eb) => eb(eb.refTuple('tenant_id', 'environment', 'idempotency_key'), 'in', expired(limit)))
+          .executeTakeFirst(),
+      batch,
+    );
   }
 
   /** The group commit's counters (diagnostics, tests). */

@@ -363,22 +363,27 @@ export function createReportingService(deps: ReportingDeps) {
       .groupBy([hourOf, 'status', 'outcome'])
       .execute();
     // Latency: nearest-rank p50 and p99 of the stored latencies, per hour and over the period,
-    // ranked by the database, which returns only the rows at those ranks (and the counts), not
-    // every decision of the period: a month of a busy lender is millions of rows, which the
-    // service used to load, hold and walk on its event loop (docs/performance.md, "eleventh
-    // session"). Rank ceil(p/100 * n), written in integers so both dialects compute it alike.
-    const latencyRanks = await sql<{ hour: number | string; latency_ms: number; rank_in_hour: number | string; in_hour: number | string; overall_rank: number | string; total: number | string }>`
-      select hour, latency_ms, rank_in_hour, in_hour, overall_rank, total
-        from (select ${hourOf} as hour, latency_ms,
-                     row_number() over (partition by ${hourOf} order by latency_ms) as rank_in_hour,
-                     count(*) over (partition by ${hourOf}) as in_hour,
-                     row_number() over (order by latency_ms) as overall_rank,
-                     count(*) over () as total
-                from decisions
-               where tenant_id = ${scope.tenantId} and environment = ${scope.environment}
-                 and created_at >= ${fromMs} and created_at < ${toMs} and latency_ms is not null) as ranked
-       where rank_in_hour in (${nearestRank(50, sql.ref('in_hour'))}, ${nearestRank(99, sql.ref('in_hour'))})
-          or overall_rank in (${nearestRank(50, sql.ref('total'))}, ${nearestRank(99, sql.ref('total'))})`.execute(analyticsDb);
+    // ranked by the database, which returns only the rows at those ranks, each marked with what it
+    // is, and the counts: not every decision of the period (a month of a busy lender is millions
+    // of rows, which the service used to load, hold and walk on its event loop; docs/performance.md,
+    // "eleventh session"). The rank ceil(p/100 * n) is written in integers (`nearestRank`), so both
+    // dialects compute it alike; SQLite's booleans are 0 and 1, PostgreSQL's true and false.
+    const latencyRanks = await sql<{ hour: number | string; latency_ms: number; in_hour: number | string; total: number | string; hour_p50: unknown; hour_p99: unknown; p50: unknown; p99: unknown }>`
+      select hour, latency_ms, in_hour, total, hour_p50, hour_p99, p50, p99
+        from (select hour, latency_ms, in_hour, total,
+                     rank_in_hour = ${nearestRank(50, sql.ref('in_hour'))} as hour_p50,
+                     rank_in_hour = ${nearestRank(99, sql.ref('in_hour'))} as hour_p99,
+                     overall_rank = ${nearestRank(50, sql.ref('total'))} as p50,
+                     overall_rank = ${nearestRank(99, sql.ref('total'))} as p99
+                from (select ${hourOf} as hour, latency_ms,
+                             row_number() over (partition by ${hourOf} order by latency_ms) as rank_in_hour,
+                             count(*) over (partition by ${hourOf}) as in_hour,
+                             row_number() over (order by latency_ms) as overall_rank,
+                             count(*) over () as total
+                        from decisions
+                       where tenant_id = ${scope.tenantId} and environment = ${scope.environment}
+                         and created_at >= ${fromMs} and created_at < ${toMs} and latency_ms is not null) as ranked) as marked
+       where hour_p50 or hour_p99 or p50 or p99`.execute(analyticsDb);
 
     const hours = new Map<number, DashboardHour>();
     const firstHour = Math.floor(fromMs / HOUR_MS);
@@ -399,18 +404,14 @@ export function createReportingService(deps: ReportingDeps) {
     for (const r of latencyRanks.rows) {
       const value = Number(r.latency_ms);
       const hour = hours.get(Number(r.hour));
-      const inHour = Number(r.in_hour);
-      const rankInHour = Number(r.rank_in_hour);
       if (hour) {
-        hour.latencyCount = inHour;
-        if (rankInHour === nearestRankOf(50, inHour)) hour.latencyP50Ms = value;
-        if (rankInHour === nearestRankOf(99, inHour)) hour.latencyP99Ms = value;
+        hour.latencyCount = Number(r.in_hour);
+        if (r.hour_p50) hour.latencyP50Ms = value;
+        if (r.hour_p99) hour.latencyP99Ms = value;
       }
-      const total = Number(r.total);
-      const overallRank = Number(r.overall_rank);
-      latency.count = total;
-      if (overallRank === nearestRankOf(50, total)) latency.p50Ms = value;
-      if (overallRank === nearestRankOf(99, total)) latency.p99Ms = value;
+      latency.count = Number(r.total);
+      if (r.p50) latency.p50Ms = value;
+      if (r.p99) latency.p99Ms = value;
     }
     for (const hour of hours.values()) hour.approvalRate = rate(hour.approved, hour.approved + hour.declined + hour.referred);
     totals.approvalRate = rate(totals.approved, totals.approved + totals.declined + totals.referred);
@@ -498,15 +499,11 @@ function lifecycleRank(type: string): number {
 }
 
 /**
- * The nearest rank of the p-th percentile (p an integer) of n values: ceil(p/100 * n), in
- * integers (n >= 1). The value at that rank in ascending order is the smallest value with at
- * least p% of the values at or below it.
+ * The nearest rank of the p-th percentile (p an integer) of `count` values, ceil(p/100 * count),
+ * in SQL integers (integer division on both dialects; the count is at least 1 where it is read):
+ * the value at that rank in ascending order is the smallest with at least p% of the values at or
+ * below it.
  */
-function nearestRankOf(p: number, n: number): number {
-  return Math.max(1, Math.floor((p * n + 99) / 100));
-}
-
-/** nearestRankOf in SQL, over a count column (integer division on both dialects; the count is at least 1 where it is read). */
 function nearestRank(p: number, count: RawBuilder<unknown>): RawBuilder<number> {
   return sql<number>`(${sql.lit(p)} * ${count} + 99) / 100`;
 }

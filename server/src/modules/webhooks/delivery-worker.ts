@@ -495,9 +495,9 @@ interface WrittenResults {
   /**
    * PostgreSQL: results written again after a cycle whose COMMIT was in doubt, which that cycle
    * had in fact recorded (their attempt row was there). Not in `applied`: their effects on the
-   * endpoint's failure count were committed with them.
+   * endpoint's failure count were committed with them. Always empty on SQLite.
    */
-  recordedBefore?: Set<string>;
+  recordedBefore: Set<string>;
   /** PostgreSQL: the claim's candidates, listed by the results' statement (PG_RESULTS_THEN_CANDIDATES). */
   candidates?: ClaimCandidate[];
 }
@@ -681,7 +681,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
     try {
       done = await inTransaction(async (tx) => {
         if (doubted.length > 0) await undoClaims(tx, doubted);
-        const written = outcomes.length > 0 ? await writeResults(tx, outcomes, free) : { applied: new Set<string>(), disabled: new Set<string>() };
+        const written = outcomes.length > 0 ? await writeResults(tx, outcomes, free) : { applied: new Set<string>(), disabled: new Set<string>(), recordedBefore: new Set<string>() };
         const claimed = free > 0 ? await claimDue(tx, free, outcomes, written.candidates) : [];
         return { written, claimed };
       });
@@ -1080,7 +1080,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
     // transaction, and by other workers after the commit.
     const counts = heldAfter(outcomes, []);
     let applied: Set<string>;
-    let recordedBefore: Set<string> | undefined;
+    let recordedBefore = new Set<string>();
     let candidates: ClaimCandidate[] | undefined;
     if (postgres) {
       // The claim's candidates come with the results unless a final failure may disable an
@@ -1146,7 +1146,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
       );
       if (disable) disabled.add(endpointId);
     }
-    return { applied, disabled, ...(recordedBefore ? { recordedBefore } : {}), ...(candidates ? { candidates } : {}) };
+    return { applied, disabled, recordedBefore, ...(candidates ? { candidates } : {}) };
   }
 
   /**
@@ -1200,7 +1200,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
     for (const o of outcomes) {
       counters.attempts += 1;
       const { delivery, step, result, attempt } = o;
-      if (!written.applied.has(delivery.id) && written.recordedBefore?.has(delivery.id) !== true) {
+      if (!written.applied.has(delivery.id) && !written.recordedBefore.has(delivery.id)) {
         counters.leasesLost += 1;
         logger.warn({ deliveryId: delivery.id, endpointId: delivery.endpointId }, 'webhook lease was lost before the result was recorded (another worker took over)');
         continue;

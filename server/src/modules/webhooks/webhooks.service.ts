@@ -490,9 +490,8 @@ export function createWebhooksService(deps: WebhooksDeps) {
   async function purgeHistory(): Promise<{ attempts: number; deliveries: number; endpoints: number }> {
     const now = clock.now().getTime();
     const cutoff = now - HISTORY_RETENTION_MS;
-    const deleted = (result: { numDeletedRows: bigint }) => Number(result.numDeletedRows);
-    const attempts = await purgeInBatches(async (limit) =>
-      deleted(await db.deleteFrom('webhook_attempts').where('id', 'in', db.selectFrom('webhook_attempts').select('id').where('created_at', '<', cutoff).limit(limit)).executeTakeFirst()),
+    const attempts = await purgeInBatches((limit) =>
+      db.deleteFrom('webhook_attempts').where('id', 'in', db.selectFrom('webhook_attempts').select('id').where('created_at', '<', cutoff).limit(limit)).executeTakeFirst(),
     );
     await db
       .updateTable('webhook_deliveries')
@@ -500,13 +499,11 @@ export function createWebhooksService(deps: WebhooksDeps) {
       .where('state', '=', 'pending')
       .where('endpoint_id', 'in', (eb) => eb.selectFrom('webhook_endpoints').select('id').where('state', '=', 'deleted'))
       .execute();
-    const deliveries = await purgeInBatches(async (limit) =>
-      deleted(
-        await db
-          .deleteFrom('webhook_deliveries')
-          .where('id', 'in', db.selectFrom('webhook_deliveries').select('id').where('state', 'in', ['delivered', 'failed', 'cancelled']).where('finished_at', '<', cutoff).limit(limit))
-          .executeTakeFirst(),
-      ),
+    const deliveries = await purgeInBatches((limit) =>
+      db
+        .deleteFrom('webhook_deliveries')
+        .where('id', 'in', db.selectFrom('webhook_deliveries').select('id').where('state', 'in', ['delivered', 'failed', 'cancelled']).where('finished_at', '<', cutoff).limit(limit))
+        .executeTakeFirst(),
     );
     const endpoints = await db
       .deleteFrom('webhook_endpoints')
