@@ -1102,9 +1102,14 @@ function latencySvg(report) {
 // Main
 // ---------------------------------------------------------------------------------------------
 
+/** Serve (and run `cds`) from another build's `dist` folder, for A/B runs (`--dist`). */
+function useDist(dist) {
+  CLI = path.join(path.resolve(dist), 'cli', 'main.js');
+}
+
 async function main() {
   const opts = options();
-  if (opts.dist) CLI = path.join(opts.dist, 'cli', 'main.js');
+  if (opts.dist) useDist(opts.dist);
   if (!existsSync(CLI)) throw new Error(`${path.relative(ROOT, CLI)} is missing: run \`npm run build\` first (\`npm run bench\` does)`);
   const runTag = `${Date.now().toString(36)}${process.pid.toString(36)}`;
   const report = {
@@ -1165,6 +1170,6 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
 }
 
 export {
-  ROOT, CLI, RESULTS_DIR, log, freePort, processCpuMs, processRssMb, machine, serverEnv, startServer, createTenant, postgresReachable, createPostgresDatabase,
+  ROOT, CLI, RESULTS_DIR, useDist, log, freePort, processCpuMs, processRssMb, machine, serverEnv, startServer, createTenant, postgresReachable, createPostgresDatabase,
   postgresBackendSampler, createRequests, newLedger, newCheck, runLoad, storedCounts, reconcileCreates, readyLogLine, runCli, percentile, round, cleanups,
 };
