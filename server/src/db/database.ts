@@ -25,7 +25,9 @@
  *   PostgreSQL cancels one that runs too long, and a query that gets no answer at all a second
  *   after that (a partition that leaves the connection open and silent) ends its connection.
  * - `readByIds`: the hottest read (a poll's decision by primary key) runs outside Kysely's
- *   executor: batched per turn of the event loop (prepared once on SQLite), rows as arrays of values.
+ *   executor: batched per turn of the event loop, prepared once per connection (SQLite, and a named
+ *   prepared statement on PostgreSQL, on the pool and on the API-key listener alike), rows as arrays
+ *   of values.
  */
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
@@ -35,7 +37,7 @@ import pg from 'pg';
 import type { Database } from './schema.js';
 import { migrations } from './migrations/index.js';
 import { batchedRead, type RowValues } from './batched-read.js';
-import { preparedNameOf } from './statements.js';
+import { preparedNameOf, preparedOnPostgres } from './statements.js';
 import { COMMIT_WITHOUT_WAITING, createWalSync, type WalSync } from './wal-sync.js';
 import { createOffLoopReader, offLoopSqliteDialect } from './sqlite-offloop-reader.js';
 import { CHECKPOINT_DEFAULTS, startCheckpointer, type Checkpointer, type CheckpointerOptions } from './wal-checkpointer.js';
@@ -111,8 +113,10 @@ export interface ReadByIdsOptions {
    * PostgreSQL: another connection to send a batch's statement on, tried first (the API-key
    * listener's, where the read is also the freshness barrier: `InvalidationFeed.readInBarrier`).
    * null, or a rejection, sends it on the pool as usual; the pool's errors are the ones callers see.
+   * `name`, when given, is the statement's prepared-statement name: parsed and planned once per
+   * connection.
    */
-  via?: (text: string, values: unknown[]) => Promise<unknown[][]> | null;
+  via?: (text: string, values: unknown[], name?: string) => Promise<unknown[][]> | null;
 }
 
 /** One row's values by id (`Storage.readByIds`), or undefined when there is no such row. */
@@ -258,12 +262,16 @@ export function openStorage(options: StorageOptions): Storage {
     dialect: 'postgres',
     location: `${url.hostname}:${url.port || 5432}${url.pathname}`,
     readByIds: (table, columns, readOptions) => {
-      const text = `select ${quoted(columns)} from ${quoted([table])} where "id" = any($1::text[])`;
+      const text = preparedOnPostgres(`select ${quoted(columns)} from ${quoted([table])} where "id" = any($1::text[])`);
+      // The object form of a query bypasses wrapQueries' naming, so the name is given here. A poll
+      // statement carries few ids, so under load it is sent hundreds of times a second: parsed and
+      // planned once per connection instead of each time.
+      const name = preparedNameOf(text);
       const via = readOptions?.via;
       return batchedRead({
         keyIndex: keyIndexOf(columns),
         fetch: async (ids) => {
-          const elsewhere = via?.(text, [ids]);
+          const elsewhere = via?.(text, [ids], name);
           if (elsewhere) {
             try {
               return await elsewhere;
@@ -271,7 +279,7 @@ export function openStorage(options: StorageOptions): Storage {
               // That connection was lost or refused the statement: the pool answers (or fails) instead.
             }
           }
-          return (await pool.query<RowValues>({ text, values: [ids], rowMode: 'array' })).rows;
+          return (await pool.query<RowValues>({ ...(name === undefined ? {} : { name }), text, values: [ids], rowMode: 'array' })).rows;
         },
         // One statement at a time: under load the next turns' reads gather behind it (batched-read.ts).
         maxBatchesInFlight: 1,

@@ -56,7 +56,7 @@ export interface InvalidationFeed {
    * null when that connection is not listening or already has a read waiting: read elsewhere.
    * A rejection (the connection lost, the statement refused) means: read elsewhere.
    */
-  readInBarrier?(text: string, values: unknown[]): Promise<unknown[][]> | null;
+  readInBarrier?(text: string, values: unknown[], name?: string): Promise<unknown[][]> | null;
   /** Statements sent on the listening connection since start: empty barriers and reads (diagnostics, tests). */
   sent?(): { empty: number; reads: number };
   /** Starts listening if not yet (idempotent); resolves once listening. */
@@ -75,6 +75,8 @@ interface Outgoing {
 interface QueuedRead {
   text: string;
   values: unknown[];
+  /** Its prepared-statement name, if it has one (parsed and planned once on this connection). */
+  name: string | undefined;
   resolve(rows: unknown[][]): void;
   reject(err: unknown): void;
 }
@@ -246,7 +248,9 @@ export function postgresInvalidationFeed(options: PostgresFeedOptions): Invalida
       },
     };
     outstanding = out;
-    const answered = read ? c.query<unknown[]>({ text: read.text, values: read.values, rowMode: 'array' }) : c.query('');
+    const answered = read
+      ? c.query<unknown[]>({ ...(read.name === undefined ? {} : { name: read.name }), text: read.text, values: read.values, rowMode: 'array' })
+      : c.query('');
     if (read) sentCounts.reads++;
     else sentCounts.empty++;
     answered.then(
@@ -276,12 +280,12 @@ export function postgresInvalidationFeed(options: PostgresFeedOptions): Invalida
       }
       return next.promise;
     },
-    readInBarrier(text, values) {
+    readInBarrier(text, values, name) {
       // One read queued at most: a second (a batch let go by the batched read's hold bound while
       // this connection is slow) goes to the pool rather than queue behind it.
       if (state !== 'listening' || client === null || queuedRead !== null) return null;
       return new Promise<unknown[][]>((resolve, reject) => {
-        queuedRead = { text, values, resolve, reject };
+        queuedRead = { text, values, name, resolve, reject };
         schedule();
       });
     },

@@ -7,6 +7,7 @@
  * a poll by a revoked key, or for another tenant's decision, answers as it did without the
  * prefetch. Counts come from the feed's own statement counters (`cacheStats().feedStatements`).
  */
+import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrateToLatest, openStorage, type Storage } from '../../../src/db/database.js';
@@ -140,6 +141,16 @@ describe.runIf(await isPostgresReachable())('the poll read as the API-key freshn
       }
     });
 
+    it('sends a named read as a prepared statement of its connection: parsed once, executed as often as asked', async () => {
+      const { feed } = await listeningFeed();
+      const text = 'select unnest($1::text[]) as id';
+      expect(await feed.readInBarrier!(text, [['a']], 'cds_test_read')).toEqual([['a']]);
+      expect(await feed.readInBarrier!(text, [['b', 'c']], 'cds_test_read')).toEqual([['b'], ['c']]);
+      // Asked on the same connection, so it sees that session's prepared statements.
+      const prepared = await feed.readInBarrier!('select name, statement from pg_prepared_statements order by name', []);
+      expect(prepared).toEqual([['cds_test_read', text]]);
+    });
+
     it('refuses reads before it listens and after it is closed', async () => {
       const cache = new ApiKeyCache(100, Infinity);
       const feed = postgresInvalidationFeed({ databaseUrl: db.databaseUrl!, cache, logger: createLogger('warn', new LogCapture()) });
@@ -167,10 +178,12 @@ describe.runIf(await isPostgresReachable())('the poll read as the API-key freshn
 
     it('uses the rows of the connection it is given, and reads on the pool when that connection refuses or fails', async () => {
       const sent: string[] = [];
+      const names: Array<string | undefined> = [];
       const answers: Array<'rows' | 'null' | 'reject'> = ['rows', 'null', 'reject'];
       const read = storage.readByIds('tenants', ['id', 'name'], {
-        via: (text) => {
+        via: (text, _values, name) => {
           sent.push(text);
+          names.push(name);
           const answer = answers.shift();
           if (answer === 'null') return null;
           if (answer === 'reject') return Promise.reject(new Error('the API-key listener connection was lost'));
@@ -182,6 +195,28 @@ describe.runIf(await isPostgresReachable())('the poll read as the API-key freshn
       expect(await read(tenantId)).toEqual([tenantId, 'Reader']);
       expect(sent).toHaveLength(3);
       expect(sent[0]).toMatch(/^select "id", "name" from "tenants" where "id" = any\(\$1::text\[\]\)$/);
+      expect(names).toEqual([expect.stringMatching(/^cds_\d+$/), names[0], names[0]]);
+    });
+
+    it("reads on the pool as the same prepared statement (parsed once per connection)", async () => {
+      const single = openStorage({ databaseUrl: db.databaseUrl!, dataDir: db.dataDir, poolSize: 1 });
+      try {
+        let name: string | undefined;
+        const read = single.readByIds('tenants', ['id', 'name'], {
+          via: (_text, _values, n) => {
+            name = n;
+            return null;
+          },
+        });
+        expect(await read(tenantId)).toEqual([tenantId, 'Reader']);
+        expect(await read(tenantId)).toEqual([tenantId, 'Reader']);
+        expect(name).toMatch(/^cds_\d+$/);
+        // The pool's only connection: its session's prepared statements.
+        const prepared = await sql<{ name: string }>`select name from pg_prepared_statements`.execute(single.db);
+        expect(prepared.rows.map((r) => r.name)).toContain(name);
+      } finally {
+        await single.close();
+      }
     });
   });
 
