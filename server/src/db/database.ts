@@ -262,10 +262,9 @@ export function openStorage(options: StorageOptions): Storage {
     dialect: 'postgres',
     location: `${url.hostname}:${url.port || 5432}${url.pathname}`,
     readByIds: (table, columns, readOptions) => {
+      // Registered, so it runs prepared on the pool (wrapQueries) and, by its name, on `via`'s
+      // connection: under load it is sent hundreds of times a second.
       const text = preparedOnPostgres(`select ${quoted(columns)} from ${quoted([table])} where "id" = any($1::text[])`);
-      // The object form of a query bypasses wrapQueries' naming, so the name is given here. A poll
-      // statement carries few ids, so under load it is sent hundreds of times a second: parsed and
-      // planned once per connection instead of each time.
       const name = preparedNameOf(text);
       const via = readOptions?.via;
       return batchedRead({
@@ -279,7 +278,7 @@ export function openStorage(options: StorageOptions): Storage {
               // That connection was lost or refused the statement: the pool answers (or fails) instead.
             }
           }
-          return (await pool.query<RowValues>({ ...(name === undefined ? {} : { name }), text, values: [ids], rowMode: 'array' })).rows;
+          return (await pool.query<RowValues>({ text, values: [ids], rowMode: 'array' })).rows;
         },
         // One statement at a time: under load the next turns' reads gather behind it (batched-read.ts).
         maxBatchesInFlight: 1,
@@ -324,8 +323,8 @@ export const SILENCE_GRACE_MS = 1_000;
  *
  * Prepared statements. Kysely's PostgreSQL driver sends every statement unnamed (parsed and
  * planned on each execution). A text registered by db/statements.ts (the hot path's fixed
- * statements) goes out as a named prepared statement instead: pg parses it once per connection
- * and then only binds and executes.
+ * statements), sent as text and values or in pg's object form, goes out as a named prepared
+ * statement instead: pg parses it once per connection and then only binds and executes.
  *
  * Silent connections (`silence`, when a statement time-out is set). A network partition (or a
  * failover that leaves the old address silent) keeps the TCP connection open while no byte moves.
@@ -340,8 +339,14 @@ export const SILENCE_GRACE_MS = 1_000;
 function wrapQueries(client: pg.PoolClient, silence: { afterMs: number; onSilent: ((silentMs: number) => void) | undefined } | null): void {
   const query = client.query.bind(client) as (...args: unknown[]) => unknown;
   const send = (text: unknown, values?: unknown, callback?: unknown) => {
-    const name = typeof text === 'string' && Array.isArray(values) ? preparedNameOf(text) : undefined;
-    return name === undefined ? query(text, values, callback) : query({ name, text, values }, callback);
+    if (typeof text === 'string') {
+      const name = Array.isArray(values) ? preparedNameOf(text) : undefined;
+      return name === undefined ? query(text, values, callback) : query({ name, text, values }, callback);
+    }
+    // The object form (`{ text, values, rowMode }`, as `readByIds` sends): named the same way.
+    const config = text as { text?: unknown; name?: unknown } | null;
+    const name = config !== null && typeof config === 'object' && config.name === undefined && typeof config.text === 'string' ? preparedNameOf(config.text) : undefined;
+    return query(name === undefined ? text : { ...config, name }, values, callback);
   };
   if (silence === null) {
     (client as { query: unknown }).query = send;

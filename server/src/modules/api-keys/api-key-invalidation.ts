@@ -248,9 +248,7 @@ export function postgresInvalidationFeed(options: PostgresFeedOptions): Invalida
       },
     };
     outstanding = out;
-    const answered = read
-      ? c.query<unknown[]>({ ...(read.name === undefined ? {} : { name: read.name }), text: read.text, values: read.values, rowMode: 'array' })
-      : c.query('');
+    const answered = read ? c.query<unknown[]>({ name: read.name, text: read.text, values: read.values, rowMode: 'array' }) : c.query('');
     if (read) sentCounts.reads++;
     else sentCounts.empty++;
     answered.then(

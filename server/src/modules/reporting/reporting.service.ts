@@ -16,8 +16,9 @@
  *
  * Dashboard (docs/portal.md, Dashboard): every number comes from these tables for one tenant and
  * environment; hours are UTC hours (epoch ms / 3,600,000, the same integer division on SQLite and
- * PostgreSQL); percentiles are nearest-rank, computed here in TypeScript over the stored values,
- * so both dialects give the identical answer.
+ * PostgreSQL); latency percentiles are nearest-rank, ranked by the database (window functions,
+ * the rank in integer arithmetic: `nearestRank`), so both dialects give the identical answer, and
+ * read through `analyticsDb` (off the event loop on SQLite, ADR 0029).
  */
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { Environment } from '../../config/config.js';
