@@ -7,13 +7,15 @@ import { defineConfig } from 'vitest/config';
 // 2-core CI machine), but these files mostly wait on sockets, disks and Chromium, so two at once
 // halve the run (468 s -> 243 s on 2 cores). Files never share state: every file makes its own
 // databases, data folders, ports, tenants and keys (support/databases.ts, support/server-process.ts).
+// At most four at once: two files at once peaked at 25 PostgreSQL connections (pg_stat_activity
+// sampled every 0.3 s through a whole run), and PostgreSQL's default limit is 100.
 // The global setup archives every service log line of the run and fails the run if any of them
 // holds PII, a key or a secret (server/test/support/log-scan.ts).
 export default defineConfig({
   test: {
     include: ['server/test/**/*.test.ts', 'sdks/node/test/**/*.test.ts'],
     pool: 'forks',
-    maxWorkers: availableParallelism(),
+    maxWorkers: Math.min(availableParallelism(), 4),
     minWorkers: 1,
     globalSetup: ['server/test/support/global-setup.ts'],
     testTimeout: 30_000,
