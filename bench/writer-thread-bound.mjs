@@ -140,7 +140,7 @@ async function captureCreate(dir) {
       method: 'POST',
       url: '/v1/decisions/bnpl',
       headers: { authorization: `Bearer ${tenant.sandbox.apiKey}`, 'content-type': 'application/json' },
-      payload: `{"consumer":{"consumer_id":"${soft.consumerId ?? soft.consumer_id}"},"transaction":{"amount":"${(cents / 100).toFixed(2)}","currency":"USD","merchant_name":"Bench Merchant","merchant_category":"electronics"}}`,
+      payload: `{"consumer":{"consumer_id":"${soft.consumerId}"},"transaction":{"amount":"${(cents / 100).toFixed(2)}","currency":"USD","merchant_name":"Bench Merchant","merchant_category":"electronics"}}`,
     });
   // Enough earlier decisions that the history read and the indexes are not empty.
   for (let i = 0; i < 60; i++) {
@@ -152,7 +152,7 @@ async function captureCreate(dir) {
   capturing = false;
   if (answer.statusCode !== 200) throw new Error(`create answered ${answer.statusCode}: ${answer.body}`);
   await app.close();
-  await ctx.close?.();
+  await ctx.close();
   Database.prototype.prepare = prepare;
 
   const start = recorded.findIndex(([sql]) => sql.startsWith('savepoint unit'));
