@@ -140,6 +140,8 @@ const pick = (arr) => arr[Math.floor(Math.random() * arr.length)];
 const randInt = (lo, hi) => lo + Math.floor(Math.random() * (hi - lo + 1));
 const money = (cents) => `${Math.floor(cents / 100)}.${String(cents % 100).padStart(2, '0')}`;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+/** Event ids: version 7 (time-ordered, ADR 0022) since 2026-11-26, version 4 before (docs/events.md). */
+const EVENT_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[47][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 function procStatus(pid) {
   try {
@@ -773,7 +775,7 @@ function createTraffic({ client, tenant, ledger, startedAt }) {
       check: (j) => {
         if (j.object !== 'list' || !Array.isArray(j.data) || typeof j.has_more !== 'boolean') return 'list shape: object/data/has_more';
         for (const e of j.data) {
-          if (!UUID.test(e.id) || typeof e.type !== 'string' || !Number.isInteger(e.created) || typeof e.data !== 'object') return `event shape: ${JSON.stringify(e).slice(0, 120)}`;
+          if (!EVENT_ID.test(e.id) || typeof e.type !== 'string' || !Number.isInteger(e.created) || typeof e.data !== 'object') return `event shape: ${JSON.stringify(e).slice(0, 120)}`;
           if (filtered && e.type !== 'decision.finalized') return `type filter: got ${e.type}`;
         }
         return null;
