@@ -68,7 +68,8 @@ const USAGE = `Usage: node soak/run.mjs [options]   (npm run soak:traffic -- [op
   --postgres URL     server to create the throw-away database on
                      (default $SOAK_POSTGRES_URL or postgres://root@127.0.0.1:5432/postgres)
   --drain-seconds N  longest wait for webhook retries after the load (default: the retry schedule's sum + 60 s)
-  --out NAME         soak/results/NAME.{json,md} (default soak-<db>-<minutes>min, or quick-<db>)
+  --out NAME         soak/results/NAME.{json,md} (default soak-<db>-<minutes>min, or quick-<db>); a path
+                     (absolute, or relative to soak/results/) writes PATH.{json,md}
   --keep             keep the data folder (and PostgreSQL database) for inspection
   -h, --help         this text
 `;
@@ -1281,8 +1282,9 @@ async function main() {
     databaseKind: database.kind,
     staleSocketRetries: client.counters.staleSocketRetries,
   });
-  await mkdir(RESULTS_DIR, { recursive: true });
-  const base = path.join(RESULTS_DIR, opts.out);
+  // A name, or a path (absolute, or relative to soak/results/): the suite's run writes to its own temporary folder.
+  const base = path.resolve(RESULTS_DIR, opts.out);
+  await mkdir(path.dirname(base), { recursive: true });
   await writeFile(`${base}.json`, JSON.stringify(result, null, 2) + '\n');
   await writeFile(`${base}.md`, renderMarkdown(result));
   process.stdout.write(renderSummary(result) + `\nReport: ${path.relative(ROOT, base)}.{md,json}\n`);
