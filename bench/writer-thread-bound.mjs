@@ -13,7 +13,7 @@
  *    recorded with their parameters (better-sqlite3's prepare, wrapped).
  * 2. Replays that unit with fresh ids (decision, application, events) into copies of that
  *    database, in batches as the group commit makes them (begin immediate, a savepoint per unit,
- *    commit at synchronous=NORMAL, as the server's writer), either on this thread ("inline") or
+ *    commit; the connection set up as the server's writer), either on this thread ("inline") or
  *    posted to a worker thread that owns its own connection ("thread"), two batches in flight.
  * Reports, per create: the main thread's active time (event-loop utilisation: what the HTTP
  * server would no longer spend), and the process's CPU (both threads: what the machine pays).
@@ -31,12 +31,18 @@ import { Worker, isMainThread, parentPort, workerData } from 'node:worker_thread
 
 const require = createRequire(import.meta.url);
 const Database = require('better-sqlite3');
+const DIST = pathToFileURL(path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'server', 'dist') + path.sep).href;
 
-function openConnection(file) {
+/**
+ * A connection set up as the server's writer (`configureSqliteWriter`: WAL at NORMAL, foreign keys,
+ * the statement journal in memory), with no checkpoint on it: the server checkpoints on a thread
+ * of its own (wal-checkpointer.ts), so neither mode here pays for one.
+ */
+async function openConnection(file) {
+  const { configureSqliteWriter } = await import(`${DIST}db/database.js`);
   const db = new Database(file);
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = NORMAL');
-  db.pragma('temp_store = MEMORY');
+  if (!configureSqliteWriter(db)) throw new Error(`${file}: not in WAL mode`);
+  db.pragma('wal_autocheckpoint = 0');
   return db;
 }
 
@@ -64,8 +70,9 @@ function batchRunner(db) {
 }
 
 if (!isMainThread) {
-  const run = batchRunner(openConnection(workerData.file));
+  const run = batchRunner(await openConnection(workerData.file));
   parentPort.on('message', (units) => parentPort.postMessage(run(units)));
+  parentPort.postMessage('ready');
 } else {
   await main();
 }
@@ -106,12 +113,11 @@ async function main() {
 
 /** One real create through the server's HTTP app; returns the database file and the unit's statements. */
 async function captureCreate(dir) {
-  const dist = pathToFileURL(path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'server', 'dist') + path.sep).href;
-  const { loadConfig } = await import(`${dist}config/config.js`);
-  const { createContext } = await import(`${dist}app/context.js`);
-  const { migrateToLatest } = await import(`${dist}db/database.js`);
-  const { createLogger } = await import(`${dist}lib/logger.js`);
-  const { buildApp } = await import(`${dist}http/build-app.js`);
+  const { loadConfig } = await import(`${DIST}config/config.js`);
+  const { createContext } = await import(`${DIST}app/context.js`);
+  const { migrateToLatest } = await import(`${DIST}db/database.js`);
+  const { createLogger } = await import(`${DIST}lib/logger.js`);
+  const { buildApp } = await import(`${DIST}http/build-app.js`);
 
   let capturing = false;
   const recorded = [];
@@ -189,17 +195,17 @@ function freshUnit(unit) {
 
 async function replay(mode, file, unit, batchSize, creates) {
   const batches = Array.from({ length: creates / batchSize }, () => Array.from({ length: batchSize }, () => freshUnit(unit)));
+  // Connections opened (and the thread started, its modules loaded) before the clock starts.
+  const connection = mode === 'inline' ? await openConnection(file) : null;
+  const worker = mode === 'thread' ? new Worker(fileURLToPath(import.meta.url), { workerData: { file } }) : null;
+  if (worker) await new Promise((resolve, reject) => worker.once('message', resolve).once('error', reject));
   const elu0 = performance.eventLoopUtilization();
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
-  if (mode === 'inline') {
-    const connection = openConnection(file);
+  if (connection) {
     const run = batchRunner(connection);
     for (const b of batches) run(b);
-    connection.close();
   } else {
-    const worker = new Worker(fileURLToPath(import.meta.url), { workerData: { file } });
-    await new Promise((resolve) => worker.once('online', resolve));
     let sent = 0;
     let done = 0;
     await new Promise((resolve, reject) => {
@@ -211,10 +217,11 @@ async function replay(mode, file, unit, batchSize, creates) {
       });
       for (let i = 0; i < 2 && sent < batches.length; i++) worker.postMessage(batches[sent++]);
     });
-    await worker.terminate();
   }
   const wallMs = performance.now() - t0;
   const elu = performance.eventLoopUtilization(elu0);
   const cpu = process.cpuUsage(cpu0);
+  connection?.close();
+  await worker?.terminate();
   return { wallMs, mainUs: (elu.active * 1000) / creates, cpuUs: (cpu.user + cpu.system) / creates };
 }

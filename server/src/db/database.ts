@@ -160,27 +160,38 @@ export interface StorageOptions {
 
 pg.types.setTypeParser(20, (value) => Number(value));
 
+/**
+ * The SQLite writer connection's settings; returns whether the WAL is on (then the writer commits
+ * at NORMAL and wal-sync.ts makes each commit durable, else every COMMIT syncs as FULL). Exported
+ * for bench/writer-thread-bound.mjs, whose replay connections must write as this writer does.
+ * The background checkpointer's `wal_autocheckpoint = 0` is set by openStorage, which runs it.
+ */
+export function configureSqliteWriter(sqlite: SqliteDatabase.Database): boolean {
+  const wal = sqlite.pragma('journal_mode = WAL', { simple: true }) === 'wal';
+  sqlite.pragma(wal ? 'synchronous = NORMAL' : 'synchronous = FULL');
+  sqlite.pragma('busy_timeout = 5000');
+  sqlite.pragma('foreign_keys = ON');
+  sqlite.pragma(`journal_size_limit = ${CHECKPOINT_DEFAULTS.truncateAboveBytes}`);
+  // Every unit of a group commit runs in a savepoint, and SQLite keeps the pre-image of each page
+  // a savepoint first changes in a statement journal, a temporary file once it passes 64 KiB:
+  // a batch then created, wrote (about 27 writes per create) and deleted a file in /var/tmp on
+  // the event loop. In memory instead (it only serves ROLLBACK TO within the open transaction;
+  // durability is the WAL's). The writer's other temporary structures (sorts of migrations and
+  // purges) are in memory too.
+  sqlite.pragma('temp_store = MEMORY');
+  return wal;
+}
+
 export function openStorage(options: StorageOptions): Storage {
   if (options.databaseUrl === null) {
     mkdirSync(options.dataDir, { recursive: true });
     const file = path.join(options.dataDir, 'cds.sqlite');
     const sqlite = new SqliteDatabase(file);
-    const wal = sqlite.pragma('journal_mode = WAL', { simple: true }) === 'wal';
+    const wal = configureSqliteWriter(sqlite);
     // WAL mode: commits are made durable off the event loop by wal-sync.ts (the writer's own
     // COMMIT then only writes the frames). Where WAL is impossible (some network file systems)
     // every COMMIT syncs, on the event loop, as SQLite does with FULL.
     const walSync = wal ? createWalSync({ file, ...(options.syncWal ? { sync: options.syncWal } : {}) }) : null;
-    sqlite.pragma(wal ? 'synchronous = NORMAL' : 'synchronous = FULL');
-    sqlite.pragma('busy_timeout = 5000');
-    sqlite.pragma('foreign_keys = ON');
-    sqlite.pragma(`journal_size_limit = ${CHECKPOINT_DEFAULTS.truncateAboveBytes}`);
-    // Every unit of a group commit runs in a savepoint, and SQLite keeps the pre-image of each page
-    // a savepoint first changes in a statement journal, a temporary file once it passes 64 KiB:
-    // a batch then created, wrote (about 27 writes per create) and deleted a file in /var/tmp on
-    // the event loop. In memory instead (it only serves ROLLBACK TO within the open transaction;
-    // durability is the WAL's). The writer's other temporary structures (sorts of migrations and
-    // purges) are in memory too.
-    sqlite.pragma('temp_store = MEMORY');
     const db = new Kysely<Database>({ dialect: sqliteDialect(sqlite, walSync) });
     let checkpointer: Checkpointer | null = null;
     if (options.backgroundCheckpoints !== false) {

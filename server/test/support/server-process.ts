@@ -200,6 +200,15 @@ export function startNodeScript(source: string, env: ChildEnv = {}, options: { t
   return startProcess([file], env, options);
 }
 
+/**
+ * Run `node <file> <args>` to completion (a script of the repository, such as the soak), with the
+ * CLI's clean environment, its output collected and its stderr archived for the log scan. Killed
+ * (signal SIGKILL) after `timeoutMs`.
+ */
+export function runNodeFile(file: string, args: string[], env: ChildEnv = {}, options: { timeoutMs?: number } = {}): Promise<CliResult> {
+  return startProcess([file, ...args], env, options).result;
+}
+
 /** file:// URL of server/dist/ (ends with a slash) for `import` in scripts. */
 export const DIST_URL = new URL('../../dist/', import.meta.url).href;
 

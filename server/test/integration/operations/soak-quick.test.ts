@@ -13,35 +13,27 @@
  * (half the soak's default) so that a test file running beside it cannot overload the machine;
  * memory is not judged on a load this short (the 10-minute soak is, docs/reliability.md).
  */
-import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CLI_PATH } from '../../support/server-process.js';
+import { cleanupProcesses, makeTempDir, runNodeFile } from '../../support/server-process.js';
 
 const SOAK = fileURLToPath(new URL('../../../../soak/run.mjs', import.meta.url));
 
 describe('the quick traffic soak (SQLite)', () => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'cds-soak-quick-'));
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  afterAll(cleanupProcesses);
 
   it('passes: every answer as expected, nothing lost or duplicated, every subscribed event delivered', async () => {
-    expect(existsSync(CLI_PATH), `${CLI_PATH} is missing: the soak serves the compiled CLI; run "npm run build" first (npm test does)`).toBe(true);
-    const out = path.join(dir, 'quick');
-    const child = spawn(process.execPath, [SOAK, '--quick', '--rate', '25', '--out', out], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+    const out = path.join(makeTempDir('cds-soak-quick-'), 'quick');
+    const run = await runNodeFile(SOAK, ['--quick', '--rate', '25', '--out', out], {}, { timeoutMs: 400_000 });
     let report = '';
     try {
       report = readFileSync(`${out}.md`, 'utf8');
     } catch {
       // no report: the soak failed before writing one; its output says why
     }
-    expect(code, `${output.slice(-4000)}\n${report.slice(0, 4000)}`).toBe(0);
+    expect(run.code, `${run.stdout.slice(-3000)}\n${run.stderr.slice(-3000)}\n${report.slice(0, 4000)}`).toBe(0);
     expect(report).toMatch(/^\*\*PASS\*\*/m);
     expect(report).toMatch(/^None: every answer had the expected status and body\.$/m);
     expect(report).toMatch(/No event was accepted twice by any receiver\./);
