@@ -81,6 +81,16 @@ export function outcomeOf(r: LightMyRequestResponse, ids: readonly string[] = []
   return { status: r.statusCode, error, message, contentType: String(r.headers['content-type'] ?? '') };
 }
 
+/**
+ * Digits (an ssn_last4, a postal code) as a value of their own: not inside a longer run of letters,
+ * digits, `_` or `-`. Ids, request ids and time stamps are random text that may contain any four
+ * digits (a dealer id `…-4aee-8265-8fd7…` once failed a bare substring search), so only this
+ * finds the value itself.
+ */
+export function standaloneDigits(digits: string): RegExp {
+  return new RegExp(`(?<![0-9A-Za-z_-])${digits}(?![0-9A-Za-z_-])`);
+}
+
 /** Which of `needles` the body contains (ids of another tenant or environment, secrets, PII). */
 export function leaksOf(body: string, needles: readonly string[]): string[] {
   return needles.filter((n) => n.length > 0 && body.includes(n));
