@@ -94,6 +94,7 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
     openStorage({
       databaseUrl: config.databaseUrl,
       dataDir: config.dataDir,
+      writerThread: config.sqliteWriterThread,
       poolSize: config.databasePoolSize,
       statementTimeoutMs: config.databaseStatementTimeoutMs,
       onPoolError: (err) => logger.warn({ err: err.message }, 'database connection lost; the pool will reconnect'),
@@ -119,9 +120,13 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
   const apiKeys = createApiKeysService({ db: storage.db, readDb: storage.readDb, clock, random, cache: apiKeyCache, feed: apiKeyFeed });
   const consumers = createConsumersService({ db: storage.db, readDb: storage.readDb, clock, random, secretBox });
   const tenants = createTenantsService({ db: storage.db, clock, random, apiKeys, consumers });
-  const idempotency = createIdempotencyService({ db: storage.db, readDb: storage.readDb, transactions: createTransactionRunner(storage), clock, secretBox });
-  // Every event appended also becomes its webhook deliveries, in the same transaction.
-  const outbox = createOutbox({ db: storage.db, dialect: storage.dialect, clock, random, fanOut: createWebhookFanOut({ db: storage.db, random }) });
+  const transactions = createTransactionRunner(storage);
+  const idempotency = createIdempotencyService({ db: storage.db, readDb: storage.readDb, transactions, clock, secretBox });
+  // Every event appended also becomes its webhook deliveries, in the same transaction. Plans of
+  // appends are made only where the runner uses them (SQLite's writer thread).
+  const outbox = createOutbox({
+    db: storage.db, dialect: storage.dialect, clock, random, fanOut: createWebhookFanOut({ db: storage.db, readDb: storage.readDb, random }), plans: transactions.runsPlans,
+  });
   const webhooks = createWebhooksService({
     db: storage.db, readDb: storage.readDb, dialect: storage.dialect, clock, random, secretBox, outbox, allowPrivateNetworks: config.webhookAllowPrivateNetworks,
   });

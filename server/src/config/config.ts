@@ -45,6 +45,8 @@ export interface Config {
   smsGateway: { url: string; token: string | null } | null;
   /** PostgreSQL connections per process (each process has its own pool; docs/deployment.md). */
   databasePoolSize: number;
+  /** SQLite: a create's writes run in a writer thread, off the event loop (ADR 0030); default on. */
+  sqliteWriterThread: boolean;
   /**
    * PostgreSQL: a statement running longer is cancelled by the server, and a query with no answer
    * at all a second after that ends its connection (a silent partition); 0 = neither (database.ts).
@@ -157,6 +159,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     creditGateway = { url: gatewayUrl, token: gatewayToken ?? '', timeoutMs: gatewayTimeoutMs };
   }
   const databasePoolSize = integer('DATABASE_POOL_SIZE', 10, 1, 1_000);
+  const sqliteWriterThread = get('CDS_SQLITE_WRITER_THREAD') === undefined || flag('CDS_SQLITE_WRITER_THREAD');
   const databaseStatementTimeoutMs = integer('DATABASE_STATEMENT_TIMEOUT_MS', 15_000, 0, 3_600_000);
   const httpRequestTimeoutMs = integer('HTTP_REQUEST_TIMEOUT_MS', 300_000, 1_000, 3_600_000);
   const webhookDelivery = {
@@ -190,7 +193,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
   return Object.freeze({
     port, host, databaseUrl, dataDir, redisUrl, publicBaseUrl, dataEncryptionKey, dataEncryptionKeySource,
     webhookAllowPrivateNetworks, webhookRetryDelaysMs, tls, rateLimits: Object.freeze(rateLimits), apiKeyCacheSize, logLevel, production, creditGateway, smtp, smsGateway,
-    databasePoolSize, databaseStatementTimeoutMs, httpRequestTimeoutMs, webhookDelivery: Object.freeze(webhookDelivery), shutdownDrainMs, trustProxy: Array.isArray(trustProxy) ? Object.freeze(trustProxy) as string[] : trustProxy,
+    databasePoolSize, sqliteWriterThread, databaseStatementTimeoutMs, httpRequestTimeoutMs, webhookDelivery: Object.freeze(webhookDelivery), shutdownDrainMs, trustProxy: Array.isArray(trustProxy) ? Object.freeze(trustProxy) as string[] : trustProxy,
   });
 }
 

@@ -40,6 +40,7 @@ import { batchedRead, type RowValues } from './batched-read.js';
 import { preparedNameOf, preparedOnPostgres } from './statements.js';
 import { COMMIT_WITHOUT_WAITING, createWalSync, type WalSync } from './wal-sync.js';
 import { createOffLoopReader, offLoopSqliteDialect } from './sqlite-offloop-reader.js';
+import { COMMITS_BEGUN, COMMITS_ENDED, createSqliteWriterThread, type SqliteWriterThread } from './sqlite-writer-thread.js';
 import { CHECKPOINT_DEFAULTS, startCheckpointer, type Checkpointer, type CheckpointerOptions } from './wal-checkpointer.js';
 
 export type DialectName = 'sqlite' | 'postgres';
@@ -94,6 +95,12 @@ export interface Storage {
    * statements.ts are named prepared statements here too. null on SQLite.
    */
   pipelined: PipelinedPool | null;
+  /**
+   * SQLite in WAL mode: the thread that runs planned group-commit units (a create's writes) off
+   * the event loop (sqlite-writer-thread.ts, ADR 0030); null on PostgreSQL, without WAL, or when
+   * turned off (`writerThread: false`).
+   */
+  writerThread: SqliteWriterThread | null;
   close(): Promise<void>;
 }
 
@@ -154,6 +161,11 @@ export interface StorageOptions {
   onCheckpointError?: (err: Error) => void;
   /** SQLite: how the WAL is made durable (default fdatasync; tests hold it to see what waits). */
   syncWal?: () => Promise<void>;
+  /**
+   * SQLite in WAL mode: run planned units (a create's writes) in the writer thread (default true;
+   * `CDS_SQLITE_WRITER_THREAD=0`). Off, they run on the event loop as every other write does.
+   */
+  writerThread?: boolean;
   /** SQLite: the background checkpointer's interval, WAL limit and report (tests). */
   checkpoints?: Pick<CheckpointerOptions, 'intervalMs' | 'restartAboveBytes' | 'truncateAboveBytes' | 'onCheckpoint'>;
 }
@@ -168,18 +180,25 @@ pg.types.setTypeParser(20, (value) => Number(value));
  */
 export function configureSqliteWriter(sqlite: SqliteDatabase.Database): boolean {
   const wal = sqlite.pragma('journal_mode = WAL', { simple: true }) === 'wal';
-  sqlite.pragma(wal ? 'synchronous = NORMAL' : 'synchronous = FULL');
-  sqlite.pragma('busy_timeout = 5000');
-  sqlite.pragma('foreign_keys = ON');
-  sqlite.pragma(`journal_size_limit = ${CHECKPOINT_DEFAULTS.truncateAboveBytes}`);
-  // Every unit of a group commit runs in a savepoint, and SQLite keeps the pre-image of each page
-  // a savepoint first changes in a statement journal, a temporary file once it passes 64 KiB:
-  // a batch then created, wrote (about 27 writes per create) and deleted a file in /var/tmp on
-  // the event loop. In memory instead (it only serves ROLLBACK TO within the open transaction;
-  // durability is the WAL's). The writer's other temporary structures (sorts of migrations and
-  // purges) are in memory too.
-  sqlite.pragma('temp_store = MEMORY');
+  for (const pragma of sqliteWriterPragmas(wal)) sqlite.pragma(pragma);
   return wal;
+}
+
+/** The settings of a write connection, once the journal mode is known (also the writer thread's). */
+function sqliteWriterPragmas(wal: boolean): string[] {
+  return [
+    wal ? 'synchronous = NORMAL' : 'synchronous = FULL',
+    'busy_timeout = 5000',
+    'foreign_keys = ON',
+    `journal_size_limit = ${CHECKPOINT_DEFAULTS.truncateAboveBytes}`,
+    // Every unit of a group commit runs in a savepoint, and SQLite keeps the pre-image of each page
+    // a savepoint first changes in a statement journal, a temporary file once it passes 64 KiB:
+    // a batch then created, wrote (about 27 writes per create) and deleted a file in /var/tmp on
+    // the event loop. In memory instead (it only serves ROLLBACK TO within the open transaction;
+    // durability is the WAL's). The writer's other temporary structures (sorts of migrations and
+    // purges) are in memory too.
+    'temp_store = MEMORY',
+  ];
 }
 
 export function openStorage(options: StorageOptions): Storage {
@@ -188,13 +207,26 @@ export function openStorage(options: StorageOptions): Storage {
     const file = path.join(options.dataDir, 'cds.sqlite');
     const sqlite = new SqliteDatabase(file);
     const wal = configureSqliteWriter(sqlite);
+    const background = options.backgroundCheckpoints !== false;
+    // WAL mode: planned units (a create) run in a thread of their own (sqlite-writer-thread.ts),
+    // set up as this writer is; other writes stay on this connection.
+    const writerThread =
+      wal && options.writerThread !== false
+        ? createSqliteWriterThread(file, [...sqliteWriterPragmas(true), ...(background ? ['wal_autocheckpoint = 0'] : [])])
+        : null;
     // WAL mode: commits are made durable off the event loop by wal-sync.ts (the writer's own
     // COMMIT then only writes the frames). Where WAL is impossible (some network file systems)
     // every COMMIT syncs, on the event loop, as SQLite does with FULL.
-    const walSync = wal ? createWalSync({ file, ...(options.syncWal ? { sync: options.syncWal } : {}) }) : null;
+    const walSync = wal
+      ? createWalSync({
+          file,
+          ...(options.syncWal ? { sync: options.syncWal } : {}),
+          ...(writerThread ? { externalCommits: { counters: writerThread.counters, begun: COMMITS_BEGUN, ended: COMMITS_ENDED } } : {}),
+        })
+      : null;
     const db = new Kysely<Database>({ dialect: sqliteDialect(sqlite, walSync) });
     let checkpointer: Checkpointer | null = null;
-    if (options.backgroundCheckpoints !== false) {
+    if (background) {
       sqlite.pragma('wal_autocheckpoint = 0');
       checkpointer = startCheckpointer({
         ...options.checkpoints,
@@ -203,6 +235,7 @@ export function openStorage(options: StorageOptions): Storage {
         onError: options.onCheckpointError,
         onStopped: () => {
           if (sqlite.open) sqlite.pragma('wal_autocheckpoint = 1000');
+          writerThread?.pragma('wal_autocheckpoint = 1000');
         },
       });
     }
@@ -231,8 +264,10 @@ export function openStorage(options: StorageOptions): Storage {
         });
       },
       pipelined: null,
+      writerThread,
       close: async () => {
         await checkpointer?.stop();
+        await writerThread?.close();
         await analyticsDb.destroy();
         await readDb.destroy();
         await db.destroy();
@@ -295,6 +330,7 @@ export function openStorage(options: StorageOptions): Storage {
         maxBatchesInFlight: 1,
       });
     },
+    writerThread: null,
     pipelined: {
       connect: async () => {
         pipelinePool ??= newPool(4, true);

@@ -39,8 +39,43 @@ import { sql, type Kysely } from 'kysely';
 import type { Database } from './schema.js';
 import type { DialectName } from './database.js';
 import { COMMIT_WITHOUT_WAITING, type WalSync } from './wal-sync.js';
+import type { PlannedOutcome, PlannedStatement, SqliteWriterThread } from './sqlite-writer-thread.js';
 
 export type Unit<T> = (trx: Kysely<Database>) => Promise<T>;
+
+/**
+ * The same unit as data, for the SQLite writer thread (sqlite-writer-thread.ts): its statements
+ * with what each must find, and the value the unit returns when they all succeed.
+ */
+export interface Planned<T> {
+  statements: PlannedStatement[];
+  value: T;
+  /** Called when the plan turned out to be out of date and the function runs instead (`RUN_AS_FUNCTION`). */
+  outdated?: () => void;
+}
+
+/** A unit that may also come as a plan (`run` takes whichever form the runner can use best). */
+export type PlannableUnit<T> = Unit<T> & { planned?: Planned<T> | null };
+
+/** The unit to run and its plan, the plan's value mapped as the unit's result is. */
+export function mapUnit<A, B>(unit: PlannableUnit<A>, map: (value: A) => B): PlannableUnit<B> {
+  const mapped: PlannableUnit<B> = async (trx) => map(await unit(trx));
+  if (unit.planned) mapped.planned = { ...unit.planned, value: map(unit.planned.value) };
+  return mapped;
+}
+
+/** A planned unit found other than a statement expected: `failure` is the expectation's. */
+export class PlannedUnitFailed extends Error {
+  constructor(readonly failure: string) {
+    super(`planned unit failed: ${failure}`);
+  }
+}
+
+/**
+ * The failure of an expectation that only says the plan is out of date (the fan-out's guard):
+ * the runner runs the unit's function instead, on the main connection, as if it had no plan.
+ */
+export const RUN_AS_FUNCTION = 'run-as-function';
 
 export interface GroupCommitOptions {
   /** Most units one transaction holds. */
@@ -63,13 +98,20 @@ export interface GroupCommitStats {
 }
 
 export interface TransactionRunner {
-  /** Runs `unit` in a shared transaction; resolves after its COMMIT, rejects if it or the COMMIT fails. */
-  run<T>(unit: Unit<T>): Promise<T>;
+  /**
+   * Runs `unit` in a shared transaction; resolves after its COMMIT, rejects if it or the COMMIT
+   * fails. A unit's plan (`unit.planned`) runs in the SQLite writer thread when there is one, the
+   * unit's function everywhere else: both must write the same.
+   */
+  run<T>(unit: PlannableUnit<T>): Promise<T>;
+  /** Whether plans are used (SQLite with its writer thread): elsewhere nobody needs to make one. */
+  readonly runsPlans: boolean;
   stats(): GroupCommitStats;
 }
 
 interface Pending {
   unit: Unit<unknown>;
+  planned: Planned<unknown> | null;
   resolve: (value: unknown) => void;
   reject: (err: unknown) => void;
 }
@@ -77,11 +119,12 @@ interface Pending {
 export const GROUP_COMMIT_DEFAULTS = { maxBatch: 64, maxWaitMs: 2, maxBatches: 4, lockTimeoutMs: 5_000 } as const;
 
 export function createTransactionRunner(
-  storage: { db: Kysely<Database>; dialect: DialectName; walSync?: WalSync | null },
+  storage: { db: Kysely<Database>; dialect: DialectName; walSync?: WalSync | null; writerThread?: SqliteWriterThread | null },
   options: GroupCommitOptions = {},
 ): TransactionRunner {
   const { db, dialect } = storage;
   const walSync = storage.walSync ?? null;
+  const writer = storage.writerThread ?? null;
   const commit = walSync ? COMMIT_WITHOUT_WAITING : 'commit';
   const maxBatch = Math.max(1, options.maxBatch ?? GROUP_COMMIT_DEFAULTS.maxBatch);
   const maxWaitMs = options.maxWaitMs ?? GROUP_COMMIT_DEFAULTS.maxWaitMs;
@@ -106,9 +149,9 @@ export function createTransactionRunner(
     for (const text of list) await sql.raw(text).execute(trx);
   };
 
-  function run<T>(unit: Unit<T>): Promise<T> {
+  function run<T>(unit: PlannableUnit<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      queue.push({ unit, resolve: resolve as (value: unknown) => void, reject });
+      queue.push({ unit, planned: writer !== null ? (unit.planned ?? null) : null, resolve: resolve as (value: unknown) => void, reject });
       if (wake !== null) {
         const woken = wake;
         wake = null;
@@ -125,7 +168,9 @@ export function createTransactionRunner(
     try {
       while (queue.length > 0) {
         try {
-          const committed = await db.connection().execute(batch);
+          // A planned unit first in line opens a batch of the writer thread; the main connection
+          // is held meanwhile, so nothing else of the process writes (sqlite-writer-thread.ts).
+          const committed = await db.connection().execute((trx) => (queue[0]?.planned ? threadBatch() : batch(trx)));
           if (committed.length > 0) settle(committed);
         } catch (err) {
           // No connection (database down): every waiting unit would meet the same error.
@@ -170,7 +215,7 @@ export function createTransactionRunner(
       await exec(trx, statements.open);
       const opened = performance.now();
       for (;;) {
-        while (queue.length > 0 && taken < maxBatch) {
+        while (queue.length > 0 && taken < maxBatch && queue[0]!.planned === null) {
           current = queue.shift()!;
           taken++;
           stats.units++;
@@ -204,7 +249,7 @@ export function createTransactionRunner(
         }
         if (performance.now() - opened >= maxWaitMs) break;
         await nextTurn();
-        if (queue.length === 0) break;
+        if (queue.length === 0 || queue[0]!.planned !== null) break;
       }
       await sql.raw(commit).execute(trx);
     } catch (err) {
@@ -221,5 +266,97 @@ export function createTransactionRunner(
     return committed;
   }
 
-  return { run, stats: () => ({ ...stats }) };
+  /**
+   * One transaction of the writer thread, for the planned units first in line: posted to the
+   * thread as they come (the event loop goes on meanwhile), committed by the same rules as
+   * `batch`. Never throws; returns the committed units with their values, for `settle`.
+   */
+  async function threadBatch(): Promise<Array<{ pending: Pending; value: unknown }>> {
+    const thread = writer!;
+    const committed: Array<{ pending: Pending; value: unknown }> = [];
+    const posted: Pending[] = [];
+    const answered = new Set<Pending>(); // failed or sent back on their own, before the batch ended
+    const replies: Array<Promise<void>> = [];
+    let taken = 0;
+    const settleOutcomes = (units: Pending[], outcomes: PlannedOutcome[]) => {
+      outcomes.forEach((outcome, i) => {
+        const pending = units[i]!;
+        if ('ok' in outcome) {
+          committed.push({ pending, value: pending.planned!.value });
+        } else if ('failed' in outcome && outcome.failed === RUN_AS_FUNCTION) {
+          // Rolled back in the thread; its function runs in the next batch, on the main connection.
+          answered.add(pending);
+          pending.planned!.outdated?.();
+          queue.unshift({ ...pending, planned: null });
+        } else {
+          answered.add(pending);
+          stats.failedUnits++;
+          pending.reject('failed' in outcome ? new PlannedUnitFailed(outcome.failed) : Object.assign(new Error(outcome.error.message), outcome.error.code ? { code: outcome.error.code } : {}));
+        }
+      });
+    };
+    // At most one `run` message is out while the batch is open: units that come while the thread
+    // works go together in the next one. Each message costs both threads tens of microseconds
+    // under load (docs/performance.md), more than a unit's statements when there is one per turn.
+    let running: Promise<void> | null = null;
+    const post = (force: boolean) => {
+      if (running !== null && !force) return;
+      const units: Pending[] = [];
+      while (queue.length > 0 && taken < maxBatch && queue[0]!.planned !== null) {
+        units.push(queue.shift()!);
+        taken++;
+        stats.units++;
+      }
+      if (units.length === 0) return;
+      posted.push(...units);
+      const reply = thread.run(units.map((u) => u.planned!.statements)).then((outcomes) => settleOutcomes(units, outcomes));
+      replies.push(reply);
+      const current = reply.then(
+        () => undefined,
+        () => undefined,
+      );
+      running = current;
+      void current.then(() => {
+        if (running === current) running = null;
+      });
+    };
+    try {
+      const opened = performance.now();
+      for (;;) {
+        post(false);
+        if (taken >= maxBatch) break;
+        if (walSync?.syncing()) {
+          await Promise.race([walSync.idle(), arrival(), ...(running ? [running] : [])]);
+          wake = null;
+          continue;
+        }
+        if (performance.now() - opened >= maxWaitMs) break;
+        await nextTurn();
+        if (queue.length === 0 || queue[0]!.planned === null) break;
+      }
+      post(true);
+      // The thread answers in order: the COMMIT goes out behind the last units without waiting.
+      const commitment = thread.commit();
+      const outcomes = await Promise.allSettled([...replies, commitment]);
+      const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+      if (failed) throw failed.reason;
+    } catch (err) {
+      stats.failedBatches++;
+      await thread.rollback().catch(() => undefined);
+      // Every unit of the batch not already answered on its own (failed, or sent back to run as a
+      // function) fails with the batch: nothing of it is written.
+      for (const pending of posted) {
+        if (answered.has(pending)) continue;
+        stats.failedUnits++;
+        pending.reject(err);
+      }
+      return [];
+    } finally {
+      stats.batches++;
+      if (taken > stats.largestBatch) stats.largestBatch = taken;
+    }
+    return committed;
+  }
+
+  return { run, runsPlans: writer !== null, stats: () => ({ ...stats }) };
 }

@@ -16,6 +16,9 @@
  *   on (`noteStatement`, called by database.ts after each statement on the writer: a statement
  *   that is not read-only marks the transaction as writing, and the statement that leaves the
  *   connection outside a transaction ends it). Everything up to a position is in the OS's hands.
+ *   The writer thread's COMMITs (sqlite-writer-thread.ts) are counted apart, in shared memory
+ *   (`externalCommits`): `whenDurable` waits for every one begun by then (a reader may see it
+ *   already), and a sync serves only the ones that had ended when it started.
  * - Syncs. One `fdatasync` at a time. A sync started at position P makes everything up to P
  *   durable when it returns, since everything up to P was written before it started. Callers
  *   that need a later position wait for the next sync, which starts as soon as the one in flight
@@ -67,6 +70,8 @@ export interface WalSync {
 export interface WalSyncStats {
   syncs: number;
   failedSyncs: number;
+  /** COMMITs ended on the writer thread (`externalCommits`); `position()` counts the writer connection's. */
+  commitsElsewhere: number;
 }
 
 export interface WalSyncOptions {
@@ -77,10 +82,19 @@ export interface WalSyncOptions {
    * use). Tests pass their own to hold a sync and look at what waits for it.
    */
   sync?: () => Promise<void>;
+  /**
+   * Commits made on another connection of this process (the writer thread,
+   * sqlite-writer-thread.ts): shared counters of COMMITs begun and ended there. A response could
+   * show a commit once it has begun, and a sync covers it only if it started after it ended, so
+   * `whenDurable` waits for the ones begun by then and a sync serves the ones ended before it.
+   */
+  externalCommits?: { counters: Int32Array; begun: number; ended: number };
 }
 
 interface Waiter {
   position: number;
+  /** Writer-thread COMMITs begun when the waiter came (`externalCommits`). */
+  elsewhere: number;
   resolve(): void;
   reject(err: unknown): void;
 }
@@ -88,27 +102,35 @@ interface Waiter {
 export function createWalSync(options: WalSyncOptions): WalSync {
   const wal = walFile(`${options.file}-wal`);
   const sync = options.sync ?? wal.sync;
-  const stats: WalSyncStats = { syncs: 0, failedSyncs: 0 };
+  const stats = { syncs: 0, failedSyncs: 0 };
   let committed = 0;
   let durable = 0;
   let writing = false; // the open transaction has written
   let inFlight: Promise<void> | null = null;
   let waiters: Waiter[] = [];
+  // The writer thread's commits are a second count, kept apart: a sum could let a later commit
+  // of the main connection stand in for a thread COMMIT that has not ended.
+  const external = options.externalCommits;
+  const begunElsewhere = external ? () => Atomics.load(external.counters, external.begun) : () => 0;
+  const endedElsewhere = external ? () => Atomics.load(external.counters, external.ended) : () => 0;
+  let durableElsewhere = 0;
 
   function start(): void {
     const target = committed;
+    const targetElsewhere = endedElsewhere();
     stats.syncs++;
     inFlight = sync().then(
       () => {
         if (target > durable) durable = target;
-        settle(target, null);
+        if (targetElsewhere > durableElsewhere) durableElsewhere = targetElsewhere;
+        settle(target, targetElsewhere, null);
       },
       (err: unknown) => {
         stats.failedSyncs++;
         // The error SQLite itself gives when the fsync inside a COMMIT fails, so callers map it
         // the same way (a 503: the database cannot serve us right now).
         const message = err instanceof Error ? err.message : String(err);
-        settle(target, Object.assign(new Error(`WAL sync failed: ${message}`), { code: 'SQLITE_IOERR_FSYNC', cause: err }));
+        settle(target, targetElsewhere, Object.assign(new Error(`WAL sync failed: ${message}`), { code: 'SQLITE_IOERR_FSYNC', cause: err }));
       },
     );
     void inFlight.then(() => {
@@ -118,10 +140,10 @@ export function createWalSync(options: WalSyncOptions): WalSync {
   }
 
   /** Settles the waiters that the sync up to `target` served; the rest wait for the next one. */
-  function settle(target: number, err: unknown): void {
+  function settle(target: number, targetElsewhere: number, err: unknown): void {
     const later: Waiter[] = [];
     for (const w of waiters) {
-      if (w.position > target) later.push(w);
+      if (w.position > target || w.elsewhere > targetElsewhere) later.push(w);
       else if (err === null) w.resolve();
       else w.reject(err);
     }
@@ -131,9 +153,11 @@ export function createWalSync(options: WalSyncOptions): WalSync {
   return {
     position: () => committed,
     whenDurable(position = committed) {
-      if (position <= durable) return null;
+      // Every thread COMMIT begun by now counts: a reader may already see it.
+      const elsewhere = begunElsewhere();
+      if (position <= durable && elsewhere <= durableElsewhere) return null;
       return new Promise<void>((resolve, reject) => {
-        waiters.push({ position, resolve, reject });
+        waiters.push({ position, elsewhere, resolve, reject });
         if (inFlight === null) start();
       });
     },
@@ -146,7 +170,7 @@ export function createWalSync(options: WalSyncOptions): WalSync {
       committed++;
       return true;
     },
-    stats: () => ({ ...stats }),
+    stats: () => ({ ...stats, commitsElsewhere: endedElsewhere() }),
     async close() {
       while (inFlight !== null) await inFlight;
       await wal.close();

@@ -3,6 +3,7 @@
  * 10). Thin, as the BNPL routes: schema, the decisions service, the presenter's JSON through the
  * idempotent state-change helper.
  */
+import { mapUnit } from '../../db/group-commit.js';
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../app/context.js';
 import { ApiError } from '../../http/errors/error-registry.js';
@@ -41,7 +42,7 @@ export function registerAutoLoanRoutes(v1: FastifyInstance, ctx: AppContext): vo
     async (request, reply) =>
       respondWithStateChange(ctx, request, reply, async () => {
         const write = await ctx.decisions.prepareAutoLoanDecision(request.auth, request.body);
-        return async (trx) => ({ statusCode: 200, body: (await write(trx)).json });
+        return mapUnit(write, (created) => ({ statusCode: 200, body: created.json }));
       }),
   );
 

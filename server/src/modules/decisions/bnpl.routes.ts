@@ -2,6 +2,7 @@
  * POST /v1/decisions/bnpl and GET /v1/decisions/bnpl/{decision_id}. Thin: schema, then the
  * decisions service, then the presenter's JSON through the idempotent state-change helper.
  */
+import { mapUnit } from '../../db/group-commit.js';
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../app/context.js';
 import { ApiError } from '../../http/errors/error-registry.js';
@@ -37,7 +38,7 @@ export function registerBnplRoutes(v1: FastifyInstance, ctx: AppContext): void {
     async (request, reply) =>
       respondWithStateChange(ctx, request, reply, async () => {
         const write = await ctx.decisions.prepareBnplDecision(request.auth, request.body);
-        return async (trx) => ({ statusCode: 200, body: (await write(trx)).json });
+        return mapUnit(write, (created) => ({ statusCode: 200, body: created.json }));
       }),
   );
 

@@ -23,6 +23,7 @@ import type { RowValues } from '../../db/batched-read.js';
 import type { Storage } from '../../db/database.js';
 import type { Database, DecisionsTable } from '../../db/schema.js';
 import { insertStatement } from '../../db/statements.js';
+import type { PlannableUnit } from '../../db/group-commit.js';
 import { ApiError } from '../../http/errors/error-registry.js';
 import { formatCentsGrouped } from '../../http/errors/messages.js';
 import type { Clock, Random } from '../../lib/clock.js';
@@ -137,7 +138,7 @@ export function createDecisionsService(deps: DecisionsDeps) {
    * Everything that can be decided before the transaction; returns the function that writes it.
    * Split so the route can run the write inside the idempotency transaction.
    */
-  async function prepareBnplDecision(scope: Scope, body: BnplCreateBody): Promise<(trx: Kysely<Database>) => Promise<CreatedDecision>> {
+  async function prepareBnplDecision(scope: Scope, body: BnplCreateBody): Promise<PlannableUnit<CreatedDecision>> {
     const startedMs = performance.now();
     const now = clock.now();
     // Only the `order` form may leave the merchant out; look the tenant's defaults up only then,
@@ -162,7 +163,7 @@ export function createDecisionsService(deps: DecisionsDeps) {
    * Auto loans (decisions.md section 10): the request rules with the auto-loan policy's ranges and
    * markup caps, the dealer of an indirect loan, then the same path as BNPL.
    */
-  async function prepareAutoLoanDecision(scope: Scope, body: AutoLoanCreateBody): Promise<(trx: Kysely<Database>) => Promise<CreatedDecision>> {
+  async function prepareAutoLoanDecision(scope: Scope, body: AutoLoanCreateBody): Promise<PlannableUnit<CreatedDecision>> {
     const startedMs = performance.now();
     const now = clock.now();
     const documents = await deps.documentsFor(scope, 'auto_loan');
@@ -186,7 +187,7 @@ export function createDecisionsService(deps: DecisionsDeps) {
   }
 
   /** Everything after a product's request rules: applicant, tier, and the pending or soft path. */
-  async function prepareDecision(scope: Scope, now: Date, startedMs: number, intake: Intake): Promise<(trx: Kysely<Database>) => Promise<CreatedDecision>> {
+  async function prepareDecision(scope: Scope, now: Date, startedMs: number, intake: Intake): Promise<PlannableUnit<CreatedDecision>> {
     let existing: Consumer | null = null;
     let ssnLast4: string | null;
     let history: ConsumerHistory | null = null;
@@ -251,16 +252,21 @@ export function createDecisionsService(deps: DecisionsDeps) {
     const events = [...openingEvents(row), scoreEvent(row, evaluation), ...(verificationFails ? [kycFailedEvent(row)] : []), finalizedEvent(row, scoringOf(row, evaluation))];
     const json = presentDecisionJson(row, null);
     const identityStatus = verificationFails ? 'failed' : 'verified';
-    return async (trx) => {
-      // The applicant, the decision, its audit record, its events and the fan-out's lookup: one
-      // statement on PostgreSQL (outbox `with`, db/statements.ts), in this order on SQLite.
-      const writes: CompiledQuery[] = [];
-      if (!existing) writes.push(deps.consumers.newConsumerInsert(scope, intake.applicant.kind === 'new' ? intake.applicant.identity : never(), consumerId, identityStatus));
-      else if (verificationFails || existing.identityStatus !== 'verified') writes.push(deps.consumers.identityStatusUpdate(consumerId, identityStatus));
-      writes.push(insertDecisions([row]), insertAudits([audit]));
+    // The applicant, the decision, its audit record, its events and the fan-out's lookup: one
+    // statement on PostgreSQL (outbox `with`, db/statements.ts), in this order on SQLite.
+    const writes: CompiledQuery[] = [];
+    if (!existing) writes.push(deps.consumers.newConsumerInsert(scope, intake.applicant.kind === 'new' ? intake.applicant.identity : never(), consumerId, identityStatus));
+    else if (verificationFails || existing.identityStatus !== 'verified') writes.push(deps.consumers.identityStatusUpdate(consumerId, identityStatus));
+    writes.push(insertDecisions([row]), insertAudits([audit]));
+    const created: CreatedDecision = { row, json };
+    const unit: PlannableUnit<CreatedDecision> = async (trx) => {
       await deps.outbox.append(trx, scope, events, { with: writes });
-      return { row, json };
+      return created;
     };
+    // SQLite's writer thread: the same writes as data (group-commit.ts, ADR 0030).
+    const planned = await deps.outbox.plan(scope, events, { with: writes });
+    if (planned) unit.planned = { ...planned, value: created };
+    return unit;
   }
 
   /** Credit data, engine and offer for one application. Slow parts (a live pull) happen here, outside any transaction. */

@@ -13,6 +13,10 @@
  * Round trips: the caller's own inserts (`with`), the events insert and the fan-out's lookup go to
  * the database as one statement on PostgreSQL (db/statements.ts `runTogether`), one after another
  * on SQLite; the deliveries are a second statement only when some endpoint subscribes.
+ *
+ * Planned (`plan`, SQLite's writer thread, ADR 0030): the same statements as data, made before
+ * the transaction: the caller's writes, the events insert, the fan-out's guard in place of its
+ * lookup, and the deliveries for the endpoints the guard checks (webhooks/fan-out.ts).
  */
 import type { CompiledQuery, Kysely } from 'kysely';
 import type { Environment } from '../../config/config.js';
@@ -20,6 +24,8 @@ import type { DialectName } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
 import { insertStatement, runTogether } from '../../db/statements.js';
 import { timeOrderedUuids, type Clock, type Random } from '../../lib/clock.js';
+import type { PlannedStatement } from '../../db/sqlite-writer-thread.js';
+import type { PlannedFanOut } from '../webhooks/fan-out.js';
 
 /** Every event type of interface.md (Events). New types are appended, never renamed. */
 export const EVENT_TYPES = [
@@ -72,18 +78,25 @@ export interface AppendOptions {
   with?: readonly CompiledQuery[];
 }
 
-export function createOutbox(deps: { db: Kysely<Database>; dialect: DialectName; clock: Clock; random: Random; fanOut?: EventFanOut }) {
+/** A plan of `append`: its statements, and what `outdated` to call if the fan-out's guard fails. */
+export interface PlannedAppend {
+  statements: PlannedStatement[];
+  outdated?: () => void;
+}
+
+export function createOutbox(deps: {
+  db: Kysely<Database>;
+  dialect: DialectName;
+  clock: Clock;
+  random: Random;
+  fanOut?: EventFanOut & { planned?(scope: Scope): Promise<PlannedFanOut> };
+  /** Whether callers should make plans (the transaction runner's `runsPlans`). */
+  plans?: boolean;
+}) {
   const insertEvents = insertStatement(deps.db, 'events');
   const eventId = timeOrderedUuids(deps.random);
 
-  /** Append events in one statement (with the caller's writes and the fan-out's lookup), inside the caller's transaction. */
-  async function append(trx: Kysely<Database>, scope: Scope, events: NewEvent[], options: AppendOptions = {}): Promise<StoredEvent[]> {
-    const writes = options.with ?? [];
-    if (events.length === 0) {
-      for (const write of writes) await trx.executeQuery(write);
-      return [];
-    }
-    const now = deps.clock.now().getTime();
+  function eventRows(scope: Scope, events: NewEvent[], now: number) {
     const rows = events.map((e) => ({
       id: eventId(now),
       tenant_id: scope.tenantId,
@@ -93,8 +106,20 @@ export function createOutbox(deps: { db: Kysely<Database>; dialect: DialectName;
       data_json: JSON.stringify(e.data),
       created_at: now,
     }));
-    const insert = insertEvents(rows);
     const stored = rows.map((r, i) => ({ id: r.id, type: events[i]!.type, created: Math.floor(now / 1000), data: events[i]!.data }));
+    return { rows, stored };
+  }
+
+  /** Append events in one statement (with the caller's writes and the fan-out's lookup), inside the caller's transaction. */
+  async function append(trx: Kysely<Database>, scope: Scope, events: NewEvent[], options: AppendOptions = {}): Promise<StoredEvent[]> {
+    const writes = options.with ?? [];
+    if (events.length === 0) {
+      for (const write of writes) await trx.executeQuery(write);
+      return [];
+    }
+    const now = deps.clock.now().getTime();
+    const { rows, stored } = eventRows(scope, events, now);
+    const insert = insertEvents(rows);
     const fanOut = options.fanOut === false ? undefined : deps.fanOut;
     if (!fanOut) {
       await runTogether(trx, deps.dialect, writes, insert);
@@ -105,7 +130,30 @@ export function createOutbox(deps: { db: Kysely<Database>; dialect: DialectName;
     return stored;
   }
 
-  return { append };
+  /**
+   * `append` as a plan for the writer thread (see the opening comment), or null when plans are not
+   * used here (PostgreSQL, or no writer thread): the caller then only has its function.
+   */
+  async function plan(scope: Scope, events: NewEvent[], options: AppendOptions = {}): Promise<PlannedAppend | null> {
+    if (deps.plans !== true) return null;
+    const statements: PlannedStatement[] = [...(options.with ?? [])];
+    if (events.length === 0) return { statements };
+    const fanOut = options.fanOut === false ? undefined : deps.fanOut;
+    if (fanOut !== undefined && fanOut.planned === undefined) return null;
+    // Read before the events are stamped: the stamp is the time the plan was made, as close to its
+    // transaction as `append`'s is.
+    const planned = fanOut ? await fanOut.planned!(scope) : null;
+    const now = deps.clock.now().getTime();
+    const { rows, stored } = eventRows(scope, events, now);
+    statements.push(insertEvents(rows));
+    if (planned === null) return { statements };
+    statements.push(planned.guard);
+    const deliveries = planned.deliveries(stored, now);
+    if (deliveries !== null) statements.push(deliveries);
+    return { statements, outdated: planned.forget };
+  }
+
+  return { append, plan, plans: deps.plans === true };
 }
 
 export type Outbox = ReturnType<typeof createOutbox>;

@@ -35,7 +35,7 @@ import type { Clock } from '../../lib/clock.js';
 import type { SecretBox } from '../../lib/crypto.js';
 import type { Environment } from '../../config/config.js';
 import type { Database } from '../../db/schema.js';
-import type { TransactionRunner } from '../../db/group-commit.js';
+import { PlannedUnitFailed, type PlannableUnit, type TransactionRunner } from '../../db/group-commit.js';
 import { PURGE_BATCH, purgeInBatches } from '../../db/batched-purge.js';
 import { template } from '../../db/statements.js';
 import { ApiError, errorBody } from '../../http/errors/error-registry.js';
@@ -62,8 +62,12 @@ export interface FinalResponse extends WorkResponse {
   requestId: string;
 }
 
-/** Writes the state change through `trx` and returns the response to store and send. */
-export type WriteStep = (trx: Kysely<Database>) => Promise<WorkResponse>;
+/**
+ * Writes the state change through `trx` and returns the response to store and send. It may also
+ * come as a plan (the same writes as data, for SQLite's writer thread: group-commit.ts); the claim
+ * of the key is then appended to the plan as a statement that must return its row.
+ */
+export type WriteStep = PlannableUnit<WorkResponse>;
 
 export interface ExecuteParams {
   scope: IdempotencyScope;
@@ -106,6 +110,10 @@ export function canonicalJson(value: unknown): string {
 }
 
 class KeyAlreadyClaimed extends Error {}
+
+/** A planned claim's failure when a live record holds the key (the insert returned no row). */
+const KEY_ALREADY_CLAIMED = 'idempotency-key-claimed';
+const alreadyClaimed = (err: unknown) => err instanceof KeyAlreadyClaimed || (err instanceof PlannedUnitFailed && err.failure === KEY_ALREADY_CLAIMED);
 
 /** A keyed request's parameters, its fingerprint computed once. */
 type KeyedParams = Omit<ExecuteParams, 'key' | 'fingerprint'> & { key: string; fingerprint: string };
@@ -183,14 +191,22 @@ export function createIdempotencyService(deps: { db: Kysely<Database>; readDb: K
   async function runClaimed(params: KeyedParams): Promise<FinalResponse> {
     try {
       const write = await params.prepare();
-      const response = await transactions.run(async (trx) => {
+      const unit: WriteStep = async (trx) => {
         const result = await write(trx);
         await claim(trx, params, result);
         return result;
-      });
+      };
+      if (write.planned) {
+        const claimStatement = claimQuery(params, write.planned.value);
+        unit.planned = {
+          ...write.planned,
+          statements: [...write.planned.statements, { sql: claimStatement.sql, parameters: claimStatement.parameters, expect: { kind: 'row', failure: KEY_ALREADY_CLAIMED } }],
+        };
+      }
+      const response = await transactions.run(unit);
       return { ...response, replayed: false, requestId: params.requestId };
     } catch (err) {
-      if (err instanceof KeyAlreadyClaimed) return replayAfterRace(params);
+      if (alreadyClaimed(err)) return replayAfterRace(params);
       if (isLockTimeout(err)) throw stillRunning();
       if (err instanceof ApiError && err.status === 422) return storeRefusal(params, err);
       throw err;
@@ -203,21 +219,24 @@ export function createIdempotencyService(deps: { db: Kysely<Database>; readDb: K
    * KeyAlreadyClaimed if a live record exists, which rolls the unit's work back with it.
    */
   async function claim(trx: Kysely<Database>, params: KeyedParams, response: WorkResponse): Promise<void> {
-    const now = clock.now().getTime();
-    const { rows } = await trx.executeQuery(
-      claimRecord({
-        tenantId: params.scope.tenantId,
-        environment: params.scope.environment,
-        key: params.key,
-        fingerprint: params.fingerprint,
-        statusCode: response.statusCode,
-        body: deps.secretBox.seal(response.body, bodyBinding(params)),
-        requestId: params.requestId,
-        now,
-        expiresAt: now + IDEMPOTENCY_TTL_MS,
-      }),
-    );
+    const { rows } = await trx.executeQuery(claimQuery(params, response));
     if (rows.length === 0) throw new KeyAlreadyClaimed();
+  }
+
+  /** The claim's statement: it returns the key's row when it inserted it or took an expired one over. */
+  function claimQuery(params: KeyedParams, response: WorkResponse) {
+    const now = clock.now().getTime();
+    return claimRecord({
+      tenantId: params.scope.tenantId,
+      environment: params.scope.environment,
+      key: params.key,
+      fingerprint: params.fingerprint,
+      statusCode: response.statusCode,
+      body: deps.secretBox.seal(response.body, bodyBinding(params)),
+      requestId: params.requestId,
+      now,
+      expiresAt: now + IDEMPOTENCY_TTL_MS,
+    });
   }
 
   /** The associated data of a sealed body: it opens only in the row it was written to. */
@@ -236,7 +255,7 @@ export function createIdempotencyService(deps: { db: Kysely<Database>; readDb: K
     try {
       await transactions.run((trx) => claim(trx, params, response));
     } catch (e) {
-      if (e instanceof KeyAlreadyClaimed) return replayAfterRace(params);
+      if (alreadyClaimed(e)) return replayAfterRace(params);
       throw e;
     }
     return { ...response, replayed: false, requestId: params.requestId };

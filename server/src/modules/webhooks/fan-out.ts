@@ -10,11 +10,21 @@
  * neither lose a committed event's deliveries nor deliver an event that rolled back. Disabled and
  * deleted endpoints get nothing (decisions.md section 9: a re-enabled endpoint recovers what it
  * missed with "resend failed since").
+ *
+ * Planned (SQLite's writer thread, ADR 0030): a plan is data, made before its transaction, so it
+ * cannot read the endpoints in it. `planned(scope)` gives the scope's active endpoints as last
+ * read (kept up to a second), and a guard statement that, run in the transaction where the
+ * lookup would be, must find exactly those endpoints; if any changed meanwhile the unit is run
+ * again by its function, which reads them (group-commit.ts `RUN_AS_FUNCTION`), and the scope is
+ * read afresh. So a planned unit writes the deliveries the function would, and a just-created
+ * endpoint still never misses an event.
  */
-import type { Kysely } from 'kysely';
+import type { CompiledQuery, Kysely } from 'kysely';
 import type { Environment } from '../../config/config.js';
 import type { Database, WebhookDeliveriesTable } from '../../db/schema.js';
-import { template } from '../../db/statements.js';
+import { insertStatement, template } from '../../db/statements.js';
+import { RUN_AS_FUNCTION } from '../../db/group-commit.js';
+import type { PlannedStatement } from '../../db/sqlite-writer-thread.js';
 import { timeOrderedUuids, type Random } from '../../lib/clock.js';
 import type { EventFanOut, StoredEvent } from '../events/outbox.js';
 
@@ -64,21 +74,77 @@ interface Target {
   event_types_json: string;
 }
 
-export function createWebhookFanOut(deps: { db: Kysely<Database>; random: Random }): EventFanOut<Target> {
+type Scope = { tenantId: string; environment: Environment };
+
+/** How long `planned` trusts what it read of a scope's endpoints (the guard checks it anyway). */
+export const PLANNED_TARGETS_MAX_AGE_MS = 1_000;
+const PLANNED_SCOPES_KEPT = 10_000;
+
+/** The fan-out of a plan: the endpoints it is made for, and the guard that they still are. */
+export interface PlannedFanOut {
+  targets: Target[];
+  guard: PlannedStatement;
+  /** The deliveries of `events` for `targets` as one statement (none: null). */
+  deliveries(events: StoredEvent[], atMs: number): CompiledQuery | null;
+  /** The guard failed: read the scope again next time. */
+  forget(): void;
+}
+
+// The active endpoints of a scope as one text, in id order (SQLite's binary order of ASCII ids is
+// JavaScript's): the guard's value and what the plan expects it to be.
+const GUARD_SQL =
+  `select coalesce(group_concat("id" || ' ' || "event_types_json", char(10)), '') from ` +
+  `(select "id", "event_types_json" from "webhook_endpoints" where "tenant_id" = ? and "environment" = ? and "state" = 'active' order by "id")`;
+const guardValueOf = (targets: readonly Target[]) => targets.map((t) => `${t.id} ${t.event_types_json}`).join('\n');
+
+export function createWebhookFanOut(deps: { db: Kysely<Database>; readDb?: Kysely<Database>; random: Random }): EventFanOut<Target> & { planned(scope: Scope): Promise<PlannedFanOut> } {
   // Compiled once (it runs with every event appended); the parameters are the scope.
   const activeEndpoints = template(['tenantId', 'environment', 'state'], (p) =>
     deps.db.selectFrom('webhook_endpoints').select(['id', 'event_types_json']).where('tenant_id', '=', p.tenantId).where('environment', '=', p.environment).where('state', '=', p.state),
   );
   const deliveryId = timeOrderedUuids(deps.random);
+  const insertDeliveries = insertStatement(deps.db, 'webhook_deliveries');
+  const readDb = deps.readDb ?? deps.db;
+  const known = new Map<string, { targets: Target[]; guardValue: string; readAt: number }>();
+
+  function deliveryRows(scope: Scope, events: StoredEvent[], endpoints: Target[], atMs: number): WebhookDeliveriesTable[] {
+    const rows: WebhookDeliveriesTable[] = [];
+    for (const endpoint of endpoints) {
+      const types = parseEventTypes(endpoint.event_types_json);
+      for (const event of events) if (subscribesTo(types, event.type)) rows.push(newDeliveryRow(deliveryId, scope, endpoint.id, event, atMs));
+    }
+    return rows;
+  }
+
   return {
     lookup: (scope) => activeEndpoints({ tenantId: scope.tenantId, environment: scope.environment, state: 'active' }),
     async write(trx, scope, events: StoredEvent[], endpoints: Target[], atMs: number): Promise<void> {
-      const rows: WebhookDeliveriesTable[] = [];
-      for (const endpoint of endpoints) {
-        const types = parseEventTypes(endpoint.event_types_json);
-        for (const event of events) if (subscribesTo(types, event.type)) rows.push(newDeliveryRow(deliveryId, scope, endpoint.id, event, atMs));
-      }
+      const rows = deliveryRows(scope, events, endpoints, atMs);
       if (rows.length > 0) await trx.insertInto('webhook_deliveries').values(rows).execute();
+    },
+    async planned(scope) {
+      const key = `${scope.tenantId}\u0000${scope.environment}`;
+      const now = performance.now();
+      let entry = known.get(key);
+      if (entry === undefined || now - entry.readAt > PLANNED_TARGETS_MAX_AGE_MS) {
+        const { rows } = await readDb.executeQuery(activeEndpoints({ tenantId: scope.tenantId, environment: scope.environment, state: 'active' }));
+        const targets = [...rows].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+        if (known.size >= PLANNED_SCOPES_KEPT) known.clear();
+        entry = { targets, guardValue: guardValueOf(targets), readAt: now };
+        known.set(key, entry);
+      }
+      const { targets, guardValue } = entry;
+      return {
+        targets,
+        guard: { sql: GUARD_SQL, parameters: [scope.tenantId, scope.environment], expect: { kind: 'equals', value: guardValue, failure: RUN_AS_FUNCTION } },
+        deliveries(events, atMs) {
+          const rows = targets.length === 0 ? [] : deliveryRows(scope, events, targets, atMs);
+          return rows.length === 0 ? null : insertDeliveries(rows);
+        },
+        forget: () => {
+          if (known.get(key) === entry) known.delete(key);
+        },
+      };
     },
   };
 }

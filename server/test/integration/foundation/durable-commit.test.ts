@@ -18,60 +18,7 @@ import { ManualClock } from '../../../src/lib/clock.js';
 import { createTestDatabase, type TestDatabase } from '../../support/databases.js';
 import { bearer, createTestApp, type TestApp } from '../../support/test-app.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../../support/webhook-receiver.js';
-
-/** An fdatasync stand-in: passes at once while open; while held, each sync waits to be released. */
-function walGate() {
-  let held: Array<() => void> | null = null;
-  let syncs = 0;
-  let failing = false;
-  return {
-    get syncs() {
-      return syncs;
-    },
-    get waiting() {
-      return held?.length ?? 0;
-    },
-    hold() {
-      held ??= [];
-    },
-    /** The next sync fails (an I/O error from fdatasync). */
-    failNext() {
-      failing = true;
-    },
-    /** Let the oldest held sync return. */
-    releaseOne() {
-      held?.shift()?.();
-    },
-    release() {
-      const waiting = held ?? [];
-      held = null;
-      for (const go of waiting) go();
-    },
-    sync: async () => {
-      syncs++;
-      if (held) await new Promise<void>((resolve) => held!.push(resolve));
-      if (failing) {
-        failing = false;
-        throw Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' });
-      }
-    },
-  };
-}
-
-const settledState = (p: Promise<unknown>) =>
-  Promise.race([p.then(() => 'settled', () => 'settled'), new Promise((r) => setImmediate(() => r('pending')))]);
-
-/**
- * Turns of the event loop until `check` holds (it reads the test's own connection or counters;
- * nothing here waits on business time). The bound only turns a hang into a failure.
- */
-async function until(check: () => boolean, what: string, boundMs = 15_000): Promise<void> {
-  const start = performance.now();
-  while (!check()) {
-    if (performance.now() - start > boundMs) throw new Error(`not reached within ${boundMs} ms: ${what}`);
-    await new Promise((r) => setImmediate(r));
-  }
-}
+import { settledState, until, walGate } from '../../support/wal-gate.js';
 
 /**
  * With the gate held, lets held syncs return one at a time until `committed` holds. A batch stays
@@ -197,19 +144,21 @@ describe('durable commits off the event loop [sqlite]', () => {
     await commitThrough(gate, () => count('decisions') === decisionsBefore + 1, 'the first create committed');
     await until(() => gate.waiting === 1, 'the first batch is syncing');
     const before = count('decisions');
-    const commitsBefore = wal.position();
+    // Commits of the writer connection and of the writer thread (where a create's writes run).
+    const commits = () => wal.position() + wal.stats().commitsElsewhere;
+    const commitsBefore = commits();
     const unitsBefore = units();
     const group = Array.from({ length: 8 }, () => create());
     // Decided and written into the open batch while the sync runs, but not committed.
     await until(() => units() === unitsBefore + 8, 'the eight are in the open batch');
     expect(count('decisions')).toBe(before);
-    expect(wal.position()).toBe(commitsBefore);
+    expect(commits()).toBe(commitsBefore);
     expect(gate.waiting).toBe(1);
     gate.release();
     expect((await lead).statusCode).toBe(200);
     for (const r of await Promise.all(group)) expect(r.statusCode, r.body).toBe(200);
     expect(count('decisions')).toBe(before + 8);
-    expect(wal.position() - commitsBefore).toBe(1);
+    expect(commits() - commitsBefore).toBe(1);
   });
 
   it('a create whose WAL sync fails is a 503 with the stable error body; its retry replays what was committed', async () => {
