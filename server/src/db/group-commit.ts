@@ -29,6 +29,16 @@
  * Units run serially, so a unit sees its batch-mates' writes exactly as it would after their
  * commits; a rolled-back unit's writes are gone before the next unit starts.
  *
+ * Planned units (SQLite with its writer thread, ADR 0030): a unit may also come as a plan, its
+ * statements as data (`unit.planned`). When the first unit in line has one, the batch is the
+ * writer thread's (`threadBatch`): the main connection is held as for any batch, so nothing else
+ * of the process writes meanwhile, and the planned units first in line go to the thread, which
+ * runs them each in its savepoint on its own connection while the event loop goes on; the batch
+ * commits by the same rules as above and its units are resolved by the same WAL sync. A function
+ * unit in line ends such a batch and runs in the next, on the main connection, so units still run
+ * in the order they came. A plan found out of date in its transaction (`RUN_AS_FUNCTION`) runs as
+ * its function instead. Both forms must write the same; everywhere else only functions run.
+ *
  * `maxBatches` batches may be open at once, each on its own connection: 1 on SQLite (one writer),
  * more on PostgreSQL, where a single batch would put every write behind one connection's round
  * trips. At low load a unit finds no company, so its batch is a plain transaction plus one event
@@ -268,8 +278,9 @@ export function createTransactionRunner(
 
   /**
    * One transaction of the writer thread, for the planned units first in line: posted to the
-   * thread as they come (the event loop goes on meanwhile), committed by the same rules as
-   * `batch`. Never throws; returns the committed units with their values, for `settle`.
+   * thread as they come, one message at a time (the event loop goes on meanwhile), committed by
+   * the same rules as `batch`. A unit that fails in the thread is answered at once; the rest when
+   * the batch is over. Never throws; returns the committed units with their values, for `settle`.
    */
   async function threadBatch(): Promise<Array<{ pending: Pending; value: unknown }>> {
     const thread = writer!;
