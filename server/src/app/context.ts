@@ -94,7 +94,7 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
     openStorage({
       databaseUrl: config.databaseUrl,
       dataDir: config.dataDir,
-      writerThread: config.sqliteWriterThread,
+      writerThread: config.sqliteWriterThread !== 'off',
       poolSize: config.databasePoolSize,
       statementTimeoutMs: config.databaseStatementTimeoutMs,
       onPoolError: (err) => logger.warn({ err: err.message }, 'database connection lost; the pool will reconnect'),
@@ -120,7 +120,7 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
   const apiKeys = createApiKeysService({ db: storage.db, readDb: storage.readDb, clock, random, cache: apiKeyCache, feed: apiKeyFeed });
   const consumers = createConsumersService({ db: storage.db, readDb: storage.readDb, clock, random, secretBox });
   const tenants = createTenantsService({ db: storage.db, clock, random, apiKeys, consumers });
-  const transactions = createTransactionRunner(storage);
+  const transactions = createTransactionRunner(storage, config.sqliteWriterThread === 'always' ? { offload: () => true } : {});
   const idempotency = createIdempotencyService({ db: storage.db, readDb: storage.readDb, transactions, clock, secretBox });
   // Every event appended also becomes its webhook deliveries, in the same transaction. Plans of
   // appends are made only where the runner uses them (SQLite's writer thread).

@@ -45,8 +45,11 @@ export interface Config {
   smsGateway: { url: string; token: string | null } | null;
   /** PostgreSQL connections per process (each process has its own pool; docs/deployment.md). */
   databasePoolSize: number;
-  /** SQLite: a create's writes run in a writer thread, off the event loop (ADR 0030); default on. */
-  sqliteWriterThread: boolean;
+  /**
+   * SQLite: when a create's writes run in the writer thread instead of the event loop (ADR 0030):
+   * `auto` (default) while the event loop is saturated, `always`, or `off`.
+   */
+  sqliteWriterThread: 'auto' | 'always' | 'off';
   /**
    * PostgreSQL: a statement running longer is cancelled by the server, and a query with no answer
    * at all a second after that ends its connection (a silent partition); 0 = neither (database.ts).
@@ -159,7 +162,8 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     creditGateway = { url: gatewayUrl, token: gatewayToken ?? '', timeoutMs: gatewayTimeoutMs };
   }
   const databasePoolSize = integer('DATABASE_POOL_SIZE', 10, 1, 1_000);
-  const sqliteWriterThread = get('CDS_SQLITE_WRITER_THREAD') === undefined || flag('CDS_SQLITE_WRITER_THREAD');
+  const sqliteWriterThread = (get('CDS_SQLITE_WRITER_THREAD') ?? 'auto') as Config['sqliteWriterThread'];
+  if (!['auto', 'always', 'off'].includes(sqliteWriterThread)) problems.push(`CDS_SQLITE_WRITER_THREAD must be auto, always or off, got "${sqliteWriterThread}"`);
   const databaseStatementTimeoutMs = integer('DATABASE_STATEMENT_TIMEOUT_MS', 15_000, 0, 3_600_000);
   const httpRequestTimeoutMs = integer('HTTP_REQUEST_TIMEOUT_MS', 300_000, 1_000, 3_600_000);
   const webhookDelivery = {

@@ -30,11 +30,13 @@
  * commits; a rolled-back unit's writes are gone before the next unit starts.
  *
  * Planned units (SQLite with its writer thread, ADR 0030): a unit may also come as a plan, its
- * statements as data (`unit.planned`). When the first unit in line has one, the batch is the
- * writer thread's (`threadBatch`): the main connection is held as for any batch, so nothing else
- * of the process writes meanwhile, and the planned units first in line go to the thread, which
- * runs them each in its savepoint on its own connection while the event loop goes on; the batch
- * commits by the same rules as above and its units are resolved by the same WAL sync. A function
+ * statements as data (`unit.planned`). When the first unit in line has one and the event loop is
+ * the bottleneck (`offload`, `eventLoopBusy`), the batch is the writer thread's (`threadBatch`);
+ * otherwise every unit runs as its function on the event loop, as above. In the writer thread's
+ * batch the main connection is held as for any batch, so nothing else of the process writes
+ * meanwhile, and the planned units first in line go to the thread, which runs them each in its
+ * savepoint on its own connection while the event loop goes on; the batch commits by the same
+ * rules as above and its units are resolved by the same WAL sync. A function
  * unit in line ends such a batch and runs in the next, on the main connection, so units still run
  * in the order they came. A plan found out of date in its transaction (`RUN_AS_FUNCTION`) runs as
  * its function instead. Both forms must write the same; everywhere else only functions run.
@@ -44,6 +46,7 @@
  * trips. At low load a unit finds no company, so its batch is a plain transaction plus one event
  * loop turn.
  */
+import { performance } from 'node:perf_hooks';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { sql, type Kysely } from 'kysely';
 import type { Database } from './schema.js';
@@ -96,6 +99,48 @@ export interface GroupCommitOptions {
   maxBatches?: number;
   /** PostgreSQL: how long a statement of a unit may wait for a row lock (set local in the BEGIN round trip). */
   lockTimeoutMs?: number;
+  /**
+   * SQLite with a writer thread: asked as each batch opens, whether its planned units go to the
+   * thread (true) or run as functions on the event loop. Default `eventLoopBusy()`.
+   */
+  offload?: () => boolean;
+}
+
+/**
+ * Whether the event loop is the bottleneck, for `offload`: its utilisation over the last 100 ms
+ * or more (measured when asked, at most once per window) above 90% turns it on, below 70% off.
+ * Why only then (docs/performance.md, "fourteenth session"): with the loop saturated, the writer
+ * thread takes a create's statements off it and creates rise 10 to 20%; below saturation a unit's
+ * round trip to the thread only adds a millisecond or two to each create. The gap between the two
+ * thresholds is because the thread itself lowers the loop's utilisation (93-95% to 80-85% at
+ * saturation here), which must not switch it straight off again.
+ */
+export function eventLoopBusy(
+  options: { onAbove?: number; offBelow?: number; windowMs?: number; now?: () => number; utilizationSince?: () => () => number } = {},
+): () => boolean {
+  const onAbove = options.onAbove ?? 0.9;
+  const offBelow = options.offBelow ?? 0.7;
+  const windowMs = options.windowMs ?? 100;
+  const now = options.now ?? (() => performance.now());
+  // A function that gives the loop's utilisation since it was made (tests pass their own).
+  const utilizationSince =
+    options.utilizationSince ??
+    (() => {
+      const mark = performance.eventLoopUtilization();
+      return () => performance.eventLoopUtilization(performance.eventLoopUtilization(), mark).utilization;
+    });
+  let since = utilizationSince();
+  let markedAt = now();
+  let on = false;
+  return () => {
+    const at = now();
+    if (at - markedAt < windowMs) return on;
+    const utilization = since();
+    since = utilizationSince();
+    markedAt = at;
+    on = on ? utilization >= offBelow : utilization > onAbove;
+    return on;
+  };
 }
 
 export interface GroupCommitStats {
@@ -135,6 +180,7 @@ export function createTransactionRunner(
   const { db, dialect } = storage;
   const walSync = storage.walSync ?? null;
   const writer = storage.writerThread ?? null;
+  const offload = writer === null ? () => false : (options.offload ?? eventLoopBusy());
   const commit = walSync ? COMMIT_WITHOUT_WAITING : 'commit';
   const maxBatch = Math.max(1, options.maxBatch ?? GROUP_COMMIT_DEFAULTS.maxBatch);
   const maxWaitMs = options.maxWaitMs ?? GROUP_COMMIT_DEFAULTS.maxWaitMs;
@@ -180,7 +226,7 @@ export function createTransactionRunner(
         try {
           // A planned unit first in line opens a batch of the writer thread; the main connection
           // is held meanwhile, so nothing else of the process writes (sqlite-writer-thread.ts).
-          const committed = await db.connection().execute((trx) => (queue[0]?.planned ? threadBatch() : batch(trx)));
+          const committed = await db.connection().execute((trx) => (queue[0]?.planned && offload() ? threadBatch() : batch(trx)));
           if (committed.length > 0) settle(committed);
         } catch (err) {
           // No connection (database down): every waiting unit would meet the same error.
@@ -225,7 +271,8 @@ export function createTransactionRunner(
       await exec(trx, statements.open);
       const opened = performance.now();
       for (;;) {
-        while (queue.length > 0 && taken < maxBatch && queue[0]!.planned === null) {
+        // A planned unit ends this batch when it is to go to the writer thread (the next batch).
+        while (queue.length > 0 && taken < maxBatch && !(queue[0]!.planned && offload())) {
           current = queue.shift()!;
           taken++;
           stats.units++;
@@ -259,7 +306,7 @@ export function createTransactionRunner(
         }
         if (performance.now() - opened >= maxWaitMs) break;
         await nextTurn();
-        if (queue.length === 0 || queue[0]!.planned !== null) break;
+        if (queue.length === 0 || (queue[0]!.planned && offload())) break;
       }
       await sql.raw(commit).execute(trx);
     } catch (err) {

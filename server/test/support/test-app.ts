@@ -69,7 +69,7 @@ export async function createTestApp(
 ): Promise<TestApp> {
   const config = testConfig(db, options.env);
   const logs = new LogCapture();
-  const storage = openStorage({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, writerThread: config.sqliteWriterThread, poolSize: 5, ...(options.syncWal ? { syncWal: options.syncWal } : {}) });
+  const storage = openStorage({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, writerThread: config.sqliteWriterThread !== 'off', poolSize: 5, ...(options.syncWal ? { syncWal: options.syncWal } : {}) });
   await migrateToLatest(storage.db);
   const ctx = createContext(config, { storage, logger: createLogger(options.logLevel ?? 'info', logs), ...(options.clock ? { clock: options.clock } : {}), ...options.overrides });
   const app = await buildApp(ctx, options.build);

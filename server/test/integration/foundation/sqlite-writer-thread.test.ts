@@ -11,7 +11,7 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { sql, type Kysely } from 'kysely';
 import { migrateToLatest, openStorage, type Storage } from '../../../src/db/database.js';
-import { createTransactionRunner, PlannedUnitFailed, RUN_AS_FUNCTION, type PlannableUnit } from '../../../src/db/group-commit.js';
+import { createTransactionRunner, eventLoopBusy, PlannedUnitFailed, RUN_AS_FUNCTION, type PlannableUnit } from '../../../src/db/group-commit.js';
 import type { Database } from '../../../src/db/schema.js';
 import type { PlannedStatement } from '../../../src/db/sqlite-writer-thread.js';
 import { createIdempotencyService } from '../../../src/modules/idempotency/idempotency.service.js';
@@ -27,6 +27,9 @@ const SCHEMA = [
   'create table wt_parents (id integer primary key)',
   'create table wt_children (parent_id integer not null references wt_parents (id) deferrable initially deferred)',
 ];
+
+// The thread for every planned batch, whatever the event loop's load (the server's default is `eventLoopBusy`).
+const always = { offload: () => true };
 
 const insertRow = (name: string): PlannedStatement => ({ sql: 'insert into wt_rows (name) values (?)', parameters: [name] });
 
@@ -67,7 +70,7 @@ describe('planned units in the writer thread [sqlite]', () => {
 
   it('runs concurrent planned units in the thread, several to a COMMIT, and every one is written', async () => {
     expect(storage.writerThread).not.toBeNull();
-    const runner = createTransactionRunner(storage);
+    const runner = createTransactionRunner(storage, always);
     expect(runner.runsPlans).toBe(true);
     const commitsBefore = storage.walSync!.stats().commitsElsewhere;
     const names = Array.from({ length: 40 }, (_, i) => `many-${i}`);
@@ -82,7 +85,7 @@ describe('planned units in the writer thread [sqlite]', () => {
   });
 
   it('rolls back a unit whose statement fails alone: its caller gets SQLite\'s error, its batch-mates commit', async () => {
-    const runner = createTransactionRunner(storage);
+    const runner = createTransactionRunner(storage, always);
     await runner.run(planOnly('taken', [insertRow('taken')]));
     const before = runner.run(planOnly('before', [insertRow('before')]));
     const failing = runner.run(planOnly('failing', [insertRow('failing-first-write'), insertRow('taken')]));
@@ -94,7 +97,7 @@ describe('planned units in the writer thread [sqlite]', () => {
   });
 
   it('fails a unit whose statement does not find what it must, with that failure, and writes none of it', async () => {
-    const runner = createTransactionRunner(storage);
+    const runner = createTransactionRunner(storage, always);
     const noRow = runner.run(planOnly('x', [insertRow('no-row-write'), { sql: "select name from wt_rows where name = 'absent'", parameters: [], expect: { kind: 'row', failure: 'no-such-row' } }]));
     const wrongValue = runner.run(
       planOnly('y', [insertRow('wrong-value-write'), { sql: 'select count(*) from wt_rows where name = ?', parameters: ['taken'], expect: { kind: 'equals', value: '2', failure: 'not-two' } }]),
@@ -108,7 +111,7 @@ describe('planned units in the writer thread [sqlite]', () => {
   });
 
   it('runs the function of a unit whose plan is out of date instead, and says so to the plan', async () => {
-    const runner = createTransactionRunner(storage);
+    const runner = createTransactionRunner(storage, always);
     let outdated = 0;
     const unit: PlannableUnit<string> = async (trx) => {
       await sql`insert into wt_rows (name) values ('function-write')`.execute(trx);
@@ -127,7 +130,7 @@ describe('planned units in the writer thread [sqlite]', () => {
   });
 
   it('keeps the order of the queue across the thread and the main connection: a function unit sees the planned writes before it', async () => {
-    const runner = createTransactionRunner(storage);
+    const runner = createTransactionRunner(storage, always);
     const seen = async (trx: Kysely<Database>) =>
       (await sql<{ n: number }>`select count(*) as n from wt_rows where name in ('order-1', 'order-3')`.execute(trx)).rows[0]!.n;
     const [, middle, , last] = await Promise.all([
@@ -140,7 +143,7 @@ describe('planned units in the writer thread [sqlite]', () => {
   });
 
   it('fails every unit of a batch whose COMMIT fails, writes nothing, and serves the next batch', async () => {
-    const runner = createTransactionRunner(storage, { maxBatch: 8 });
+    const runner = createTransactionRunner(storage, { ...always, maxBatch: 8 });
     const orphan: PlannedStatement = { sql: 'insert into wt_children (parent_id) values (?)', parameters: [424242] };
     const batch = [
       runner.run(planOnly('a', [insertRow('commit-fails-a')])),
@@ -155,7 +158,7 @@ describe('planned units in the writer thread [sqlite]', () => {
   });
 
   it('resolves a planned unit only after the WAL sync that started after its COMMIT, and until then every answer waits', async () => {
-    const runner = createTransactionRunner(storage);
+    const runner = createTransactionRunner(storage, always);
     const wal = storage.walSync!;
     gate.hold();
     const running = runner.run(planOnly('durable', [insertRow('durable-write')]));
@@ -192,7 +195,7 @@ describe('the planned idempotency claim [sqlite]', () => {
   it('answers with the record that another writer committed between the lookup and the planned claim, and writes nothing of its own', async () => {
     const clock = new ManualClock('2026-03-03T10:00:00.000Z');
     const secretBox = createSecretBox(Buffer.alloc(32, 7));
-    const idempotency = createIdempotencyService({ db: storage.db, readDb: storage.readDb, transactions: createTransactionRunner(storage), clock, secretBox });
+    const idempotency = createIdempotencyService({ db: storage.db, readDb: storage.readDb, transactions: createTransactionRunner(storage, always), clock, secretBox });
     const scope = { tenantId: 'tenant-race', environment: 'sandbox' as const };
     // The other writer: a second connection of its own to the file (another process would do the same).
     const other = new SqliteDatabase(path.join(testDb.dataDir, 'cds.sqlite'));
@@ -227,7 +230,7 @@ describe('webhook fan-out of planned creates [sqlite]', () => {
   beforeAll(async () => {
     receiver = await startWebhookReceiver();
     db = await createTestDatabase('sqlite');
-    t = await createTestApp(db, { env: { RATE_LIMIT_SANDBOX_PER_S: '100000' } });
+    t = await createTestApp(db, { env: { RATE_LIMIT_SANDBOX_PER_S: '100000', CDS_SQLITE_WRITER_THREAD: 'always' } });
   });
   afterAll(async () => {
     await t?.close();
@@ -272,5 +275,31 @@ describe('webhook fan-out of planned creates [sqlite]', () => {
     const third = await create();
     const after = await deliveriesOf(third.json<{ decision_id: string }>().decision_id);
     expect(after.deliveries).toBe(after.events);
+  });
+});
+
+describe('when the writer thread takes planned units: eventLoopBusy', () => {
+  it('turns on above 90% of the event loop over a window, stays on down to 70%, and is asked at most once a window', () => {
+    let at = 0;
+    let utilization = 0;
+    let samples = 0;
+    const busy = eventLoopBusy({ now: () => at, utilizationSince: () => () => (samples++, utilization) });
+    const after = (ms: number, u: number) => {
+      at += ms;
+      utilization = u;
+      return busy();
+    };
+    expect(after(50, 1)).toBe(false); // within the first window: not measured yet
+    expect(samples).toBe(0);
+    expect(after(60, 0.85)).toBe(false); // busy, but not the bottleneck
+    expect(after(100, 0.95)).toBe(true);
+    expect(after(100, 0.8)).toBe(true); // the thread lowered the loop's share: stays on
+    expect(after(100, 0.72)).toBe(true);
+    expect(after(100, 0.65)).toBe(false);
+    expect(after(100, 0.88)).toBe(false); // back on only above 90%
+    const sampled = samples;
+    expect(after(10, 1)).toBe(false); // a window is not over: the last answer, nothing measured
+    expect(samples).toBe(sampled);
+    expect(after(100, 0.91)).toBe(true);
   });
 });
