@@ -30,7 +30,8 @@
  * - Failure: a thread that dies fails what it owed; the runner fails that batch's units and the
  *   next planned batch starts another thread. SQLite rolls back whatever it left uncommitted.
  *
- * The thread starts on the first planned batch, so start-up pays nothing for it.
+ * The thread starts on the first planned batch, so start-up pays nothing for it, and ends after
+ * 30 s without work (`WRITER_THREAD_IDLE_MS`), so a server that is not saturated keeps none.
  */
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
@@ -42,6 +43,14 @@ export interface PlannedStatement {
   sql: string;
   parameters: readonly unknown[];
   expect?: Expectation;
+}
+
+/**
+ * A compiled query as a planned statement: only its text and values, which is all the thread needs
+ * and all a message should carry (Kysely's compiled queries also hold their whole operation tree).
+ */
+export function plannedStatement(query: { sql: string; parameters: readonly unknown[] }, expect?: Expectation): PlannedStatement {
+  return expect ? { sql: query.sql, parameters: query.parameters, expect } : { sql: query.sql, parameters: query.parameters };
 }
 
 /** A unit's outcome: done, failed an expectation (the failure's text), or failed with an error. */
@@ -167,43 +176,54 @@ export interface SqliteWriterThread {
   readonly counters: Int32Array;
   /** Sets a pragma on the thread's connection, now if it runs and whenever it starts again. */
   pragma(text: string): void;
-  /** Whether the thread is running (it starts on the first `run`). */
+  /** Whether the thread is running (it starts on the first `run`, ends after `idleMs` without work). */
   started(): boolean;
   close(): Promise<void>;
 }
 
-export function createSqliteWriterThread(file: string, initialPragmas: readonly string[]): SqliteWriterThread {
+/** How long the thread stays without work before it ends (its connection and file descriptors with it). */
+export const WRITER_THREAD_IDLE_MS = 30_000;
+
+export function createSqliteWriterThread(file: string, initialPragmas: readonly string[], options: { idleMs?: number } = {}): SqliteWriterThread {
   const pragmas = [...initialPragmas];
   const counters = new Int32Array(new SharedArrayBuffer(8));
-  let worker: Worker | null = null;
-  let exited: Promise<void> | null = null;
+  const idleMs = options.idleMs ?? WRITER_THREAD_IDLE_MS;
+  type Waiter = { resolve: (reply: Reply) => void; reject: (err: Error) => void };
+  // The running thread and the answers it owes, in the order of the messages.
+  let current: { worker: Worker; waiting: Waiter[]; exited: Promise<void> } | null = null;
+  let inTransaction = false; // a `run` went out and its batch's `commit` or `rollback` did not
+  let idleTimer: NodeJS.Timeout | null = null;
   let closed = false;
-  // Replies come in the order of the messages: one queue of waiters.
-  const waiting: Array<{ resolve: (reply: Reply) => void; reject: (err: Error) => void }> = [];
 
-  const failAll = (err: Error) => {
-    for (const w of waiting.splice(0)) w.reject(err);
-  };
-
-  function start(): Worker {
-    const started = new Worker(WORKER_SOURCE, {
+  function start(): NonNullable<typeof current> {
+    const worker = new Worker(WORKER_SOURCE, {
       eval: true,
       // Not the server's preloads or profiler flags: they belong to the main thread.
       execArgv: [],
       workerData: { driver: createRequire(import.meta.url).resolve('better-sqlite3'), file, pragmas: [...pragmas], counters: counters.buffer },
     });
-    started.unref();
-    started.on('message', (reply: Reply) => {
+    worker.unref();
+    const waiting: Waiter[] = [];
+    const failAll = (err: Error) => {
+      for (const w of waiting.splice(0)) w.reject(err);
+    };
+    worker.on('message', (reply: Reply) => {
       const w = waiting.shift();
-      if (waiting.length === 0) started.unref();
+      if (waiting.length === 0) {
+        worker.unref();
+        if (!inTransaction) endWhenIdle();
+      }
       if (!w) return;
       if ('error' in reply) w.reject(Object.assign(new Error(reply.error.message), reply.error.code ? { code: reply.error.code } : {}));
       else w.resolve(reply);
     });
-    started.on('error', (err) => failAll(err));
-    exited = new Promise<void>((resolve) =>
-      started.once('exit', () => {
-        if (worker === started) worker = null;
+    worker.on('error', (err) => failAll(err));
+    const exited = new Promise<void>((resolve) =>
+      worker.once('exit', () => {
+        if (current?.worker === worker) {
+          current = null;
+          inTransaction = false; // SQLite rolled back whatever the thread left open
+        }
         // The counters stay balanced: a COMMIT that began and never ended is over either way.
         const begun = Atomics.load(counters, COMMITS_BEGUN);
         if (Atomics.load(counters, COMMITS_ENDED) < begun) Atomics.store(counters, COMMITS_ENDED, begun);
@@ -211,12 +231,35 @@ export function createSqliteWriterThread(file: string, initialPragmas: readonly 
         resolve();
       }),
     );
-    return started;
+    return { worker, waiting, exited };
   }
 
-  function send(message: unknown): Promise<Reply> {
+  /**
+   * With nothing owed and no transaction open, the thread ends after `idleMs` without work: a
+   * server that is not saturated (ADR 0030) keeps no thread, connection or descriptors for it.
+   */
+  function endWhenIdle(): void {
+    if (idleTimer !== null) clearTimeout(idleTimer);
+    idleTimer = setTimeout(() => {
+      idleTimer = null;
+      const idle = current;
+      if (idle === null || idle.waiting.length > 0 || inTransaction) return;
+      current = null; // the next message starts another thread
+      idle.worker.postMessage({ op: 'close' });
+    }, idleMs);
+    idleTimer.unref();
+  }
+
+  function send(message: { op: string; [field: string]: unknown }): Promise<Reply> {
     if (closed) return Promise.reject(Object.assign(new Error('the SQLite writer thread is closed'), { code: 'SQLITE_IOERR_WRITER_THREAD' }));
-    worker ??= start();
+    if (idleTimer !== null) {
+      clearTimeout(idleTimer);
+      idleTimer = null;
+    }
+    current ??= start();
+    if (message.op === 'run') inTransaction = true;
+    else if (message.op === 'commit' || message.op === 'rollback') inTransaction = false;
+    const { worker, waiting } = current;
     // Referenced while an answer is owed: an await on it must keep the process alive.
     worker.ref();
     worker.postMessage(message);
@@ -237,16 +280,17 @@ export function createSqliteWriterThread(file: string, initialPragmas: readonly 
     },
     pragma(text) {
       pragmas.push(text);
-      if (worker !== null && !closed) void send({ op: 'pragma', text }).catch(() => undefined);
+      if (current !== null && !closed) void send({ op: 'pragma', text }).catch(() => undefined);
     },
-    started: () => worker !== null,
+    started: () => current !== null,
     async close() {
       closed = true;
-      const running = worker;
+      if (idleTimer !== null) clearTimeout(idleTimer);
+      const running = current;
       if (running === null) return;
-      running.ref();
-      running.postMessage({ op: 'close' });
-      await exited;
+      running.worker.ref();
+      running.worker.postMessage({ op: 'close' });
+      await running.exited;
     },
   };
 }

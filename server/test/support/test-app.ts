@@ -43,6 +43,9 @@ export function testConfig(db: TestDatabase, env: Record<string, string> = {}): 
     ...(db.databaseUrl ? { DATABASE_URL: db.databaseUrl } : {}),
     PUBLIC_BASE_URL: 'http://127.0.0.1:3000',
     WEBHOOK_ALLOW_PRIVATE_NETWORKS: '1',
+    // The whole suite with SQLite's writer thread on every planned batch (ADR 0030), run by hand:
+    // CDS_TEST_SQLITE_WRITER_THREAD=always npx vitest run
+    ...(process.env.CDS_TEST_SQLITE_WRITER_THREAD ? { CDS_SQLITE_WRITER_THREAD: process.env.CDS_TEST_SQLITE_WRITER_THREAD } : {}),
     ...env,
   });
 }

@@ -24,7 +24,7 @@ import type { DialectName } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
 import { insertStatement, runTogether } from '../../db/statements.js';
 import { timeOrderedUuids, type Clock, type Random } from '../../lib/clock.js';
-import type { PlannedStatement } from '../../db/sqlite-writer-thread.js';
+import { plannedStatement, type PlannedStatement } from '../../db/sqlite-writer-thread.js';
 import type { PlannedFanOut } from '../webhooks/fan-out.js';
 
 /** Every event type of interface.md (Events). New types are appended, never renamed. */
@@ -136,7 +136,7 @@ export function createOutbox(deps: {
    */
   async function plan(scope: Scope, events: NewEvent[], options: AppendOptions = {}): Promise<PlannedAppend | null> {
     if (deps.plans !== true) return null;
-    const statements: PlannedStatement[] = [...(options.with ?? [])];
+    const statements: PlannedStatement[] = (options.with ?? []).map((write) => plannedStatement(write));
     if (events.length === 0) return { statements };
     const fanOut = options.fanOut === false ? undefined : deps.fanOut;
     if (fanOut !== undefined && fanOut.planned === undefined) return null;
@@ -145,7 +145,7 @@ export function createOutbox(deps: {
     const planned = fanOut ? await fanOut.planned!(scope) : null;
     const now = deps.clock.now().getTime();
     const { rows, stored } = eventRows(scope, events, now);
-    statements.push(insertEvents(rows));
+    statements.push(plannedStatement(insertEvents(rows)));
     if (planned === null) return { statements };
     statements.push(planned.guard);
     const deliveries = planned.deliveries(stored, now);

@@ -37,6 +37,7 @@ import type { Environment } from '../../config/config.js';
 import type { Database } from '../../db/schema.js';
 import { PlannedUnitFailed, type PlannableUnit, type TransactionRunner } from '../../db/group-commit.js';
 import { PURGE_BATCH, purgeInBatches } from '../../db/batched-purge.js';
+import { plannedStatement } from '../../db/sqlite-writer-thread.js';
 import { template } from '../../db/statements.js';
 import { ApiError, errorBody } from '../../http/errors/error-registry.js';
 
@@ -197,11 +198,8 @@ export function createIdempotencyService(deps: { db: Kysely<Database>; readDb: K
         return result;
       };
       if (write.planned) {
-        const claimStatement = claimQuery(params, write.planned.value);
-        unit.planned = {
-          ...write.planned,
-          statements: [...write.planned.statements, { sql: claimStatement.sql, parameters: claimStatement.parameters, expect: { kind: 'row', failure: KEY_ALREADY_CLAIMED } }],
-        };
+        const claimStatement = plannedStatement(claimQuery(params, write.planned.value), { kind: 'row', failure: KEY_ALREADY_CLAIMED });
+        unit.planned = { ...write.planned, statements: [...write.planned.statements, claimStatement] };
       }
       const response = await transactions.run(unit);
       return { ...response, replayed: false, requestId: params.requestId };

@@ -19,12 +19,12 @@
  * read afresh. So a planned unit writes the deliveries the function would, and a just-created
  * endpoint still never misses an event.
  */
-import type { CompiledQuery, Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Environment } from '../../config/config.js';
 import type { Database, WebhookDeliveriesTable } from '../../db/schema.js';
 import { insertStatement, template } from '../../db/statements.js';
 import { RUN_AS_FUNCTION } from '../../db/group-commit.js';
-import type { PlannedStatement } from '../../db/sqlite-writer-thread.js';
+import { plannedStatement, type PlannedStatement } from '../../db/sqlite-writer-thread.js';
 import { timeOrderedUuids, type Random } from '../../lib/clock.js';
 import type { EventFanOut, StoredEvent } from '../events/outbox.js';
 
@@ -85,7 +85,7 @@ export interface PlannedFanOut {
   targets: Target[];
   guard: PlannedStatement;
   /** The deliveries of `events` for `targets` as one statement (none: null). */
-  deliveries(events: StoredEvent[], atMs: number): CompiledQuery | null;
+  deliveries(events: StoredEvent[], atMs: number): PlannedStatement | null;
   /** The guard failed: read the scope again next time. */
   forget(): void;
 }
@@ -139,7 +139,7 @@ export function createWebhookFanOut(deps: { db: Kysely<Database>; readDb?: Kysel
         guard: { sql: GUARD_SQL, parameters: [scope.tenantId, scope.environment], expect: { kind: 'equals', value: guardValue, failure: RUN_AS_FUNCTION } },
         deliveries(events, atMs) {
           const rows = targets.length === 0 ? [] : deliveryRows(scope, events, targets, atMs);
-          return rows.length === 0 ? null : insertDeliveries(rows);
+          return rows.length === 0 ? null : plannedStatement(insertDeliveries(rows));
         },
         forget: () => {
           if (known.get(key) === entry) known.delete(key);

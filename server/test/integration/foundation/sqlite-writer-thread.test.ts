@@ -13,7 +13,7 @@ import { sql, type Kysely } from 'kysely';
 import { migrateToLatest, openStorage, type Storage } from '../../../src/db/database.js';
 import { createTransactionRunner, eventLoopBusy, PlannedUnitFailed, RUN_AS_FUNCTION, type PlannableUnit } from '../../../src/db/group-commit.js';
 import type { Database } from '../../../src/db/schema.js';
-import type { PlannedStatement } from '../../../src/db/sqlite-writer-thread.js';
+import { createSqliteWriterThread, type PlannedStatement } from '../../../src/db/sqlite-writer-thread.js';
 import { createIdempotencyService } from '../../../src/modules/idempotency/idempotency.service.js';
 import { createSecretBox } from '../../../src/lib/crypto.js';
 import { ManualClock } from '../../../src/lib/clock.js';
@@ -155,6 +155,24 @@ describe('planned units in the writer thread [sqlite]', () => {
     expect(runner.stats().failedBatches).toBe(1);
     expect(await runner.run(planOnly('next', [insertRow('after-failed-commit')]))).toBe('next');
     expect(present('after-failed-commit')).toEqual(['after-failed-commit']);
+  });
+
+  it('ends the thread after its idle time with no transaction open, and starts another for the next batch', async () => {
+    const thread = createSqliteWriterThread(path.join(testDb.dataDir, 'cds.sqlite'), ['busy_timeout = 5000', 'foreign_keys = ON'], { idleMs: 1 });
+    try {
+      expect(await thread.run([[insertRow('idle-first')]])).toEqual([{ ok: true }]);
+      // A transaction is open: however long the batch stays open, the thread is not ended under it.
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(thread.started()).toBe(true);
+      await thread.commit();
+      await until(() => !thread.started(), 'the idle thread ended');
+      expect(await thread.run([[insertRow('idle-second')]])).toEqual([{ ok: true }]);
+      expect(thread.started()).toBe(true);
+      await thread.commit();
+      expect(present('idle-first', 'idle-second')).toEqual(['idle-first', 'idle-second']);
+    } finally {
+      await thread.close();
+    }
   });
 
   it('resolves a planned unit only after the WAL sync that started after its COMMIT, and until then every answer waits', async () => {

@@ -86,8 +86,31 @@ describe('WAL sync', () => {
     expect(held.count).toBe(1); // the next one started by itself, for both
     await held.finish();
     expect([await state(b), await state(c)]).toEqual(['resolved', 'resolved']);
-    expect(wal.stats()).toEqual({ syncs: 2, failedSyncs: 0 });
+    expect(wal.stats()).toEqual({ syncs: 2, failedSyncs: 0, commitsElsewhere: 0 });
     expect(wal.position()).toBe(3);
+  });
+
+  it("counts the writer thread's COMMITs apart: a response waits for one begun, and only a sync started after it ended serves it", async () => {
+    const held = heldSyncs();
+    const counters = new Int32Array(new SharedArrayBuffer(8));
+    const wal = createWalSync({ file: '/nonexistent/db', sync: held.sync, externalCommits: { counters, begun: 0, ended: 1 } });
+    Atomics.add(counters, 0, 1); // the thread's COMMIT has begun: a reader may see it
+    const response = wal.whenDurable()!;
+    expect(response).toBeInstanceOf(Promise);
+    commitOne(wal); // a commit of the main connection meanwhile
+    await held.finish(); // the first sync started before either
+    expect(await state(response)).toBe('pending');
+    // The second sync covers the main connection's commit, but the thread's COMMIT has not ended:
+    // it must not count for it (a count of both together would have said it does).
+    expect(held.count).toBe(1);
+    Atomics.add(counters, 1, 1); // the COMMIT ends while the second sync runs
+    await held.finish();
+    expect(await state(response)).toBe('pending');
+    expect(held.count).toBe(1); // a third, started after the COMMIT ended
+    await held.finish();
+    expect(await state(response)).toBe('resolved');
+    expect(wal.whenDurable()).toBeNull();
+    expect(wal.stats()).toEqual({ syncs: 3, failedSyncs: 0, commitsElsewhere: 1 });
   });
 
   it('a failed sync fails the callers it served with a storage error, and the next caller gets a new sync', async () => {
