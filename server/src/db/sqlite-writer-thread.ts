@@ -4,10 +4,10 @@
  * How it works. better-sqlite3 runs every statement on the thread that calls it, so on SQLite a
  * create's statements and its batch's COMMIT ran on the event loop that also parses, decides and
  * answers every request: about 160 µs of a create's 490 (docs/performance.md, "thirteenth
- * session"). A unit whose statements are all known before it runs (a `PlannedUnit`: SQL text,
- * parameters, and what each statement must find) can run anywhere, so the group-commit runner
- * (group-commit.ts) posts such units here, and this thread runs them on a write connection of
- * its own while the event loop goes on with the next requests.
+ * session"). A unit whose statements are all known before it runs (a plan, group-commit.ts
+ * `Planned`: SQL text, parameters, and what each statement must find) can run anywhere, so while
+ * the event loop is saturated the group-commit runner posts such units here, and this thread runs
+ * them on a write connection of its own while the event loop goes on with the next requests.
  *
  * - One batch at a time, as on the main connection: the runner holds the main write connection
  *   (Kysely's, through `db.connection()`) for as long as a thread batch is open, so no other
