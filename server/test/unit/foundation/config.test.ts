@@ -79,6 +79,13 @@ describe('configuration', () => {
     }
   });
 
+  it("reads where SQLite's writer thread runs: auto by default, always or off, nothing else", () => {
+    expect(loadConfig({}, tmp()).sqliteWriterThread).toBe('auto');
+    expect(loadConfig({ CDS_SQLITE_WRITER_THREAD: 'always' }, tmp()).sqliteWriterThread).toBe('always');
+    expect(loadConfig({ CDS_SQLITE_WRITER_THREAD: 'off' }, tmp()).sqliteWriterThread).toBe('off');
+    for (const bad of ['1', '0', 'yes', 'ALWAYS']) expect(() => loadConfig({ CDS_SQLITE_WRITER_THREAD: bad }, tmp()), bad).toThrow(/CDS_SQLITE_WRITER_THREAD must be auto, always or off/);
+  });
+
   it('takes a shortened webhook retry schedule for soaks, refuses a malformed one, and refuses any in production', () => {
     expect(loadConfig({ WEBHOOK_RETRY_DELAYS_MS: '1000, 5000,30000' }, tmp()).webhookRetryDelaysMs).toEqual([1000, 5000, 30000]);
     for (const bad of ['1000,,2000', '50', '1000,abc', '-1', '1.5', Array.from({ length: 21 }, () => '1000').join(',')]) {
