@@ -123,9 +123,9 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
   const transactions = createTransactionRunner(storage, config.sqliteWriterThread === 'always' ? { offload: () => true } : {});
   const idempotency = createIdempotencyService({ db: storage.db, readDb: storage.readDb, transactions, clock, secretBox });
   // Every event appended also becomes its webhook deliveries, in the same transaction. Plans of
-  // appends are made only where the runner uses them (SQLite's writer thread).
+  // appends are made only when the runner would use them (SQLite's writer thread, saturated).
   const outbox = createOutbox({
-    db: storage.db, dialect: storage.dialect, clock, random, fanOut: createWebhookFanOut({ db: storage.db, readDb: storage.readDb, random }), plans: transactions.runsPlans,
+    db: storage.db, dialect: storage.dialect, clock, random, fanOut: createWebhookFanOut({ db: storage.db, readDb: storage.readDb, random }), plansWanted: transactions.plansWanted,
   });
   const webhooks = createWebhooksService({
     db: storage.db, readDb: storage.readDb, dialect: storage.dialect, clock, random, secretBox, outbox, allowPrivateNetworks: config.webhookAllowPrivateNetworks,

@@ -162,8 +162,9 @@ export interface StorageOptions {
   /** SQLite: how the WAL is made durable (default fdatasync; tests hold it to see what waits). */
   syncWal?: () => Promise<void>;
   /**
-   * SQLite in WAL mode: run planned units (a create's writes) in the writer thread (default true;
-   * `CDS_SQLITE_WRITER_THREAD=0`). Off, they run on the event loop as every other write does.
+   * SQLite in WAL mode: have a writer thread for planned units (a create's writes; default true;
+   * `CDS_SQLITE_WRITER_THREAD=off` turns it off). Without it they run on the event loop as every
+   * other write does; with it, the transaction runner decides when (group-commit.ts `offload`).
    */
   writerThread?: boolean;
   /** SQLite: the background checkpointer's interval, WAL limit and report (tests). */

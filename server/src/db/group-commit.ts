@@ -159,8 +159,12 @@ export interface TransactionRunner {
    * unit's function everywhere else: both must write the same.
    */
   run<T>(unit: PlannableUnit<T>): Promise<T>;
-  /** Whether plans are used (SQLite with its writer thread): elsewhere nobody needs to make one. */
-  readonly runsPlans: boolean;
+  /**
+   * Whether a unit queued now would likely run as its plan (SQLite with its writer thread, the
+   * event loop saturated: `offload`). Elsewhere a plan would be made for nothing, so callers make
+   * one only when this says so; a unit without a plan simply runs as its function.
+   */
+  plansWanted(): boolean;
   stats(): GroupCommitStats;
 }
 
@@ -349,7 +353,7 @@ export function createTransactionRunner(
         } else {
           answered.add(pending);
           stats.failedUnits++;
-          pending.reject('failed' in outcome ? new PlannedUnitFailed(outcome.failed) : Object.assign(new Error(outcome.error.message), outcome.error.code ? { code: outcome.error.code } : {}));
+          pending.reject('failed' in outcome ? new PlannedUnitFailed(outcome.failed) : outcome.error);
         }
       });
     };
@@ -369,14 +373,12 @@ export function createTransactionRunner(
       posted.push(...units);
       const reply = thread.run(units.map((u) => u.planned!.statements)).then((outcomes) => settleOutcomes(units, outcomes));
       replies.push(reply);
-      const current = reply.then(
-        () => undefined,
-        () => undefined,
+      // Only a forced post (the last, after the loop) can overlap another, and nothing waits on
+      // `running` after the loop.
+      running = reply.then(
+        () => void (running = null),
+        () => void (running = null),
       );
-      running = current;
-      void current.then(() => {
-        if (running === current) running = null;
-      });
     };
     try {
       const opened = performance.now();
@@ -416,5 +418,5 @@ export function createTransactionRunner(
     return committed;
   }
 
-  return { run, runsPlans: writer !== null, stats: () => ({ ...stats }) };
+  return { run, plansWanted: () => writer !== null && offload(), stats: () => ({ ...stats }) };
 }

@@ -53,8 +53,12 @@ export function plannedStatement(query: { sql: string; parameters: readonly unkn
   return expect ? { sql: query.sql, parameters: query.parameters, expect } : { sql: query.sql, parameters: query.parameters };
 }
 
-/** A unit's outcome: done, failed an expectation (the failure's text), or failed with an error. */
-export type PlannedOutcome = { ok: true } | { failed: string } | { error: { message: string; code?: string } };
+/** A unit's outcome: done, failed an expectation (the failure's text), or failed with an error (SQLite's code kept). */
+export type PlannedOutcome = { ok: true } | { failed: string } | { error: Error };
+
+/** An error as the thread sends it (message and SQLite's code) back into an Error, for `isDatabaseUnavailable` and callers. */
+type ThreadError = { message: string; code?: string };
+const errorFrom = (e: ThreadError): Error => Object.assign(new Error(e.message), e.code ? { code: e.code } : {});
 
 /** Slots of the shared counters (Int32Array over a SharedArrayBuffer). */
 export const COMMITS_BEGUN = 0;
@@ -94,9 +98,8 @@ function runUnit(unit) {
       if (s.expect.kind === 'row') {
         if (statement.get(...s.parameters) === undefined) { outcome = { failed: s.expect.failure }; break; }
       } else {
-        const row = statement.raw(true).get(...s.parameters);
-        statement.raw(false);
-        if (row === undefined || row[0] !== s.expect.value) { outcome = { failed: s.expect.failure }; break; }
+        const row = statement.get(...s.parameters);
+        if (row === undefined || Object.values(row)[0] !== s.expect.value) { outcome = { failed: s.expect.failure }; break; }
       }
     }
   } catch (err) {
@@ -163,7 +166,7 @@ parentPort.on('message', (message) => {
 });
 `;
 
-type Reply = { outcomes: PlannedOutcome[] } | { done: true } | { error: { message: string; code?: string } };
+type Reply = { outcomes: Array<{ ok: true } | { failed: string } | { error: ThreadError }> } | { done: true } | { error: ThreadError };
 
 export interface SqliteWriterThread {
   /** Runs units in the open transaction (opening it first). Resolves with each unit's outcome. */
@@ -214,7 +217,7 @@ export function createSqliteWriterThread(file: string, initialPragmas: readonly 
         if (!inTransaction) endWhenIdle();
       }
       if (!w) return;
-      if ('error' in reply) w.reject(Object.assign(new Error(reply.error.message), reply.error.code ? { code: reply.error.code } : {}));
+      if ('error' in reply) w.reject(errorFrom(reply.error));
       else w.resolve(reply);
     });
     worker.on('error', (err) => failAll(err));
@@ -269,8 +272,8 @@ export function createSqliteWriterThread(file: string, initialPragmas: readonly 
   return {
     counters,
     async run(units) {
-      const reply = await send({ op: 'run', units });
-      return (reply as { outcomes: PlannedOutcome[] }).outcomes;
+      const reply = (await send({ op: 'run', units })) as Extract<Reply, { outcomes: unknown }>;
+      return reply.outcomes.map((o) => ('error' in o ? { error: errorFrom(o.error) } : o));
     },
     async commit() {
       await send({ op: 'commit' });

@@ -90,8 +90,8 @@ export function createOutbox(deps: {
   clock: Clock;
   random: Random;
   fanOut?: EventFanOut & { planned?(scope: Scope): Promise<PlannedFanOut> };
-  /** Whether callers should make plans (the transaction runner's `runsPlans`). */
-  plans?: boolean;
+  /** Whether a plan is wanted now (the transaction runner's `plansWanted`); none: never. */
+  plansWanted?: () => boolean;
 }) {
   const insertEvents = insertStatement(deps.db, 'events');
   const eventId = timeOrderedUuids(deps.random);
@@ -131,11 +131,12 @@ export function createOutbox(deps: {
   }
 
   /**
-   * `append` as a plan for the writer thread (see the opening comment), or null when plans are not
-   * used here (PostgreSQL, or no writer thread): the caller then only has its function.
+   * `append` as a plan for the writer thread (see the opening comment), or null when no plan is
+   * wanted now (PostgreSQL, no writer thread, or an event loop with time to spare, where the unit
+   * runs as its function and a plan would be built for nothing): the caller then only has its function.
    */
   async function plan(scope: Scope, events: NewEvent[], options: AppendOptions = {}): Promise<PlannedAppend | null> {
-    if (deps.plans !== true) return null;
+    if (deps.plansWanted?.() !== true) return null;
     const statements: PlannedStatement[] = (options.with ?? []).map((write) => plannedStatement(write));
     if (events.length === 0) return { statements };
     const fanOut = options.fanOut === false ? undefined : deps.fanOut;
@@ -153,7 +154,7 @@ export function createOutbox(deps: {
     return { statements, outdated: planned.forget };
   }
 
-  return { append, plan, plans: deps.plans === true };
+  return { append, plan };
 }
 
 export type Outbox = ReturnType<typeof createOutbox>;

@@ -71,7 +71,7 @@ describe('planned units in the writer thread [sqlite]', () => {
   it('runs concurrent planned units in the thread, several to a COMMIT, and every one is written', async () => {
     expect(storage.writerThread).not.toBeNull();
     const runner = createTransactionRunner(storage, always);
-    expect(runner.runsPlans).toBe(true);
+    expect(runner.plansWanted()).toBe(true);
     const commitsBefore = storage.walSync!.stats().commitsElsewhere;
     const names = Array.from({ length: 40 }, (_, i) => `many-${i}`);
     const results = await Promise.all(names.map((n) => runner.run(planOnly(n, [insertRow(n)]))));
@@ -82,6 +82,15 @@ describe('planned units in the writer thread [sqlite]', () => {
     expect(commits).toBeGreaterThan(0);
     expect(commits).toBeLessThan(40);
     expect(runner.stats().largestBatch).toBeGreaterThan(1);
+  });
+
+  it('wants plans only when it would run them: a writer thread, and the event loop to be offloaded', () => {
+    let offloading = false;
+    const runner = createTransactionRunner(storage, { offload: () => offloading });
+    expect(runner.plansWanted()).toBe(false);
+    offloading = true;
+    expect(runner.plansWanted()).toBe(true);
+    expect(createTransactionRunner({ ...storage, writerThread: null }, always).plansWanted()).toBe(false);
   });
 
   it('rolls back a unit whose statement fails alone: its caller gets SQLite\'s error, its batch-mates commit', async () => {
