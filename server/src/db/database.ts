@@ -38,7 +38,7 @@ import type { Database } from './schema.js';
 import { migrations } from './migrations/index.js';
 import { batchedRead, type RowValues } from './batched-read.js';
 import { preparedNameOf, preparedOnPostgres } from './statements.js';
-import { COMMIT_WITHOUT_WAITING, createWalSync, type WalSync } from './wal-sync.js';
+import { COMMIT_BOOKKEEPING, COMMIT_WITHOUT_WAITING, createWalSync, type WalSync } from './wal-sync.js';
 import { createOffLoopReader, offLoopSqliteDialect } from './sqlite-offloop-reader.js';
 import { COMMITS_BEGUN, COMMITS_ENDED, createSqliteWriterThread, type SqliteWriterThread } from './sqlite-writer-thread.js';
 import { CHECKPOINT_DEFAULTS, startCheckpointer, type Checkpointer, type CheckpointerOptions } from './wal-checkpointer.js';
@@ -480,7 +480,8 @@ function sqliteDialect(database: SqliteDatabase.Database, walSync: WalSync | nul
           // `begin immediate` a write (it takes the write lock), but it writes nothing: an empty
           // transaction (the delivery worker's idle claim) needs no sync.
           const writes = statements.cached(query.sql)?.readonly === false && !query.sql.startsWith('begin');
-          if (wal.noteStatement(!writes, database.inTransaction) && query.sql !== COMMIT_WITHOUT_WAITING) owed = wal.position();
+          const bookkeeping = query.sql === COMMIT_BOOKKEEPING;
+          if (wal.noteStatement(!writes, database.inTransaction, bookkeeping) && query.sql !== COMMIT_WITHOUT_WAITING && !bookkeeping) owed = wal.position();
         }
       },
       streamQuery: (query, chunkSize) => inner.streamQuery(query, chunkSize),

@@ -35,7 +35,10 @@
  *   sync returns, while the next batch already runs;
  * - http/durable-responses.ts: every HTTP response waits until what was committed before it was
  *   sent is durable (a poll, a replay, a portal page can read a commit a few ms before its sync);
- * - the delivery worker waits before it sends what it claimed.
+ * - the delivery worker waits before it sends what it claimed, for the last commit that needs the
+ *   disk (`requiredPosition`): not for its own bookkeeping (`COMMIT_BOOKKEEPING`), which a power
+ *   loss may undo without harm (the deliveries are sent again) and which the sync it starts after
+ *   each cycle, unwaited, makes durable shortly after.
  * A process crash loses nothing either way (the frames are in the OS's cache); what the sync
  * protects against is an OS crash or power loss.
  */
@@ -48,9 +51,22 @@ import { close as closeFd, fdatasync, open as openFd } from 'node:fs';
  */
 export const COMMIT_WITHOUT_WAITING = 'commit -- durability awaited by the caller (wal-sync.ts)';
 
+/**
+ * The COMMIT of the delivery worker's cycles: its own bookkeeping (claims, results), which nothing
+ * needs durable before it is acted on (see `requiredPosition`). Its caller waits for nothing after
+ * it but starts a sync, so the bookkeeping a power loss could undo stays about one sync long.
+ */
+export const COMMIT_BOOKKEEPING = 'commit -- bookkeeping, made durable by the next sync (wal-sync.ts)';
+
 export interface WalSync {
   /** Write transactions ended on the writer connection so far. */
   position(): number;
+  /**
+   * The position of the last write transaction that a reader must see durable before acting on it:
+   * every one but those that ended with `COMMIT_BOOKKEEPING`. The delivery worker waits for this
+   * one before it sends what it claimed (the API's events), not for its own earlier cycles.
+   */
+  requiredPosition(): number;
   /** null when everything up to `position` (default: now) is on disk, else a promise for then. */
   whenDurable(position?: number): Promise<void> | null;
   /** A sync is in flight. */
@@ -59,9 +75,10 @@ export interface WalSync {
   idle(): Promise<void>;
   /**
    * database.ts: after each statement the writer connection ran (also after one that failed).
-   * True when it ended a write transaction (the position moved on).
+   * True when it ended a write transaction (the position moved on). `bookkeeping`: the statement
+   * was `COMMIT_BOOKKEEPING`.
    */
-  noteStatement(readonly: boolean, inTransaction: boolean): boolean;
+  noteStatement(readonly: boolean, inTransaction: boolean, bookkeeping?: boolean): boolean;
   stats(): WalSyncStats;
   /** Waits for the sync in flight and closes the file. */
   close(): Promise<void>;
@@ -104,6 +121,7 @@ export function createWalSync(options: WalSyncOptions): WalSync {
   const sync = options.sync ?? wal.sync;
   const stats = { syncs: 0, failedSyncs: 0 };
   let committed = 0;
+  let required = 0;
   let durable = 0;
   let writing = false; // the open transaction has written
   let inFlight: Promise<void> | null = null;
@@ -152,6 +170,7 @@ export function createWalSync(options: WalSyncOptions): WalSync {
 
   return {
     position: () => committed,
+    requiredPosition: () => required,
     whenDurable(position = committed) {
       // Every thread COMMIT begun by now counts: a reader may already see it.
       const elsewhere = begunElsewhere();
@@ -163,11 +182,12 @@ export function createWalSync(options: WalSyncOptions): WalSync {
     },
     syncing: () => inFlight !== null,
     idle: () => (inFlight === null ? Promise.resolve() : inFlight),
-    noteStatement(readonly, inTransaction) {
+    noteStatement(readonly, inTransaction, bookkeeping = false) {
       if (!readonly) writing = true;
       if (!writing || inTransaction) return false;
       writing = false;
       committed++;
+      if (!bookkeeping) required = committed;
       return true;
     },
     stats: () => ({ ...stats, commitsElsewhere: endedElsewhere() }),

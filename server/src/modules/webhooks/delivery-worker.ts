@@ -48,7 +48,7 @@ import { CompiledQuery, sql, type Kysely, type QueryResult } from 'kysely';
 import type { Logger } from 'pino';
 import { isDatabaseUnavailable, type DialectName, type PipelinedPool } from '../../db/database.js';
 import { preparedOnPostgres } from '../../db/statements.js';
-import { COMMIT_WITHOUT_WAITING, type WalSync } from '../../db/wal-sync.js';
+import { COMMIT_BOOKKEEPING, type WalSync } from '../../db/wal-sync.js';
 import type { Database, WebhookAttemptsTable, WebhookDeliveriesTable } from '../../db/schema.js';
 import { timeOrderedUuids, type Clock, type Random } from '../../lib/clock.js';
 import { openedTextCache, type SecretBox } from '../../lib/crypto.js';
@@ -763,19 +763,23 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
    * writes happen under the write lock (nothing can change between counting and claiming).
    *
    * Its commit does not wait for the disk: PostgreSQL `synchronous_commit = off` for this
-   * transaction; SQLite commits with `COMMIT_WITHOUT_WAITING` (db/wal-sync.ts). What the worker
-   * writes is bookkeeping of at-least-once delivery: should an OS crash or power loss undo the
-   * last moments of it, those claims are void (the rows are due again) and those results
-   * unwritten (the rows still leased), so the deliveries are sent again, exactly as when a worker
-   * dies between a send and its record. A process crash loses nothing (the commit is in the OS's
-   * hands), and every commit of the API still waits for the disk, which also makes the worker's
-   * earlier commits durable.
+   * transaction; SQLite commits with `COMMIT_BOOKKEEPING` (db/wal-sync.ts) and starts a sync
+   * that nobody waits for. What the worker writes is bookkeeping of at-least-once delivery:
+   * should an OS crash or power loss undo the last moments of it, those claims are void (the rows
+   * are due again) and those results unwritten (the rows still leased), so the deliveries are sent
+   * again, exactly as when a worker dies between a send and its record. A process crash loses
+   * nothing (the commit is in the OS's hands), and the sync started after each cycle (and every
+   * commit of the API, which waits for the disk) makes it durable a sync later.
    *
    * What the claim read must be durable before anything is sent, though: on SQLite the events it
    * claims may come from a batch of the API whose WAL sync is still running, and a webhook must
-   * never announce a decision that a power loss could undo. So the worker notes the WAL position
-   * when its transaction begins (every commit it can see is at or before it) and waits for that
-   * position after giving the connection back; usually it is durable already.
+   * never announce a decision that a power loss could undo. So the worker notes, when its
+   * transaction begins, the WAL position of the last commit that needs the disk
+   * (`requiredPosition`: every commit it can see is at or before its own, and its own earlier
+   * cycles need not count) and waits for that one after giving the connection back; usually it is
+   * durable already. Waiting for the plain position instead made every cycle wait for the sync of
+   * the cycle before it: a slot freed by a finished send stayed taken for a sync longer
+   * (docs/performance.md, "fifteenth session").
    */
   async function inTransaction<T>(unit: (tx: CycleTx) => Promise<T>): Promise<T> {
     if (postgres) return pipelinedTransaction(pipelined!, unit);
@@ -785,14 +789,18 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
       transaction(
         connection,
         (tx) => {
-          seen = walSync?.position() ?? 0;
+          seen = walSync?.requiredPosition() ?? 0;
           return unit(tx);
         },
-        walSync ? COMMIT_WITHOUT_WAITING : 'commit',
+        walSync ? COMMIT_BOOKKEEPING : 'commit',
       ),
     );
-    const durable = walSync?.whenDurable(seen);
-    if (durable) await durable;
+    if (walSync) {
+      // This cycle's own writes: a sync started now (not waited for) keeps what a power loss could undo short.
+      walSync.whenDurable()?.catch(() => undefined);
+      const durable = walSync.whenDurable(seen);
+      if (durable) await durable;
+    }
     return value;
   }
 

@@ -48,7 +48,10 @@ describe('durable commits off the event loop [sqlite]', () => {
     t = await createTestApp(db, {
       clock,
       syncWal: gate.sync,
-      env: { RATE_LIMIT_SANDBOX_PER_S: '100000' },
+      // Every write on the writer connection, so what is tested here is the wait for its
+      // positions: with `auto`, a busy moment of the suite's start-up could send a create to the
+      // writer thread, whose own commits are waited for apart (sqlite-writer-thread.test.ts).
+      env: { RATE_LIMIT_SANDBOX_PER_S: '100000', CDS_SQLITE_WRITER_THREAD: 'off' },
       overrides: { webhookDelivery: { ca: receiver.ca, timeoutMs: 5_000, leaseMs: 30_000 } },
     });
     // A reader of the file that is not the server's: it sees what is committed, durable or not.
@@ -123,6 +126,33 @@ describe('durable commits off the event loop [sqlite]', () => {
     expect(replayed.body).toBe(answered.body);
     expect(await delivering).toBeGreaterThan(0);
     expect(receiver.requestsTo('/durable').some((r) => r.body.includes(id))).toBe(true);
+  });
+
+  it("the delivery worker waits for the API's commits, not for the syncs of its own bookkeeping", async () => {
+    await t.ctx.webhooks.createEndpoint({ tenantId: t.tenant.tenantId, environment: 'sandbox' }, { url: receiver.url('/bookkeeping'), events: '*', description: 'bookkeeping' });
+    // Answered, so durable: what the worker claims from here needs no sync.
+    const answered = await create();
+    expect(answered.statusCode, answered.body).toBe(200);
+    const id = answered.json<{ decision_id: string }>().decision_id;
+    gate.hold();
+    // Cycles that claim, then record results and claim again: each commits its own bookkeeping and
+    // starts a sync, held here. Were a cycle to wait for the one before it, this would never end.
+    let finished = false;
+    const delivering = t.ctx.webhookDelivery.deliverDue().then((n) => {
+      finished = true;
+      return n;
+    });
+    await until(() => finished, 'the worker delivered and recorded with every sync held');
+    expect(await delivering).toBeGreaterThan(0);
+    expect(receiver.requestsTo('/bookkeeping').some((r) => r.body.includes(id))).toBe(true);
+    // Its results are committed (a reader sees them) but not yet durable: the syncs it started wait.
+    const delivered = outside.prepare("select count(*) as n from webhook_deliveries d join webhook_endpoints e on e.id = d.endpoint_id where e.url = ? and d.state = 'delivered'").get(receiver.url('/bookkeeping')) as { n: number };
+    expect(delivered.n).toBeGreaterThan(0);
+    expect(gate.waiting).toBeGreaterThan(0);
+    const wal = t.ctx.storage.walSync!;
+    expect(wal.requiredPosition()).toBeLessThan(wal.position());
+    expect(wal.whenDurable()).not.toBeNull();
+    gate.release();
   });
 
   it('a write outside the group commit (a key revocation) returns only after the sync', async () => {

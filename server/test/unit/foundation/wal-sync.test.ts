@@ -53,6 +53,33 @@ describe('WAL sync', () => {
     expect(wal.whenDurable(0)).toBeNull();
   });
 
+  it("a bookkeeping COMMIT moves the position but not the required position: the delivery worker's own cycles need not wait for each other", async () => {
+    const held = heldSyncs();
+    const wal = createWalSync({ file: '/nonexistent/db', sync: held.sync });
+    commitOne(wal); // the API's commit: its events must be durable before a webhook announces them
+    expect([wal.position(), wal.requiredPosition()]).toEqual([1, 1]);
+    const apiCommit = wal.whenDurable(wal.requiredPosition())!;
+    await held.finish();
+    expect(await state(apiCommit)).toBe('resolved');
+    // Two cycles of the worker, each ending with COMMIT_BOOKKEEPING.
+    for (let i = 0; i < 2; i++) {
+      wal.noteStatement(true, true);
+      wal.noteStatement(false, true);
+      expect(wal.noteStatement(true, false, true)).toBe(true);
+    }
+    expect([wal.position(), wal.requiredPosition()]).toEqual([3, 1]);
+    expect(wal.whenDurable(wal.requiredPosition())).toBeNull(); // nothing to wait for
+    const all = wal.whenDurable()!; // a response showing the worker's writes still waits for them
+    expect(await state(all)).toBe('pending');
+    // The next ordinary write is required again, bookkeeping before it included.
+    wal.noteStatement(false, false);
+    expect([wal.position(), wal.requiredPosition()]).toEqual([4, 4]);
+    await held.finish();
+    expect(await state(all)).toBe('resolved');
+    expect(await state(wal.whenDurable(wal.requiredPosition())!)).toBe('pending');
+    await held.finish();
+  });
+
   it('answers null without a promise when nothing is waiting for the disk', async () => {
     const held = heldSyncs();
     const wal = createWalSync({ file: '/nonexistent/db', sync: held.sync });
