@@ -438,8 +438,9 @@ function wrapQueries(client: pg.PoolClient, silence: { afterMs: number; onSilent
  * happens, after the connection is free: a write waiting for the disk holds up neither the group
  * commit nor anyone else's statement. Statements Kysely runs on a connection it already holds
  * (inside `transaction()` or `connection()`) are covered by the release at the end.
- * `COMMIT_WITHOUT_WAITING` owes nothing: its caller waits itself. Reads need nothing here: what a
- * response shows is covered when it is sent (http/durable-responses.ts).
+ * `COMMIT_WITHOUT_WAITING` and `COMMIT_BOOKKEEPING` owe nothing: their callers wait themselves (or,
+ * for bookkeeping, need not). Reads need nothing here: what a response shows is covered when it is
+ * sent (http/durable-responses.ts).
  */
 function sqliteDialect(database: SqliteDatabase.Database, walSync: WalSync | null): SqliteDialect {
   const statements = withStatementCache(database);
@@ -481,7 +482,8 @@ function sqliteDialect(database: SqliteDatabase.Database, walSync: WalSync | nul
           // transaction (the delivery worker's idle claim) needs no sync.
           const writes = statements.cached(query.sql)?.readonly === false && !query.sql.startsWith('begin');
           const bookkeeping = query.sql === COMMIT_BOOKKEEPING;
-          if (wal.noteStatement(!writes, database.inTransaction, bookkeeping) && query.sql !== COMMIT_WITHOUT_WAITING && !bookkeeping) owed = wal.position();
+          const callerWaits = bookkeeping || query.sql === COMMIT_WITHOUT_WAITING;
+          if (wal.noteStatement(!writes, database.inTransaction, bookkeeping) && !callerWaits) owed = wal.position();
         }
       },
       streamQuery: (query, chunkSize) => inner.streamQuery(query, chunkSize),

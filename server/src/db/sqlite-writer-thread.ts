@@ -187,15 +187,29 @@ export interface SqliteWriterThread {
 /** How long the thread stays without work before it ends (its connection and file descriptors with it). */
 export const WRITER_THREAD_IDLE_MS = 30_000;
 
-export function createSqliteWriterThread(file: string, initialPragmas: readonly string[], options: { idleMs?: number } = {}): SqliteWriterThread {
+/** Schedules `fire` after `ms` and returns what cancels it (tests pass their own and fire it themselves). */
+export type IdleTimer = (fire: () => void, ms: number) => () => void;
+
+const unrefTimer: IdleTimer = (fire, ms) => {
+  const timer = setTimeout(fire, ms);
+  timer.unref();
+  return () => clearTimeout(timer);
+};
+
+export function createSqliteWriterThread(
+  file: string,
+  initialPragmas: readonly string[],
+  options: { idleMs?: number; idleTimer?: IdleTimer } = {},
+): SqliteWriterThread {
   const pragmas = [...initialPragmas];
   const counters = new Int32Array(new SharedArrayBuffer(8));
   const idleMs = options.idleMs ?? WRITER_THREAD_IDLE_MS;
+  const idleTimer = options.idleTimer ?? unrefTimer;
   type Waiter = { resolve: (reply: Reply) => void; reject: (err: Error) => void };
   // The running thread and the answers it owes, in the order of the messages.
   let current: { worker: Worker; waiting: Waiter[]; exited: Promise<void> } | null = null;
   let inTransaction = false; // a `run` went out and its batch's `commit` or `rollback` did not
-  let idleTimer: NodeJS.Timeout | null = null;
+  let cancelIdleEnd: (() => void) | null = null;
   let closed = false;
 
   function start(): NonNullable<typeof current> {
@@ -242,23 +256,20 @@ export function createSqliteWriterThread(file: string, initialPragmas: readonly 
    * server that is not saturated (ADR 0030) keeps no thread, connection or descriptors for it.
    */
   function endWhenIdle(): void {
-    if (idleTimer !== null) clearTimeout(idleTimer);
-    idleTimer = setTimeout(() => {
-      idleTimer = null;
+    cancelIdleEnd?.();
+    cancelIdleEnd = idleTimer(() => {
+      cancelIdleEnd = null;
       const idle = current;
       if (idle === null || idle.waiting.length > 0 || inTransaction) return;
       current = null; // the next message starts another thread
       idle.worker.postMessage({ op: 'close' });
     }, idleMs);
-    idleTimer.unref();
   }
 
   function send(message: { op: string; [field: string]: unknown }): Promise<Reply> {
     if (closed) return Promise.reject(Object.assign(new Error('the SQLite writer thread is closed'), { code: 'SQLITE_IOERR_WRITER_THREAD' }));
-    if (idleTimer !== null) {
-      clearTimeout(idleTimer);
-      idleTimer = null;
-    }
+    cancelIdleEnd?.();
+    cancelIdleEnd = null;
     current ??= start();
     if (message.op === 'run') inTransaction = true;
     else if (message.op === 'commit' || message.op === 'rollback') inTransaction = false;
@@ -288,7 +299,7 @@ export function createSqliteWriterThread(file: string, initialPragmas: readonly 
     started: () => current !== null,
     async close() {
       closed = true;
-      if (idleTimer !== null) clearTimeout(idleTimer);
+      cancelIdleEnd?.();
       const running = current;
       if (running === null) return;
       running.worker.ref();

@@ -13,7 +13,7 @@ import { sql, type Kysely } from 'kysely';
 import { migrateToLatest, openStorage, type Storage } from '../../../src/db/database.js';
 import { createTransactionRunner, eventLoopBusy, PlannedUnitFailed, RUN_AS_FUNCTION, type PlannableUnit } from '../../../src/db/group-commit.js';
 import type { Database } from '../../../src/db/schema.js';
-import { createSqliteWriterThread, type PlannedStatement } from '../../../src/db/sqlite-writer-thread.js';
+import { createSqliteWriterThread, type IdleTimer, type PlannedStatement } from '../../../src/db/sqlite-writer-thread.js';
 import { createIdempotencyService } from '../../../src/modules/idempotency/idempotency.service.js';
 import { createSecretBox } from '../../../src/lib/crypto.js';
 import { ManualClock } from '../../../src/lib/clock.js';
@@ -167,14 +167,25 @@ describe('planned units in the writer thread [sqlite]', () => {
   });
 
   it('ends the thread after its idle time with no transaction open, and starts another for the next batch', async () => {
-    const thread = createSqliteWriterThread(path.join(testDb.dataDir, 'cds.sqlite'), ['busy_timeout = 5000', 'foreign_keys = ON'], { idleMs: 1 });
+    // The test's own timer: it fires the idle end itself instead of waiting for it.
+    let pending: { fire: () => void; ms: number } | null = null;
+    const idleTimer: IdleTimer = (fire, ms) => {
+      const entry = { fire, ms };
+      pending = entry;
+      return () => {
+        if (pending === entry) pending = null;
+      };
+    };
+    const thread = createSqliteWriterThread(path.join(testDb.dataDir, 'cds.sqlite'), ['busy_timeout = 5000', 'foreign_keys = ON'], { idleMs: 1234, idleTimer });
     try {
       expect(await thread.run([[insertRow('idle-first')]])).toEqual([{ ok: true }]);
-      // A transaction is open: however long the batch stays open, the thread is not ended under it.
-      await new Promise((resolve) => setTimeout(resolve, 20));
-      expect(thread.started()).toBe(true);
+      // A transaction is open: however long the batch stays open, no idle end is scheduled.
+      expect(pending).toBeNull();
       await thread.commit();
-      await until(() => !thread.started(), 'the idle thread ended');
+      expect(pending).toMatchObject({ ms: 1234 });
+      expect(thread.started()).toBe(true);
+      pending!.fire();
+      expect(thread.started()).toBe(false);
       expect(await thread.run([[insertRow('idle-second')]])).toEqual([{ ok: true }]);
       expect(thread.started()).toBe(true);
       await thread.commit();
