@@ -16,7 +16,8 @@ import { generate } from 'selfsigned';
 import { makeTempDir } from './server-process.js';
 
 export type ReceiverMode =
-  | { kind: 'status'; status: number; body?: string; delayMs?: number }
+  /** `delaysMs`: the answer's delay for each request to the path in turn (the last for the rest), instead of `delayMs`. */
+  | { kind: 'status'; status: number; body?: string; delayMs?: number; delaysMs?: number[] }
   /** Accept the request and never answer (the sender must time out). */
   | { kind: 'hang' }
   /** Destroy the connection with a TCP reset instead of answering. */
@@ -171,6 +172,8 @@ export async function startWebhookReceiver(options: { certificate?: 'trusted' | 
   const port = (server.address() as { port: number }).port;
   const origin = `https://127.0.0.1:${port}`;
 
+  /** Requests answered per mode (as set), for `delaysMs`. */
+  const answered = new WeakMap<ReceiverMode, number>();
   function answer(mode: ReceiverMode, req: IncomingMessage, res: ServerResponse): void {
     switch (mode.kind) {
       case 'status': {
@@ -179,7 +182,10 @@ export async function startWebhookReceiver(options: { certificate?: 'trusted' | 
           res.writeHead(mode.status, { 'content-type': 'application/json' });
           res.end(mode.body ?? '');
         };
-        if (mode.delayMs) setTimeout(send, mode.delayMs);
+        const nth = answered.get(mode) ?? 0;
+        answered.set(mode, nth + 1);
+        const delay = mode.delaysMs ? mode.delaysMs[Math.min(nth, mode.delaysMs.length - 1)] : mode.delayMs;
+        if (delay) setTimeout(send, delay);
         else send();
         return;
       }

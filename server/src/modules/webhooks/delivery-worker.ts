@@ -29,10 +29,16 @@
  *    cap holds across them. SQLite has one writer and the cycle runs under `begin immediate`, so
  *    the listing's counts are still true when it claims (run one worker process on SQLite). The
  *    results and the claim each also write this worker's new count at the endpoints they touch.
- * 3. Send. Every claimed delivery is sent at once (a claim never exceeds the free slots, so no
- *    leased row waits in a local queue): envelope {id, type, created, attempt, data}, a fresh
- *    signature for this attempt (two `v1=` during a rotation overlap), the spec's five headers,
- *    10 s time-out, no redirects, addresses checked (sender.ts). A finished send wakes the loop.
+ *    A worker claims ahead (ADR 0031): up to twice what it may send, at each endpoint and in all.
+ *    What it may send at an endpoint is the cap minus what the other workers held there when it
+ *    last claimed there; the rest waits in the worker, in due order, for a slot of its endpoint.
+ * 3. Send. A claimed delivery starts as soon as it has a send slot, at once or when a send at its
+ *    endpoint ends (not at the next cycle: that is what claiming ahead is for): envelope {id, type,
+ *    created, attempt, data}, a fresh signature for this attempt (two `v1=` during a rotation
+ *    overlap), the spec's five headers, 10 s time-out, no redirects, addresses checked
+ *    (sender.ts). A finished send wakes the loop. What waits is given back unsent (its lease
+ *    ended, due again at once) when the worker stops, when its endpoint is auto-disabled, or when
+ *    too little of its lease is left to cover a send.
  * A worker that dies mid-send leaves its rows leased; when the lease passes (it is longer than the
  * time-out plus a margin) any worker claims them again and sends the SAME attempt number again:
  * at least once, never silently dropped. A live worker that loses the database keeps its finished
@@ -88,14 +94,19 @@ pending_endpoints(endpoint_id) as (
    where p.endpoint_id is not null
 )`;
 
-/** Candidates (see dueEndpoints): now, now, cap, now, now, now, now, now, now, cap, limit. */
+/**
+ * Candidates (see dueEndpoints): now, now, probe limit, worker, now, now, now, now, now, hold
+ * limit, worker, ahead, now, limit. `others` is what every other worker holds at the endpoint
+ * (live rows); the WHERE keeps the endpoints where this worker may hold more:
+ * ahead * (cap - others) - mine > 0 (ADR 0031), written as one sum over the rows.
+ */
 const SQLITE_CANDIDATES = `
 with recursive ${SQLITE_PENDING_ENDPOINTS}
 select e.id as endpoint_id,
        (select count(*) from (select 1 as one from webhook_deliveries d
                                where d.endpoint_id = e.id and d.state = 'pending' and d.next_attempt_at <= ? and (d.leased_until is null or d.leased_until <= ?)
                                limit ?) as due_rows) as due,
-       (select coalesce(sum(f.sends), 0) from webhook_in_flight f where f.endpoint_id = e.id and f.held_until > ?) as in_flight,
+       (select coalesce(sum(f.sends), 0) from webhook_in_flight f where f.endpoint_id = e.id and f.worker_id <> ? and f.held_until > ?) as others,
        (select d.next_attempt_at from webhook_deliveries d
          where d.endpoint_id = e.id and d.state = 'pending' and d.next_attempt_at <= ? and (d.leased_until is null or d.leased_until <= ?)
          order by d.next_attempt_at limit 1) as oldest_due
@@ -104,7 +115,8 @@ select e.id as endpoint_id,
  where e.state = 'active'
    and exists (select 1 from webhook_deliveries d
                 where d.endpoint_id = e.id and d.state = 'pending' and d.next_attempt_at <= ? and (d.leased_until is null or d.leased_until <= ?))
-   and (select coalesce(sum(f.sends), 0) from webhook_in_flight f where f.endpoint_id = e.id and f.held_until > ?) < ?
+   and ? - (select coalesce(sum(case when f.worker_id = ? then f.sends else ? * f.sends end), 0)
+              from webhook_in_flight f where f.endpoint_id = e.id and f.held_until > ?) > 0
  order by oldest_due asc, e.id asc
  limit ?`;
 
@@ -162,6 +174,15 @@ insert into webhook_in_flight (endpoint_id, worker_id, sends, held_until)
 select value ->> 0, ?, value ->> 1, ? from json_each(?) where true
 on conflict (endpoint_id, worker_id) do update set sends = excluded.sends, held_until = excluded.held_until`;
 
+/**
+ * Claimed rows given back unsent (a JSON array of [id, lease token]; ADR 0031): due again at once,
+ * where the token is still this claim's.
+ */
+const SQLITE_RELEASE = `
+update webhook_deliveries as d set leased_until = null, lease_token = null, updated_at = ?
+  from (select value ->> 0 as id, value ->> 1 as token from json_each(?)) as v
+ where d.id = v.id and d.lease_token = v.token`;
+
 /*
  * PostgreSQL: the cycle's three statements, as fixed texts with numbered parameters (arrays where a
  * batch varies in size). Nothing is built or compiled per cycle, and each text is the same on every
@@ -204,19 +225,24 @@ const PG_PENDING_ENDPOINTS = `
      )`;
 
 /**
- * Candidates ($1 now, $2 per-endpoint cap, $3 how many endpoints at most), oldest due first, each
- * with its advisory lock taken (see dueEndpoints).
+ * Candidates ($1 now, $2 per-endpoint cap, $3 how many endpoints at most, $4 worker id, $5 how
+ * far ahead of its sends a worker claims: 1 or 2, ADR 0031), oldest due first, each with what
+ * every other worker holds there (`others`) and its advisory lock taken (see dueEndpoints). An
+ * endpoint is listed while this worker may hold more there: $5 * (cap - others) > what it holds.
  */
 const PG_CANDIDATES = preparedOnPostgres(`
 with recursive ${PG_PENDING_ENDPOINTS.trim()}
-select c.endpoint_id, c.due, c.in_flight
-  from (select e.id as endpoint_id, probe.due, probe.oldest_due,
-               (select coalesce(sum(f.sends), 0) from webhook_in_flight f where f.endpoint_id = e.id and f.held_until > $1::bigint) as in_flight
+select c.endpoint_id, c.due, c.others
+  from (select e.id as endpoint_id, probe.due, probe.oldest_due, busy.others
           from pending_endpoints p
           cross join lateral ${endpointOf('p')}
-          cross join lateral ${dueProbe('$1', '$2')}
-         where e.state = 'active' and probe.due > 0
-           and (select coalesce(sum(f.sends), 0) from webhook_in_flight f where f.endpoint_id = e.id and f.held_until > $1::bigint) < $2::integer
+          cross join lateral ${dueProbe('$1', '($2::integer * $5::integer)')}
+          cross join lateral (
+            select coalesce(sum(f.sends) filter (where f.worker_id <> $4::text), 0) as others,
+                   coalesce(sum(f.sends) filter (where f.worker_id = $4::text), 0) as mine
+              from webhook_in_flight f where f.endpoint_id = e.id and f.held_until > $1::bigint
+          ) as busy
+         where e.state = 'active' and probe.due > 0 and $5::integer * ($2::integer - busy.others) > busy.mine
          order by probe.oldest_due asc, e.id asc
          limit $3::integer) as c
  where pg_try_advisory_xact_lock(hashtext('cds.webhooks.claim.' || c.endpoint_id))
@@ -224,18 +250,25 @@ select c.endpoint_id, c.due, c.in_flight
 
 /**
  * The claim ($1 endpoint ids, $2 how many each, $3 cap, $4 now, $5 lease end, $6 lease token,
- * $7 worker id, $8 what this worker holds at each endpoint before the claim): read each endpoint's
- * count in flight again, pick at most cap - that many due rows, lease them by primary key, write
- * this worker's new counts, return the rows with their endpoint and event (see claimPostgres).
+ * $7 worker id, $8 what this worker holds at each endpoint before the claim, $9 how far ahead of
+ * its sends it claims, 1 or 2): read what every other worker holds at each endpoint again, pick
+ * at most $9 * (cap - others) - held due rows, lease them by primary key, write this worker's new
+ * counts, return the rows with their endpoint and event, and with `slots`, how many this worker
+ * may send at once there (cap - others; see claimPostgres and ADR 0031).
  */
 const PG_CLAIM = preparedOnPostgres(`
 with want as (
        select w.endpoint_id, w.n, w.base from unnest($1::text[], $2::integer[], $8::integer[]) as w(endpoint_id, n, base)
      ),
-     room as (
-       select want.endpoint_id,
-              least(want.n, $3::integer - (select coalesce(sum(f.sends), 0) from webhook_in_flight f where f.endpoint_id = want.endpoint_id and f.held_until > $4::bigint))::integer as n
+     busy as (
+       select want.endpoint_id, want.n, want.base,
+              (select coalesce(sum(f.sends), 0) from webhook_in_flight f
+                where f.endpoint_id = want.endpoint_id and f.worker_id <> $7::text and f.held_until > $4::bigint)::integer as others
          from want
+     ),
+     room as (
+       select busy.endpoint_id, busy.others, least(busy.n, $9::integer * ($3::integer - busy.others) - busy.base)::integer as n
+         from busy
      ),
      pick as (
        select p.id
@@ -262,7 +295,8 @@ with want as (
        on conflict (endpoint_id, worker_id) do update set sends = excluded.sends, held_until = excluded.held_until
      )
 select c.id, c.attempts, c.endpoint_id, c.tenant_id, e.url, e.secret_sealed, e.previous_secret_sealed, e.previous_secret_expires_at,
-       ev.id as event_id, ev.type as event_type, ev.created_at as event_created_at, ev.data_json
+       ev.id as event_id, ev.type as event_type, ev.created_at as event_created_at, ev.data_json,
+       $3::integer - (select room.others from room where room.endpoint_id = c.endpoint_id) as slots
   from claimed c
   -- Each claimed row's endpoint and event by primary key (LIMIT keeps the planner from turning
   -- these into joins that may scan the events table when its statistics are missing).
@@ -330,37 +364,38 @@ select id, true from already`);
 
 /**
  * The results (PG_RESULT_CTES, $1..$22) and then the candidates (as PG_CANDIDATES: $23 now, $24
- * cap, $25 how many endpoints at most, advisory locks taken) in one statement: one round trip
- * fewer per cycle. Its snapshot is the statement's, so it does not see the results' own writes:
- * the deliveries they record were leased in it, and so not due, as they are not after; and this
- * worker's counts in it are the ones before the results, so the candidates count every other
- * worker's live rows and this worker's counts after the results, which it passes ($26 endpoints,
- * $27 sends: all it holds). Rows: a recorded delivery (`id`, `already` as in PG_RESULTS), or a
- * candidate (`id` null, the other columns).
+ * cap, $25 how many endpoints at most, $28 how far ahead of its sends this worker claims;
+ * advisory locks taken) in one statement: one round trip fewer per cycle. Its snapshot is the
+ * statement's, so it does not see the results' own writes: the deliveries they record were leased
+ * in it, and so not due, as they are not after; and this worker's counts in it are the ones
+ * before the results, so the candidates count every other worker's live rows (`others`) and take
+ * this worker's counts after the results from the caller ($26 endpoints, $27 sends: all it holds).
+ * Rows: a recorded delivery (`id`, `already` as in PG_RESULTS), or a candidate (`id` null, the
+ * other columns).
  */
 const PG_RESULTS_THEN_CANDIDATES = preparedOnPostgres(`${PG_RESULT_CTES},${PG_PENDING_ENDPOINTS},
      mine as (
        select m.endpoint_id, m.sends from unnest($26::text[], $27::integer[]) as m(endpoint_id, sends)
      ),
      listed as (
-       select e.id as endpoint_id, probe.due, probe.oldest_due, busy.in_flight
+       select e.id as endpoint_id, probe.due, probe.oldest_due, busy.others
          from pending_endpoints p
          cross join lateral ${endpointOf('p')}
-         cross join lateral ${dueProbe('$23', '$24')}
+         cross join lateral ${dueProbe('$23', '($24::integer * $28::integer)')}
          cross join lateral (
            select (select coalesce(sum(f.sends), 0) from webhook_in_flight f
-                    where f.endpoint_id = e.id and f.held_until > $23::bigint and f.worker_id <> $19::text)
-                  + coalesce((select mine.sends from mine where mine.endpoint_id = e.id), 0) as in_flight
+                    where f.endpoint_id = e.id and f.held_until > $23::bigint and f.worker_id <> $19::text) as others,
+                  coalesce((select mine.sends from mine where mine.endpoint_id = e.id), 0) as mine
          ) as busy
-        where e.state = 'active' and probe.due > 0 and busy.in_flight < $24::integer
+        where e.state = 'active' and probe.due > 0 and $28::integer * ($24::integer - busy.others) > busy.mine
         order by probe.oldest_due asc, e.id asc
         limit $25::integer
      )
-select s.id, false as already, null::text as endpoint_id, null::bigint as due, null::bigint as in_flight, null::bigint as oldest_due from stepped s
+select s.id, false as already, null::text as endpoint_id, null::bigint as due, null::bigint as others, null::bigint as oldest_due from stepped s
 union all
 select a.id, true, null, null, null, null from already a
 union all
-select null, null, l.endpoint_id, l.due, l.in_flight, l.oldest_due from listed l
+select null, null, l.endpoint_id, l.due, l.others, l.oldest_due from listed l
  where pg_try_advisory_xact_lock(hashtext('cds.webhooks.claim.' || l.endpoint_id))`);
 
 /**
@@ -384,6 +419,26 @@ with undone as (
      )
 select count(*)::integer as undone from undone`);
 
+/**
+ * Claimed rows given back unsent ($1 ids, $2 their lease tokens, $3 now; ADR 0031): due again at
+ * once where the token is still the claim's; this worker's counts ($4 worker id, $5 endpoints,
+ * $6 what it holds at each once they are given back, $7 until when) in the same statement.
+ */
+const PG_RELEASE = preparedOnPostgres(`
+with released as (
+       update webhook_deliveries as d
+          set leased_until = null, lease_token = null, updated_at = $3::bigint
+         from unnest($1::text[], $2::text[]) as v(id, token)
+        where d.id = any($1::text[]) and d.id = v.id and d.lease_token = v.token
+       returning d.id
+     ),
+     counted as (
+       insert into webhook_in_flight (endpoint_id, worker_id, sends, held_until)
+       select h.endpoint_id, $4::text, h.sends, $7::bigint from unnest($5::text[], $6::integer[]) as h(endpoint_id, sends)
+       on conflict (endpoint_id, worker_id) do update set sends = excluded.sends, held_until = excluded.held_until
+     )
+select count(*)::integer as released from released`);
+
 /** The claim's listing statements, for the suite that checks what they read (many-endpoints.test.ts). */
 export const LISTING_STATEMENTS = { sqlite: SQLITE_CANDIDATES, postgres: PG_CANDIDATES, postgresAfterResults: PG_RESULTS_THEN_CANDIDATES } as const;
 
@@ -396,6 +451,11 @@ export interface DeliveryWorkerOptions {
   concurrency: number;
   /** Deliveries in flight per endpoint across all workers at most. */
   perEndpointConcurrency: number;
+  /**
+   * Claim up to as many again as this worker may send, so that a send slot freed by a finished
+   * send starts the next claimed delivery at once instead of waiting for a cycle (ADR 0031).
+   */
+  claimAhead: boolean;
   /** How often a running worker looks for due work when nothing woke it. */
   pollIntervalMs: number;
   allowPrivateNetworks: boolean;
@@ -412,6 +472,7 @@ export const DEFAULT_DELIVERY_OPTIONS: Readonly<DeliveryWorkerOptions> = Object.
   leaseMs: 60_000,
   concurrency: 64,
   perEndpointConcurrency: 8,
+  claimAhead: true,
   pollIntervalMs: 250,
   allowPrivateNetworks: false,
   schedule: DEFAULT_RETRY_SCHEDULE,
@@ -448,6 +509,10 @@ interface CycleTx {
 interface ClaimedDelivery {
   id: string;
   token: string;
+  /** When its lease ends (a claimed delivery may wait for a send slot: ADR 0031). */
+  leasedUntil: number;
+  /** How many sends this worker may have in flight at its endpoint, as the claim found it: cap minus what every other worker held there. */
+  slots: number;
   endpointId: string;
   tenantId: string;
   attempts: number;
@@ -499,13 +564,21 @@ interface WrittenResults {
    */
   recordedBefore: Set<string>;
   /** PostgreSQL: the claim's candidates, listed by the results' statement (PG_RESULTS_THEN_CANDIDATES). */
-  candidates?: ClaimCandidate[];
+  candidates?: Listed[];
 }
 
 interface CandidateRow {
   endpoint_id: string;
   due: number | string;
-  in_flight: number | string;
+  /** What every other worker holds at the endpoint (its live `webhook_in_flight` rows). */
+  others: number | string;
+}
+
+/** A listed endpoint: due deliveries (up to what this worker may hold there) and what the other workers hold there. */
+interface Listed {
+  endpointId: string;
+  due: number;
+  others: number;
 }
 
 /** A row of PG_RESULTS_THEN_CANDIDATES: a recorded delivery's id, or a candidate (id null). */
@@ -519,6 +592,8 @@ interface ResultRow {
 
 interface ClaimedRow {
   id: string;
+  /** PostgreSQL: cap minus what the other workers held at the endpoint when the claim recounted it. */
+  slots?: number | string;
   attempts: number;
   endpoint_id: string;
   tenant_id: string;
@@ -588,6 +663,28 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
    * `workerId`, for the per-endpoint cap (ADR 0021).
    */
   const held = new Map<string, number>();
+  /**
+   * Claiming ahead (ADR 0031): a worker may hold up to `ahead` times what it may send, at each
+   * endpoint and in all. What it may send at an endpoint (`slotsAt`) is the cap minus what every
+   * other worker held there when this worker last claimed there; its sends there never exceed it.
+   * Claimed deliveries wait in `waiting` (per endpoint, in due order) until a send slot of theirs
+   * frees, and start then, without a cycle in between.
+   */
+  const ahead = options.claimAhead ? 2 : 1;
+  const slotsAt = new Map<string, number>();
+  const sendingAt = new Map<string, number>();
+  const waiting = new Map<string, ClaimedDelivery[]>();
+  let waitingCount = 0;
+  /**
+   * A waiting delivery starts only with this much of its lease left: its send's time-out plus
+   * half the margin the lease keeps for recording. One that waited longer (an endpoint whose sends
+   * all ran to the time-out) is given back instead of sent on a lease that could pass mid-send.
+   */
+  const leaseToStart = options.timeoutMs + (options.leaseMs - options.timeoutMs) / 2;
+  /** Claimed deliveries given back unsent (stopping, endpoint disabled, lease too short): the next cycle releases them. */
+  const toRelease: ClaimedDelivery[] = [];
+  /** Per endpoint, what the running cycle gives back (heldAfter subtracts it). */
+  let releasingNow = new Map<string, number>();
   const workerId = deps.random.uuid();
   const attemptId = timeOrderedUuids(deps.random);
   /** Results not yet written (their rows are still leased); each settles when its cycle commits. */
@@ -648,7 +745,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
     void (async () => {
       let total = 0;
       try {
-        while (resultQueue.length > 0 || (claimWanted && !stopped)) {
+        while (resultQueue.length > 0 || toRelease.length > 0 || (claimWanted && !stopped)) {
           const claim = claimWanted && !stopped;
           claimWanted = false;
           total += await cycle(claim);
@@ -672,24 +769,35 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
   async function cycle(claim: boolean): Promise<number> {
     const batch = resultQueue.splice(0, RECORD_BATCH);
     const outcomes = batch.map((b) => b.outcome);
+    const releasing = toRelease.splice(0);
     // Results left for the next cycle still hold their leases: don't run ahead of the writer.
-    const free = claim ? options.concurrency - inFlight.size - resultQueue.length : 0;
-    if (batch.length === 0 && free <= 0) return 0;
+    const free = claim ? ahead * options.concurrency - inFlight.size - waitingCount - resultQueue.length : 0;
+    if (batch.length === 0 && releasing.length === 0 && free <= 0) return 0;
     let done: { written: WrittenResults; claimed: ClaimedDelivery[] };
     const doubted = claimsInDoubt.slice();
     claimSent = null;
+    releasingNow = new Map();
+    for (const d of releasing) releasingNow.set(d.endpointId, (releasingNow.get(d.endpointId) ?? 0) + 1);
     try {
       done = await inTransaction(async (tx) => {
         if (doubted.length > 0) await undoClaims(tx, doubted);
+        if (releasing.length > 0) await releaseClaims(tx, releasing);
         const written = outcomes.length > 0 ? await writeResults(tx, outcomes, free) : { applied: new Set<string>(), disabled: new Set<string>(), recordedBefore: new Set<string>() };
         const claimed = free > 0 ? await claimDue(tx, free, outcomes, written.candidates) : [];
         return { written, claimed };
       });
       claimsInDoubt.splice(0, doubted.length);
     } catch (err) {
+      releasingNow = new Map();
       if (claimSent !== null) {
         claimsInDoubt.push(claimSent);
         if (claimsInDoubt.length > MAX_CLAIMS_IN_DOUBT) claimsInDoubt.shift();
+      }
+      if (running && !stopped) toRelease.unshift(...releasing);
+      else {
+        // A stopping (or only ticked) worker gives up on them: their leases pass and they are due again then.
+        for (const d of releasing) release(d.endpointId);
+        if (releasing.length > 0) logger.warn({ deliveries: releasing.length, err: errorMessage(err) }, 'claimed webhook deliveries could not be given back; they are due again when their leases pass');
       }
       if (batch.length === 0) throw err;
       if (running && !stopped && isDatabaseUnavailable(err)) {
@@ -719,24 +827,72 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
       }
       throw err;
     }
+    releasingNow = new Map();
+    for (const d of releasing) release(d.endpointId);
     if (batch.length > 0) {
       counters.writes += 1;
       report(outcomes, done.written);
       for (const o of outcomes) release(o.delivery.endpointId);
       for (const b of batch) b.resolve();
+      // What waits for an endpoint this batch disabled is not sent.
+      for (const endpointId of done.written.disabled) giveBack(endpointId);
     }
     if (done.claimed.length > 0) counters.claims += 1;
     for (const delivery of done.claimed) {
       held.set(delivery.endpointId, (held.get(delivery.endpointId) ?? 0) + 1);
-      launch(delivery);
+      slotsAt.set(delivery.endpointId, delivery.slots);
+      const queue = waiting.get(delivery.endpointId);
+      if (queue) queue.push(delivery);
+      else waiting.set(delivery.endpointId, [delivery]);
+      waitingCount += 1;
     }
+    startWaiting();
     return done.claimed.length;
   }
 
+  /** Written, given up or given back: this worker no longer holds the delivery. */
   function release(endpointId: string): void {
     const n = (held.get(endpointId) ?? 0) - 1;
     if (n > 0) held.set(endpointId, n);
-    else held.delete(endpointId);
+    else {
+      held.delete(endpointId);
+      slotsAt.delete(endpointId);
+    }
+  }
+
+  /**
+   * Starts the claimed deliveries that have a send slot: at their endpoint fewer sends than
+   * `slotsAt`, in all fewer than the concurrency. Runs after each cycle and whenever a send ends.
+   * A stopping worker sends nothing more: what waits is given back.
+   */
+  function startWaiting(): void {
+    if (waitingCount === 0) return;
+    const now = clock.now().getTime();
+    for (const [endpointId, queue] of waiting) {
+      if (stopped) {
+        toRelease.push(...queue);
+        waitingCount -= queue.length;
+        queue.length = 0;
+      }
+      while (queue.length > 0 && inFlight.size < options.concurrency && (sendingAt.get(endpointId) ?? 0) < (slotsAt.get(endpointId) ?? 0)) {
+        const next = queue.shift()!;
+        waitingCount -= 1;
+        if (next.leasedUntil - now < leaseToStart) toRelease.push(next);
+        else launch(next);
+      }
+      if (queue.length === 0) waiting.delete(endpointId);
+    }
+    if (toRelease.length > 0) wake();
+  }
+
+  /** What waits for this endpoint is given back by the next cycle, unsent. */
+  function giveBack(endpointId: string): void {
+    const queue = waiting.get(endpointId);
+    if (!queue) return;
+    waiting.delete(endpointId);
+    waitingCount -= queue.length;
+    toRelease.push(...queue);
+    wake();
   }
 
   /**
@@ -747,9 +903,14 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
    */
   function heldAfter(recorded: readonly Outcome[], claimed: readonly ClaimedDelivery[]): [string, number][] {
     const after = new Map<string, number>();
-    for (const o of recorded) after.set(o.delivery.endpointId, (after.get(o.delivery.endpointId) ?? held.get(o.delivery.endpointId) ?? 0) - 1);
-    for (const d of claimed) after.set(d.endpointId, (after.get(d.endpointId) ?? held.get(d.endpointId) ?? 0) + 1);
+    for (const o of recorded) after.set(o.delivery.endpointId, (after.get(o.delivery.endpointId) ?? heldNow(o.delivery.endpointId)) - 1);
+    for (const d of claimed) after.set(d.endpointId, (after.get(d.endpointId) ?? heldNow(d.endpointId)) + 1);
     return [...after].map(([id, n]): [string, number] => [id, Math.max(0, n)]).sort((a, b) => compare(a[0], b[0]));
+  }
+
+  /** What this worker holds at an endpoint once the running cycle's releases are written. */
+  function heldNow(endpointId: string): number {
+    return (held.get(endpointId) ?? 0) - (releasingNow.get(endpointId) ?? 0);
   }
 
   /** SQLite: this worker's counts (PostgreSQL writes them inside the result and claim statements). */
@@ -870,48 +1031,64 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
   }
 
   /**
-   * Claims due work for up to `free` send slots, fairly between endpoints (fairness.ts), after
-   * `recorded` was written in the same transaction; writes this worker's new counts.
+   * Claims due work for up to `free` more deliveries held, fairly between endpoints (fairness.ts),
+   * after `recorded` was written in the same transaction; writes this worker's new counts. At each
+   * endpoint it may hold up to `ahead` times what it may send there (ADR 0031): the planner sees
+   * a cap of `ahead * cap` and, in flight, `ahead` times what the other workers hold plus what this
+   * one holds, so its room is ahead * (cap - others) - mine.
    */
-  async function claimDue(tx: CycleTx, free: number, recorded: readonly Outcome[], listed?: ClaimCandidate[]): Promise<ClaimedDelivery[]> {
+  async function claimDue(tx: CycleTx, free: number, recorded: readonly Outcome[], listed?: Listed[]): Promise<ClaimedDelivery[]> {
     const now = clock.now().getTime();
     const candidates = listed ?? (await dueEndpoints(tx, now, free));
     if (candidates.length === 0) return [];
-    const plan = planClaims(candidates, { slots: free, perEndpointCap: options.perEndpointConcurrency });
+    const mine = new Map(heldAfter(recorded, []));
+    const mineAt = (endpointId: string) => mine.get(endpointId) ?? heldNow(endpointId);
+    const cap = options.perEndpointConcurrency;
+    // Ahead only while the endpoints' caps bind, not this worker's concurrency: when the listed
+    // endpoints could take more sends than it may have in flight, what it held ahead would wait
+    // for its own slots and keep other workers from sending it.
+    const sendRoom = candidates.reduce((sum, c) => sum + Math.max(0, cap - c.others), 0);
+    const factor = sendRoom <= options.concurrency ? ahead : 1;
+    const room = factor * options.concurrency - (ahead * options.concurrency - free);
+    const plan = planClaims(
+      candidates.map((c): ClaimCandidate => ({ endpointId: c.endpointId, due: c.due, inFlight: factor * c.others + mineAt(c.endpointId) })),
+      { slots: room, perEndpointCap: factor * cap },
+    );
     if (plan.length === 0) return [];
     const token = deps.random.uuid();
     if (postgres) {
-      const before = new Map(heldAfter(recorded, []));
       claimSent = { token, endpointIds: plan.map((p) => p.endpointId) };
-      return claimPostgres(tx, plan, now, token, plan.map((p) => before.get(p.endpointId) ?? held.get(p.endpointId) ?? 0));
+      return claimPostgres(tx, plan, now, token, plan.map((p) => mineAt(p.endpointId)), factor);
     }
-    const claimed = await claimSqlite(tx, plan, now, token);
+    // One writer under `begin immediate`: what the listing found the others hold is still true.
+    const slots = new Map(candidates.map((c) => [c.endpointId, cap - c.others]));
+    const claimed = await claimSqlite(tx, plan, now, token, slots);
     await writeHeldSqlite(tx, heldAfter(recorded, claimed).filter(([endpointId]) => claimed.some((c) => c.endpointId === endpointId)));
     return claimed;
   }
 
   /**
-   * Endpoints with due, unleased deliveries and room under the cap, oldest due first, with how many
-   * are due (up to the cap) and how many are in flight anywhere: the sum of the live counts in
-   * `webhook_in_flight` (one row per worker, by primary key, whatever the planner's statistics
-   * say). Each per-endpoint probe reads the due index in due order and stops after `cap` rows, so
-   * its cost does not grow with the backlog; and only endpoints with pending deliveries are probed
-   * (one step through the queue's index each), so it does not grow with the endpoints that have
-   * none either (ADR 0025).
+   * Endpoints with due, unleased deliveries where this worker may hold more, oldest due first,
+   * with how many are due (up to what it may hold) and what every other worker holds there: the
+   * sum of their live counts in `webhook_in_flight` (one row per worker, by primary key, whatever
+   * the planner's statistics say). Each per-endpoint probe reads the due index in due order and
+   * stops after that many rows, so its cost does not grow with the backlog; and only endpoints
+   * with pending deliveries are probed (one step through the queue's index each), so it does not
+   * grow with the endpoints that have none either (ADR 0025).
    *
    * On PostgreSQL the same statement takes each listed endpoint's advisory lock (held until the
    * cycle commits; one claimer per endpoint across processes) and leaves out the endpoints whose
    * lock another process holds: their claimer is at work.
    */
-  async function dueEndpoints(tx: CycleTx, now: number, limit: number): Promise<ClaimCandidate[]> {
+  async function dueEndpoints(tx: CycleTx, now: number, limit: number): Promise<Listed[]> {
     const cap = options.perEndpointConcurrency;
     if (postgres) {
-      const result = await tx.run(CompiledQuery.raw(PG_CANDIDATES, [now, cap, limit]) as CompiledQuery<CandidateRow>);
-      return result.rows.map((r) => ({ endpointId: r.endpoint_id, due: Number(r.due), inFlight: Number(r.in_flight) }));
+      const result = await tx.run(CompiledQuery.raw(PG_CANDIDATES, [now, cap, limit, workerId, ahead]) as CompiledQuery<CandidateRow>);
+      return result.rows.map(toListed);
     }
-    const parameters = [now, now, cap, now, now, now, now, now, now, cap, limit];
+    const parameters = [now, now, ahead * cap, workerId, now, now, now, now, now, ahead * cap, workerId, ahead, now, limit];
     const result = await tx.run(CompiledQuery.raw(SQLITE_CANDIDATES, parameters) as CompiledQuery<CandidateRow>);
-    return result.rows.map((r) => ({ endpointId: r.endpoint_id, due: Number(r.due), inFlight: Number(r.in_flight) }));
+    return result.rows.map(toListed);
   }
 
   /**
@@ -919,7 +1096,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
    * in-flight counts read by dueEndpoints are still true; per endpoint one UPDATE ... RETURNING,
    * then one read of everything the sends need.
    */
-  async function claimSqlite(tx: CycleTx, plan: ClaimPlanEntry[], now: number, token: string): Promise<ClaimedDelivery[]> {
+  async function claimSqlite(tx: CycleTx, plan: ClaimPlanEntry[], now: number, token: string, slots: ReadonlyMap<string, number>): Promise<ClaimedDelivery[]> {
     const ids: string[] = [];
     for (const entry of plan) {
       const parameters = [now + options.leaseMs, token, now, entry.endpointId, now, now, entry.count];
@@ -928,7 +1105,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
     }
     if (ids.length === 0) return [];
     const rows = await tx.run(CompiledQuery.raw(SQLITE_CLAIMED, [JSON.stringify(ids)]) as CompiledQuery<ClaimedRow>);
-    return rows.rows.map((r) => toClaimed(r, token));
+    return rows.rows.map((r) => toClaimed(r, token, now + options.leaseMs, slots.get(r.endpoint_id) ?? 0));
   }
 
   /** PostgreSQL: see `claimsInDoubt`. */
@@ -943,22 +1120,43 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
   /**
    * PostgreSQL: one statement for the whole plan. It runs after the statement that took the
    * endpoints' advisory locks, so its snapshot sees every claim another process committed before
-   * we got a lock: each endpoint's count in flight is read again here, and it takes at most
-   * cap - in flight rows (`FOR UPDATE SKIP LOCKED`), leases them by primary key, writes this
-   * worker's counts (`heldBefore` plus what it took) and returns the rows with their endpoint and
-   * event: one round trip instead of three per endpoint and two more.
+   * we got a lock: what the other workers hold at each endpoint is read again here, and it takes
+   * at most ahead * (cap - others) - heldBefore rows (`FOR UPDATE SKIP LOCKED`), leases them by
+   * primary key, writes this worker's counts (`heldBefore` plus what it took) and returns the rows
+   * with their endpoint and event, and how many this worker may send at once there (`slots`):
+   * one round trip instead of three per endpoint and two more.
    */
-  async function claimPostgres(tx: CycleTx, plan: ClaimPlanEntry[], now: number, token: string, heldBefore: number[]): Promise<ClaimedDelivery[]> {
-    const parameters = [plan.map((p) => p.endpointId), plan.map((p) => p.count), options.perEndpointConcurrency, now, now + options.leaseMs, token, workerId, heldBefore];
+  async function claimPostgres(tx: CycleTx, plan: ClaimPlanEntry[], now: number, token: string, heldBefore: number[], factor: number): Promise<ClaimedDelivery[]> {
+    const parameters = [plan.map((p) => p.endpointId), plan.map((p) => p.count), options.perEndpointConcurrency, now, now + options.leaseMs, token, workerId, heldBefore, factor];
     // The cycle's last statement: its COMMIT goes out right behind it.
     const result = await tx.runLast(CompiledQuery.raw(PG_CLAIM, parameters) as CompiledQuery<ClaimedRow>);
-    return result.rows.map((r) => toClaimed(r, token));
+    return result.rows.map((r) => toClaimed(r, token, now + options.leaseMs, Number(r.slots)));
   }
 
-  function toClaimed(r: ClaimedRow, token: string): ClaimedDelivery {
+  /**
+   * Gives claimed deliveries back unsent (ADR 0031): due again at once where their lease is still
+   * this worker's, and this worker's counts at their endpoints lowered in the same transaction.
+   */
+  async function releaseClaims(tx: CycleTx, deliveries: readonly ClaimedDelivery[]): Promise<void> {
+    const now = clock.now().getTime();
+    const counts = [...new Set(deliveries.map((d) => d.endpointId))].sort(compare).map((endpointId): [string, number] => [endpointId, Math.max(0, heldNow(endpointId))]);
+    const pairs = deliveries.map((d) => [d.id, d.token]);
+    if (postgres) {
+      const parameters = [pairs.map((p) => p[0]), pairs.map((p) => p[1]), now, workerId, counts.map((c) => c[0]), counts.map((c) => c[1]), now + options.leaseMs];
+      await tx.run(CompiledQuery.raw(PG_RELEASE, parameters));
+    } else {
+      await tx.run(CompiledQuery.raw(SQLITE_RELEASE, [now, JSON.stringify(pairs)]));
+      await writeHeldSqlite(tx, counts);
+    }
+    logger.info({ deliveries: deliveries.length, endpoints: counts.length }, 'claimed webhook deliveries given back unsent; they are due again');
+  }
+
+  function toClaimed(r: ClaimedRow, token: string, leasedUntil: number, slots: number): ClaimedDelivery {
     return {
       id: r.id,
       token,
+      leasedUntil,
+      slots,
       endpointId: r.endpoint_id,
       tenantId: r.tenant_id,
       attempts: r.attempts,
@@ -978,6 +1176,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
    * row's lease still covers it until the result is written), so sending and writing overlap.
    */
   function launch(delivery: ClaimedDelivery): void {
+    sendingAt.set(delivery.endpointId, (sendingAt.get(delivery.endpointId) ?? 0) + 1);
     const p = send(delivery)
       .then((outcome) => {
         const written = record(outcome)
@@ -987,7 +1186,11 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
       })
       .finally(() => {
         inFlight.delete(delivery.id);
-        // A free slot: look for more work now rather than at the next poll.
+        const n = (sendingAt.get(delivery.endpointId) ?? 0) - 1;
+        if (n > 0) sendingAt.set(delivery.endpointId, n);
+        else sendingAt.delete(delivery.endpointId);
+        // A free slot: what waits for it starts now; and look for more work now rather than at the next poll.
+        startWaiting();
         wake();
       });
     inFlight.set(delivery.id, p);
@@ -1089,7 +1292,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
     const counts = heldAfter(outcomes, []);
     let applied: Set<string>;
     let recordedBefore = new Set<string>();
-    let candidates: ClaimCandidate[] | undefined;
+    let candidates: Listed[] | undefined;
     if (postgres) {
       // The claim's candidates come with the results unless a final failure may disable an
       // endpoint below, after that statement: the listing must not offer it.
@@ -1171,7 +1374,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
     counts: [string, number][],
     free: number,
     last: boolean,
-  ): Promise<{ applied: Set<string>; recordedBefore: Set<string>; candidates?: ClaimCandidate[] }> {
+  ): Promise<{ applied: Set<string>; recordedBefore: Set<string>; candidates?: Listed[] }> {
     const parameters = [
       rows.map((r) => r.id), rows.map((r) => r.token), rows.map((r) => r.attempts), rows.map((r) => r.state), rows.map((r) => r.next_attempt_at),
       rows.map((r) => r.last_attempt_at), rows.map((r) => r.last_response_status), rows.map((r) => r.last_error_kind), rows.map((r) => r.finished_at),
@@ -1186,9 +1389,9 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
     } else {
       // All this worker holds once the results are written: what it holds now, where the batch
       // touched an endpoint its count after.
-      const mine = new Map(held);
+      const mine = new Map([...held.keys()].map((endpointId) => [endpointId, Math.max(0, heldNow(endpointId))]));
       for (const [endpointId, n] of counts) mine.set(endpointId, n);
-      parameters.push(clock.now().getTime(), options.perEndpointConcurrency, free, [...mine.keys()], [...mine.values()]);
+      parameters.push(clock.now().getTime(), options.perEndpointConcurrency, free, [...mine.keys()], [...mine.values()], ahead);
       answer = (await tx.run(CompiledQuery.raw(PG_RESULTS_THEN_CANDIDATES, parameters) as CompiledQuery<ResultOrCandidateRow>)).rows;
     }
     const applied = new Set<string>();
@@ -1201,7 +1404,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
     if (free <= 0) return { applied, recordedBefore };
     // Oldest due first, as PG_CANDIDATES returns them (fairness.ts deals slots in this order).
     listed.sort((a, b) => Number(a.oldest_due) - Number(b.oldest_due) || compare(a.endpoint_id, b.endpoint_id));
-    return { applied, recordedBefore, candidates: listed.map((r) => ({ endpointId: r.endpoint_id, due: Number(r.due), inFlight: Number(r.in_flight) })) };
+    return { applied, recordedBefore, candidates: listed.map(toListed) };
   }
 
   function report(outcomes: Outcome[], written: WrittenResults): void {
@@ -1228,10 +1431,18 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
   async function settle(): Promise<void> {
     for (;;) {
       if (cycling) await cycling;
-      if (inFlight.size === 0 && recording.size === 0 && !cycling) return;
+      // A stopping worker gives back what waits; otherwise what has a slot starts.
+      startWaiting();
+      if (waitingCount > 0 && inFlight.size === 0) {
+        // Nothing in flight frees a slot for them (cannot happen: a claim leaves a slot for every endpoint it claims at).
+        logger.error({ deliveries: waitingCount }, 'claimed webhook deliveries without a send slot; giving them back');
+        for (const endpointId of [...waiting.keys()]) giveBack(endpointId);
+      }
+      if (inFlight.size === 0 && recording.size === 0 && waitingCount === 0 && toRelease.length === 0 && !cycling) return;
       // Results a cycle put back (the database was away) are written by the running worker's next
-      // poll; a stopped or merely ticked worker has no poll, so it writes (or gives up on) them now.
-      if (resultQueue.length > 0 && (!running || stopped)) {
+      // poll; a stopped or merely ticked worker has no poll, so it writes (or gives up on) them
+      // now. What is to be given back, any worker gives back now (nothing else would wait for it).
+      if ((resultQueue.length > 0 && (!running || stopped)) || toRelease.length > 0) {
         await pump();
         continue;
       }
@@ -1268,6 +1479,10 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
     inFlight: () => inFlight.size,
     stats: () => ({ ...counters }),
   };
+}
+
+function toListed(r: CandidateRow): Listed {
+  return { endpointId: r.endpoint_id, due: Number(r.due), others: Number(r.others) };
 }
 
 function compare(a: string, b: string): number {

@@ -594,6 +594,127 @@ describe.each(await dialectMatrix())('webhook delivery [%s]', (dialect) => {
     });
   });
 
+  describe('claiming ahead (ADR 0031)', () => {
+    const inFlightOf = async (endpointId: string, workerId?: string) =>
+      (await store.selectFrom('webhook_in_flight').select(['worker_id', 'sends']).where('endpoint_id', '=', endpointId).execute())
+        .filter((r) => (workerId === undefined ? r.worker_id !== 'another-worker' : r.worker_id === workerId))
+        .map((r) => Number(r.sends));
+    const stateOf = async (endpointId: string) =>
+      (await deliveriesOf(endpointId)).map((d) => (d.state === 'pending' && d.lease_token !== null ? 'leased' : d.state)).sort();
+
+    it('claims up to twice what it may send, sends no more than the cap less the other workers\' sends, and the rest as slots free, without another claim', async () => {
+      const { endpoint: e } = await endpoint('/ahead');
+      receiver.setMode('/ahead', { kind: 'status', status: 200, delayMs: 300 });
+      await append(8);
+      // Another worker holds 3 of the cap of 5 (its row live for the whole test: the clock stays).
+      await store.insertInto('webhook_in_flight').values({ endpoint_id: e.id, worker_id: 'another-worker', sends: 3, held_until: clock.now().getTime() + 5_000 }).execute();
+      const w = worker({ concurrency: 16, perEndpointConcurrency: 5, timeoutMs: 10_000, leaseMs: 30_000 });
+
+      // May send 5 - 3 = 2 at once, so holds up to 4: all four leased, the stored count says 4.
+      expect(await w.tick()).toBe(4);
+      expect(await inFlightOf(e.id)).toEqual([4]);
+      expect(await w.tick()).toBe(0);
+      await w.settle();
+      // All four went out, two at a time, on that one claim: the two that waited started as sends ended.
+      expect(receiver.requestsTo('/ahead')).toHaveLength(4);
+      expect(receiver.maxConcurrent('/ahead')).toBe(2);
+      expect(w.stats()).toMatchObject({ claims: 1, delivered: 4, leasesLost: 0 });
+      expect(await inFlightOf(e.id)).toEqual([0]);
+      expect(await stateOf(e.id)).toEqual([...Array(4).fill('delivered'), ...Array(4).fill('pending')]);
+    });
+
+    it('two workers claiming ahead at one endpoint never send more than its cap at once, and each delivery goes once', async () => {
+      const { endpoint: e } = await endpoint('/two-workers');
+      receiver.setMode('/two-workers', { kind: 'status', status: 200, delayMs: 100 });
+      const eventIds = await append(40);
+      const options = { concurrency: 16, perEndpointConcurrency: 4, timeoutMs: 10_000, leaseMs: 30_000, pollIntervalMs: 20 };
+      // B sends 2 at most (its concurrency binds, so it holds no more); A claims while B's are out:
+      // it may send 4 - 2 at once, and holds up to twice that.
+      const [a, b] = [worker(options), worker({ ...options, concurrency: 2 })];
+      expect(await b.tick()).toBe(2);
+      expect(await a.tick()).toBe(4);
+      a.start();
+      b.start();
+      await pollUntil(async () => (await deliveriesOf(e.id)).every((d) => d.state === 'delivered'), { timeoutMs: 20_000, intervalMs: 50 });
+      await Promise.all([a.stop(), b.stop()]);
+      expect(receiver.maxConcurrent('/two-workers')).toBeLessThanOrEqual(4);
+      const received = receiver.requestsTo('/two-workers').map((r) => (JSON.parse(r.body) as { id: string }).id);
+      expect(received.sort()).toEqual([...eventIds].sort());
+      expect(a.stats().leasesLost + b.stats().leasesLost).toBe(0);
+      expect((await inFlightOf(e.id)).every((n) => n === 0)).toBe(true);
+    });
+
+    it('what waits is given back unsent when the worker stops: due again at once, its count lowered, nothing sent twice', async () => {
+      const { endpoint: e } = await endpoint('/stopping');
+      receiver.setMode('/stopping', { kind: 'status', status: 200, delayMs: 400 });
+      const eventIds = await append(6);
+      const w = worker({ concurrency: 16, perEndpointConcurrency: 2, timeoutMs: 10_000, leaseMs: 30_000 });
+      expect(await w.tick()).toBe(4);
+      await w.stop();
+      // The two sends in flight finished and were recorded; the two waiting were never sent.
+      expect(receiver.requestsTo('/stopping')).toHaveLength(2);
+      expect(await stateOf(e.id)).toEqual(['delivered', 'delivered', 'pending', 'pending', 'pending', 'pending']);
+      expect((await deliveriesOf(e.id)).filter((d) => d.state === 'pending').every((d) => d.attempts === 0 && d.next_attempt_at! <= clock.now().getTime())).toBe(true);
+      expect(await inFlightOf(e.id)).toEqual([0]);
+      expect(t.logs.lines.some((l) => l.includes('given back unsent'))).toBe(true);
+
+      // Another worker sends the rest, each once.
+      receiver.setMode('/stopping', 200);
+      expect(await worker({}).deliverDue()).toBe(4);
+      const received = receiver.requestsTo('/stopping').map((r) => (JSON.parse(r.body) as { id: string }).id);
+      expect(received.sort()).toEqual([...eventIds].sort());
+    });
+
+    it('a waiting delivery with too little of its lease left is given back, not sent on a lease that could pass mid-send', async () => {
+      const { endpoint: e } = await endpoint('/stale');
+      receiver.setMode('/stale', { kind: 'status', status: 200, delayMs: 300 });
+      await append(4);
+      // Time-out 2 s, lease 10 s: a waiting delivery starts only with at least 2 + 4 = 6 s of its lease left.
+      const w = worker({ concurrency: 16, perEndpointConcurrency: 2, timeoutMs: 2_000, leaseMs: 10_000 });
+      expect(await w.tick()).toBe(4);
+      // While the first two are with the receiver, 5 s pass: the two waiting have 5 s left.
+      clock.advance(5_000);
+      await w.settle();
+      expect(receiver.requestsTo('/stale')).toHaveLength(2);
+      expect(await stateOf(e.id)).toEqual(['delivered', 'delivered', 'pending', 'pending']);
+      expect(await inFlightOf(e.id)).toEqual([0]);
+      // Due again at once, and sent by the next claim.
+      expect(await w.deliverDue()).toBe(2);
+      expect(await stateOf(e.id)).toEqual(Array(4).fill('delivered'));
+    });
+
+    it('what waits for an endpoint its results just disabled is given back, not sent', async () => {
+      const { endpoint: e } = await endpoint('/disabling');
+      // The first send fails at once, the others after 800 ms.
+      receiver.setMode('/disabling', { kind: 'status', status: 503, delaysMs: [0, 800] });
+      await append(6);
+      // One attempt per delivery, the endpoint disabled at its first failure.
+      const w = worker({ concurrency: 16, perEndpointConcurrency: 2, timeoutMs: 10_000, leaseMs: 30_000, schedule: { delaysMs: [] }, autoDisableThreshold: 1 });
+      expect(await w.tick()).toBe(4);
+      await w.settle();
+      expect(await endpointRow(e.id)).toMatchObject({ state: 'disabled' });
+      // The first failure freed a slot, and the third started in it before the result disabled the
+      // endpoint; the fourth was still waiting then (both slots busy), and was given back unsent.
+      expect(receiver.requestsTo('/disabling')).toHaveLength(3);
+      expect(await stateOf(e.id)).toEqual(['failed', 'failed', 'failed', 'pending', 'pending', 'pending']);
+      expect((await deliveriesOf(e.id)).every((d) => d.lease_token === null)).toBe(true);
+      expect(await inFlightOf(e.id)).toEqual([0]);
+    });
+
+    it('a worker whose own concurrency binds (more endpoints than it can send to) does not claim ahead: what it holds, it sends', async () => {
+      const { endpoint: e1 } = await endpoint('/bound-1');
+      const { endpoint: e2 } = await endpoint('/bound-2');
+      receiver.setMode('*', { kind: 'status', status: 200, delayMs: 300 });
+      await append(8);
+      // Two endpoints of cap 2 could take 4 sends; this worker sends 2 at most. Claiming ahead would
+      // hold rows another worker could be sending.
+      const w = worker({ concurrency: 2, perEndpointConcurrency: 2, timeoutMs: 10_000, leaseMs: 30_000 });
+      expect(await w.tick()).toBe(2);
+      expect([...(await inFlightOf(e1.id)), ...(await inFlightOf(e2.id))]).toEqual([1, 1]);
+      await w.settle();
+    });
+  });
+
   describe('sends in flight (ADR 0021)', () => {
     const inFlightRows = (endpointId: string) =>
       store.selectFrom('webhook_in_flight').select(['worker_id', 'sends', 'held_until']).where('endpoint_id', '=', endpointId).orderBy('worker_id').execute();
@@ -605,7 +726,8 @@ describe.each(await dialectMatrix())('webhook delivery [%s]', (dialect) => {
       await append(8);
       // Another worker process, as it left its row: 3 sends held until after now.
       await store.insertInto('webhook_in_flight').values({ endpoint_id: slow.id, worker_id: 'another-worker', sends: 3, held_until: clock.now().getTime() + 5_000 }).execute();
-      const w = worker({ concurrency: 16, perEndpointConcurrency: 5, timeoutMs: 10_000, leaseMs: 30_000 });
+      // Without claiming ahead (ADR 0031), what it holds is what it sends: the counts in their plainest form.
+      const w = worker({ concurrency: 16, perEndpointConcurrency: 5, timeoutMs: 10_000, leaseMs: 30_000, claimAhead: false });
 
       // Room for 5 - 3: two claimed, and the row says so, held for a lease's length.
       expect(await w.tick()).toBe(2);
@@ -642,7 +764,8 @@ describe.each(await dialectMatrix())('webhook delivery [%s]', (dialect) => {
       // No poll within the test: only a finished send wakes the worker, and that cycle records its
       // result and claims the next. Had the freed slot not counted, the listing would have seen
       // 1 + 2 = the cap and the worker would have stopped after its first send until a poll.
-      const w = worker({ concurrency: 16, perEndpointConcurrency: 3, pollIntervalMs: 600_000 });
+      // (Without claiming ahead: with it, the next delivery would already be claimed and waiting.)
+      const w = worker({ concurrency: 16, perEndpointConcurrency: 3, pollIntervalMs: 600_000, claimAhead: false });
       w.start();
       await pollUntil(async () => (await deliveriesOf(e.id)).every((d) => d.state === 'delivered'), { timeoutMs: 10_000, intervalMs: 50 });
       await w.stop();

@@ -101,10 +101,10 @@ describe.each(await dialectMatrix())('a claim among many idle endpoints [%s]', (
         const { rows } = await client.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(`explain (analyze, format json) ${text}`, values);
         return reads(rows[0]!['QUERY PLAN'][0]!.Plan);
       };
-      const alone = await explain(LISTING_STATEMENTS.postgres, [now, CAP, 64]);
+      const alone = await explain(LISTING_STATEMENTS.postgres, [now, CAP, 64, 'worker-under-test', 2]);
       // A cycle with no results to write: empty batches, this worker holding nothing.
       const none = (n: number) => Array.from({ length: n }, () => []);
-      const afterResults = await explain(LISTING_STATEMENTS.postgresAfterResults, [...none(18), 'worker-under-test', [], [], now + 30_000, now, CAP, 64, [], []]);
+      const afterResults = await explain(LISTING_STATEMENTS.postgresAfterResults, [...none(18), 'worker-under-test', [], [], now + 30_000, now, CAP, 64, [], [], 2]);
       for (const read of [alone, afterResults]) {
         // Four endpoints have pending deliveries (due1, due2, later, disabled), plus the recursion's
         // last step, which finds none but is still a loop of the lookup (EXPLAIN's rows per loop
@@ -122,7 +122,7 @@ describe.each(await dialectMatrix())('a claim among many idle endpoints [%s]', (
   });
 
   it.runIf(dialect === 'sqlite')('SQLite: the listing starts from the pending endpoints and looks each up by id, never scanning the endpoints table', async () => {
-    const plan = await store.executeQuery(CompiledQuery.raw(`explain query plan ${LISTING_STATEMENTS.sqlite}`, Array(11).fill(0)));
+    const plan = await store.executeQuery(CompiledQuery.raw(`explain query plan ${LISTING_STATEMENTS.sqlite}`, Array(14).fill(0)));
     const details = (plan.rows as Array<{ detail: string }>).map((r) => r.detail);
     expect(details, details.join('\n')).toContain('SCAN p');
     expect(details.some((d) => /^SEARCH e USING .*\(id=\?\)$/.test(d)), details.join('\n')).toBe(true);
