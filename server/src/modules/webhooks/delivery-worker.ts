@@ -720,6 +720,10 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
     wakePending = true;
     setImmediate(() => {
       wakePending = false;
+      // Sends that ended in the same turn start their successors together (ADR 0031): started one
+      // by one as each ended, their writes reached the receiver one by one, and on a busy machine
+      // each cost both processes a wake-up (docs/performance.md, "sixteenth session").
+      startWaiting();
       // A stopped or merely ticked worker still writes its results; only a running one claims more.
       if (running && !stopped) claimWanted = true;
       void pump();
@@ -1189,8 +1193,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
         const n = (sendingAt.get(delivery.endpointId) ?? 0) - 1;
         if (n > 0) sendingAt.set(delivery.endpointId, n);
         else sendingAt.delete(delivery.endpointId);
-        // A free slot: what waits for it starts now; and look for more work now rather than at the next poll.
-        startWaiting();
+        // A free slot: what waits for it starts, and more work is looked for, now rather than at the next poll.
         wake();
       });
     inFlight.set(delivery.id, p);

@@ -595,6 +595,8 @@ describe.each(await dialectMatrix())('webhook delivery [%s]', (dialect) => {
   });
 
   describe('claiming ahead (ADR 0031)', () => {
+    // (On by default: the suite's other tests run with it too, and turn it off where they look at what plain claims hold.)
+    const aheadWorker = (options: Partial<DeliveryWorkerOptions>) => worker({ claimAhead: true, ...options });
     const inFlightOf = async (endpointId: string, workerId?: string) =>
       (await store.selectFrom('webhook_in_flight').select(['worker_id', 'sends']).where('endpoint_id', '=', endpointId).execute())
         .filter((r) => (workerId === undefined ? r.worker_id !== 'another-worker' : r.worker_id === workerId))
@@ -608,7 +610,7 @@ describe.each(await dialectMatrix())('webhook delivery [%s]', (dialect) => {
       await append(8);
       // Another worker holds 3 of the cap of 5 (its row live for the whole test: the clock stays).
       await store.insertInto('webhook_in_flight').values({ endpoint_id: e.id, worker_id: 'another-worker', sends: 3, held_until: clock.now().getTime() + 5_000 }).execute();
-      const w = worker({ concurrency: 16, perEndpointConcurrency: 5, timeoutMs: 10_000, leaseMs: 30_000 });
+      const w = aheadWorker({ concurrency: 16, perEndpointConcurrency: 5, timeoutMs: 10_000, leaseMs: 30_000 });
 
       // May send 5 - 3 = 2 at once, so holds up to 4: all four leased, the stored count says 4.
       expect(await w.tick()).toBe(4);
@@ -630,7 +632,7 @@ describe.each(await dialectMatrix())('webhook delivery [%s]', (dialect) => {
       const options = { concurrency: 16, perEndpointConcurrency: 4, timeoutMs: 10_000, leaseMs: 30_000, pollIntervalMs: 20 };
       // B sends 2 at most (its concurrency binds, so it holds no more); A claims while B's are out:
       // it may send 4 - 2 at once, and holds up to twice that.
-      const [a, b] = [worker(options), worker({ ...options, concurrency: 2 })];
+      const [a, b] = [aheadWorker(options), aheadWorker({ ...options, concurrency: 2 })];
       expect(await b.tick()).toBe(2);
       expect(await a.tick()).toBe(4);
       a.start();
@@ -648,7 +650,7 @@ describe.each(await dialectMatrix())('webhook delivery [%s]', (dialect) => {
       const { endpoint: e } = await endpoint('/stopping');
       receiver.setMode('/stopping', { kind: 'status', status: 200, delayMs: 400 });
       const eventIds = await append(6);
-      const w = worker({ concurrency: 16, perEndpointConcurrency: 2, timeoutMs: 10_000, leaseMs: 30_000 });
+      const w = aheadWorker({ concurrency: 16, perEndpointConcurrency: 2, timeoutMs: 10_000, leaseMs: 30_000 });
       expect(await w.tick()).toBe(4);
       await w.stop();
       // The two sends in flight finished and were recorded; the two waiting were never sent.
@@ -660,7 +662,7 @@ describe.each(await dialectMatrix())('webhook delivery [%s]', (dialect) => {
 
       // Another worker sends the rest, each once.
       receiver.setMode('/stopping', 200);
-      expect(await worker({}).deliverDue()).toBe(4);
+      expect(await aheadWorker({}).deliverDue()).toBe(4);
       const received = receiver.requestsTo('/stopping').map((r) => (JSON.parse(r.body) as { id: string }).id);
       expect(received.sort()).toEqual([...eventIds].sort());
     });
@@ -670,7 +672,7 @@ describe.each(await dialectMatrix())('webhook delivery [%s]', (dialect) => {
       receiver.setMode('/stale', { kind: 'status', status: 200, delayMs: 300 });
       await append(4);
       // Time-out 2 s, lease 10 s: a waiting delivery starts only with at least 2 + 4 = 6 s of its lease left.
-      const w = worker({ concurrency: 16, perEndpointConcurrency: 2, timeoutMs: 2_000, leaseMs: 10_000 });
+      const w = aheadWorker({ concurrency: 16, perEndpointConcurrency: 2, timeoutMs: 2_000, leaseMs: 10_000 });
       expect(await w.tick()).toBe(4);
       // While the first two are with the receiver, 5 s pass: the two waiting have 5 s left.
       clock.advance(5_000);
@@ -689,7 +691,7 @@ describe.each(await dialectMatrix())('webhook delivery [%s]', (dialect) => {
       receiver.setMode('/disabling', { kind: 'status', status: 503, delaysMs: [0, 800] });
       await append(6);
       // One attempt per delivery, the endpoint disabled at its first failure.
-      const w = worker({ concurrency: 16, perEndpointConcurrency: 2, timeoutMs: 10_000, leaseMs: 30_000, schedule: { delaysMs: [] }, autoDisableThreshold: 1 });
+      const w = aheadWorker({ concurrency: 16, perEndpointConcurrency: 2, timeoutMs: 10_000, leaseMs: 30_000, schedule: { delaysMs: [] }, autoDisableThreshold: 1 });
       expect(await w.tick()).toBe(4);
       await w.settle();
       expect(await endpointRow(e.id)).toMatchObject({ state: 'disabled' });
@@ -701,6 +703,15 @@ describe.each(await dialectMatrix())('webhook delivery [%s]', (dialect) => {
       expect(await inFlightOf(e.id)).toEqual([0]);
     });
 
+    it('is on by default', async () => {
+      await endpoint('/default');
+      receiver.setMode('/default', { kind: 'status', status: 200, delayMs: 100 });
+      await append(6);
+      const w = worker({ concurrency: 16, perEndpointConcurrency: 2, timeoutMs: 10_000, leaseMs: 30_000 });
+      expect(await w.tick()).toBe(4);
+      await w.settle();
+    });
+
     it('a worker whose own concurrency binds (more endpoints than it can send to) does not claim ahead: what it holds, it sends', async () => {
       const { endpoint: e1 } = await endpoint('/bound-1');
       const { endpoint: e2 } = await endpoint('/bound-2');
@@ -708,7 +719,7 @@ describe.each(await dialectMatrix())('webhook delivery [%s]', (dialect) => {
       await append(8);
       // Two endpoints of cap 2 could take 4 sends; this worker sends 2 at most. Claiming ahead would
       // hold rows another worker could be sending.
-      const w = worker({ concurrency: 2, perEndpointConcurrency: 2, timeoutMs: 10_000, leaseMs: 30_000 });
+      const w = aheadWorker({ concurrency: 2, perEndpointConcurrency: 2, timeoutMs: 10_000, leaseMs: 30_000 });
       expect(await w.tick()).toBe(2);
       expect([...(await inFlightOf(e1.id)), ...(await inFlightOf(e2.id))]).toEqual([1, 1]);
       await w.settle();
