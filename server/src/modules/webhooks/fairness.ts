@@ -11,7 +11,11 @@
 
 export interface ClaimCandidate {
   endpointId: string;
-  /** Deliveries of this endpoint in flight in any worker (the live counts of `webhook_in_flight`). */
+  /**
+   * What already counts against `perEndpointCap` at this endpoint: the deliveries of it held by any
+   * worker (the live counts of `webhook_in_flight`, ADR 0021). A worker that claims ahead (ADR 0031)
+   * passes a cap and counts scaled to what it may hold rather than send.
+   */
   inFlight: number;
   /** Due deliveries waiting (an upper bound is fine). */
   due: number;
