@@ -214,6 +214,20 @@ const dueProbe = (now: string, cap: string) => `(
  */
 const endpointOf = (p: string) => `(select e.id, e.state from webhook_endpoints e where e.id = ${p}.endpoint_id limit 1) as e`;
 
+/**
+ * What every worker but `worker` holds at `endpoint` (their live counts, by primary key): what
+ * counts against the cap for that worker (ADR 0021, ADR 0031). The arguments are the parameters'
+ * places or column names.
+ */
+const othersHold = (endpoint: string, worker: string, now: string) =>
+  `(select coalesce(sum(f.sends), 0) from webhook_in_flight f where f.endpoint_id = ${endpoint} and f.worker_id <> ${worker}::text and f.held_until > ${now}::bigint)`;
+
+/** This worker's counts (`worker`; `endpoints` and `sends` arrays, until `until`) written over its rows: a data-modifying CTE's body. */
+const heldUpsert = (worker: string, endpoints: string, sends: string, until: string) => `
+       insert into webhook_in_flight (endpoint_id, worker_id, sends, held_until)
+       select h.endpoint_id, ${worker}::text, h.sends, ${until}::bigint from unnest(${endpoints}::text[], ${sends}::integer[]) as h(endpoint_id, sends)
+       on conflict (endpoint_id, worker_id) do update set sends = excluded.sends, held_until = excluded.held_until`;
+
 /** As SQLITE_PENDING_ENDPOINTS: the endpoints with pending deliveries, one index probe each. */
 const PG_PENDING_ENDPOINTS = `
      pending_endpoints(endpoint_id) as (
@@ -260,15 +274,9 @@ const PG_CLAIM = preparedOnPostgres(`
 with want as (
        select w.endpoint_id, w.n, w.base from unnest($1::text[], $2::integer[], $8::integer[]) as w(endpoint_id, n, base)
      ),
-     busy as (
-       select want.endpoint_id, want.n, want.base,
-              (select coalesce(sum(f.sends), 0) from webhook_in_flight f
-                where f.endpoint_id = want.endpoint_id and f.worker_id <> $7::text and f.held_until > $4::bigint)::integer as others
-         from want
-     ),
      room as (
        select busy.endpoint_id, busy.others, least(busy.n, $9::integer * ($3::integer - busy.others) - busy.base)::integer as n
-         from busy
+         from (select want.endpoint_id, want.n, want.base, ${othersHold('want.endpoint_id', '$7', '$4')}::integer as others from want) as busy
      ),
      pick as (
        select p.id
@@ -352,10 +360,7 @@ with recursive v as (
         where e.id in (select s.endpoint_id from stepped s where s.state = 'delivered' and s.endpoint_id = any($18::text[]))
           and e.consecutive_failures <> 0
      ),
-     counted as (
-       insert into webhook_in_flight (endpoint_id, worker_id, sends, held_until)
-       select h.endpoint_id, $19::text, h.sends, $22::bigint from unnest($20::text[], $21::integer[]) as h(endpoint_id, sends)
-       on conflict (endpoint_id, worker_id) do update set sends = excluded.sends, held_until = excluded.held_until
+     counted as (${heldUpsert('$19', '$20', '$21', '$22')}
      )`;
 const PG_RESULTS = preparedOnPostgres(`${PG_RESULT_CTES}
 select id, false as already from stepped
@@ -383,8 +388,7 @@ const PG_RESULTS_THEN_CANDIDATES = preparedOnPostgres(`${PG_RESULT_CTES},${PG_PE
          cross join lateral ${endpointOf('p')}
          cross join lateral ${dueProbe('$23', '($24::integer * $28::integer)')}
          cross join lateral (
-           select (select coalesce(sum(f.sends), 0) from webhook_in_flight f
-                    where f.endpoint_id = e.id and f.held_until > $23::bigint and f.worker_id <> $19::text) as others,
+           select ${othersHold('e.id', '$19', '$23')} as others,
                   coalesce((select mine.sends from mine where mine.endpoint_id = e.id), 0) as mine
          ) as busy
         where e.state = 'active' and probe.due > 0 and $28::integer * ($24::integer - busy.others) > busy.mine
@@ -432,10 +436,7 @@ with released as (
         where d.id = any($1::text[]) and d.id = v.id and d.lease_token = v.token
        returning d.id
      ),
-     counted as (
-       insert into webhook_in_flight (endpoint_id, worker_id, sends, held_until)
-       select h.endpoint_id, $4::text, h.sends, $7::bigint from unnest($5::text[], $6::integer[]) as h(endpoint_id, sends)
-       on conflict (endpoint_id, worker_id) do update set sends = excluded.sends, held_until = excluded.held_until
+     counted as (${heldUpsert('$4', '$5', '$6', '$7')}
      )
 select count(*)::integer as released from released`);
 
@@ -673,8 +674,13 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
   const ahead = options.claimAhead ? 2 : 1;
   const slotsAt = new Map<string, number>();
   const sendingAt = new Map<string, number>();
+  /** Per endpoint, claimed deliveries waiting for a send slot (never an empty list: an endpoint with none has no entry). */
   const waiting = new Map<string, ClaimedDelivery[]>();
-  let waitingCount = 0;
+  const waitingTotal = () => {
+    let n = 0;
+    for (const queue of waiting.values()) n += queue.length;
+    return n;
+  };
   /**
    * A waiting delivery starts only with this much of its lease left: its send's time-out plus
    * half the margin the lease keeps for recording. One that waited longer (an endpoint whose sends
@@ -775,9 +781,9 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
     const outcomes = batch.map((b) => b.outcome);
     const releasing = toRelease.splice(0);
     // Results left for the next cycle still hold their leases: don't run ahead of the writer.
-    const free = claim ? ahead * options.concurrency - inFlight.size - waitingCount - resultQueue.length : 0;
+    const free = claim ? ahead * options.concurrency - inFlight.size - waitingTotal() - resultQueue.length : 0;
     if (batch.length === 0 && releasing.length === 0 && free <= 0) return 0;
-    let done: { written: WrittenResults; claimed: ClaimedDelivery[] };
+    let done: { written: WrittenResults; claimed: ClaimedDelivery[]; released: number };
     const doubted = claimsInDoubt.slice();
     claimSent = null;
     releasingNow = new Map();
@@ -785,10 +791,10 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
     try {
       done = await inTransaction(async (tx) => {
         if (doubted.length > 0) await undoClaims(tx, doubted);
-        if (releasing.length > 0) await releaseClaims(tx, releasing);
+        const released = releasing.length > 0 ? await releaseClaims(tx, releasing) : 0;
         const written = outcomes.length > 0 ? await writeResults(tx, outcomes, free) : { applied: new Set<string>(), disabled: new Set<string>(), recordedBefore: new Set<string>() };
         const claimed = free > 0 ? await claimDue(tx, free, outcomes, written.candidates) : [];
-        return { written, claimed };
+        return { written, claimed, released };
       });
       claimsInDoubt.splice(0, doubted.length);
     } catch (err) {
@@ -833,6 +839,8 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
     }
     releasingNow = new Map();
     for (const d of releasing) release(d.endpointId);
+    // (Rows whose lease is no longer this claim's, a deletion's cancellation say, are not counted.)
+    if (releasing.length > 0) logger.info({ deliveries: done.released, endpoints: new Set(releasing.map((d) => d.endpointId)).size }, 'claimed webhook deliveries given back unsent; they are due again');
     if (batch.length > 0) {
       counters.writes += 1;
       report(outcomes, done.written);
@@ -848,7 +856,6 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
       const queue = waiting.get(delivery.endpointId);
       if (queue) queue.push(delivery);
       else waiting.set(delivery.endpointId, [delivery]);
-      waitingCount += 1;
     }
     startWaiting();
     return done.claimed.length;
@@ -870,17 +877,14 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
    * A stopping worker sends nothing more: what waits is given back.
    */
   function startWaiting(): void {
-    if (waitingCount === 0) return;
+    if (stopped) {
+      for (const endpointId of [...waiting.keys()]) giveBack(endpointId);
+      return;
+    }
     const now = clock.now().getTime();
     for (const [endpointId, queue] of waiting) {
-      if (stopped) {
-        toRelease.push(...queue);
-        waitingCount -= queue.length;
-        queue.length = 0;
-      }
       while (queue.length > 0 && inFlight.size < options.concurrency && (sendingAt.get(endpointId) ?? 0) < (slotsAt.get(endpointId) ?? 0)) {
         const next = queue.shift()!;
-        waitingCount -= 1;
         if (next.leasedUntil - now < leaseToStart) toRelease.push(next);
         else launch(next);
       }
@@ -894,7 +898,6 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
     const queue = waiting.get(endpointId);
     if (!queue) return;
     waiting.delete(endpointId);
-    waitingCount -= queue.length;
     toRelease.push(...queue);
     wake();
   }
@@ -1053,7 +1056,8 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
     // for its own slots and keep other workers from sending it.
     const sendRoom = candidates.reduce((sum, c) => sum + Math.max(0, cap - c.others), 0);
     const factor = sendRoom <= options.concurrency ? ahead : 1;
-    const room = factor * options.concurrency - (ahead * options.concurrency - free);
+    // `free` is room to hold up to `ahead` times the concurrency; without claiming ahead, once.
+    const room = free - (ahead - factor) * options.concurrency;
     const plan = planClaims(
       candidates.map((c): ClaimCandidate => ({ endpointId: c.endpointId, due: c.due, inFlight: factor * c.others + mineAt(c.endpointId) })),
       { slots: room, perEndpointCap: factor * cap },
@@ -1141,18 +1145,18 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
    * Gives claimed deliveries back unsent (ADR 0031): due again at once where their lease is still
    * this worker's, and this worker's counts at their endpoints lowered in the same transaction.
    */
-  async function releaseClaims(tx: CycleTx, deliveries: readonly ClaimedDelivery[]): Promise<void> {
+  async function releaseClaims(tx: CycleTx, deliveries: readonly ClaimedDelivery[]): Promise<number> {
     const now = clock.now().getTime();
     const counts = [...new Set(deliveries.map((d) => d.endpointId))].sort(compare).map((endpointId): [string, number] => [endpointId, Math.max(0, heldNow(endpointId))]);
     const pairs = deliveries.map((d) => [d.id, d.token]);
     if (postgres) {
       const parameters = [pairs.map((p) => p[0]), pairs.map((p) => p[1]), now, workerId, counts.map((c) => c[0]), counts.map((c) => c[1]), now + options.leaseMs];
-      await tx.run(CompiledQuery.raw(PG_RELEASE, parameters));
-    } else {
-      await tx.run(CompiledQuery.raw(SQLITE_RELEASE, [now, JSON.stringify(pairs)]));
-      await writeHeldSqlite(tx, counts);
+      const result = await tx.run(CompiledQuery.raw(PG_RELEASE, parameters) as CompiledQuery<{ released: number }>);
+      return result.rows[0]?.released ?? 0;
     }
-    logger.info({ deliveries: deliveries.length, endpoints: counts.length }, 'claimed webhook deliveries given back unsent; they are due again');
+    const result = await tx.run(CompiledQuery.raw(SQLITE_RELEASE, [now, JSON.stringify(pairs)]));
+    await writeHeldSqlite(tx, counts);
+    return Number(result.numAffectedRows ?? 0);
   }
 
   function toClaimed(r: ClaimedRow, token: string, leasedUntil: number, slots: number): ClaimedDelivery {
@@ -1436,12 +1440,12 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
       if (cycling) await cycling;
       // A stopping worker gives back what waits; otherwise what has a slot starts.
       startWaiting();
-      if (waitingCount > 0 && inFlight.size === 0) {
+      if (waiting.size > 0 && inFlight.size === 0) {
         // Nothing in flight frees a slot for them (cannot happen: a claim leaves a slot for every endpoint it claims at).
-        logger.error({ deliveries: waitingCount }, 'claimed webhook deliveries without a send slot; giving them back');
+        logger.error({ deliveries: waitingTotal() }, 'claimed webhook deliveries without a send slot; giving them back');
         for (const endpointId of [...waiting.keys()]) giveBack(endpointId);
       }
-      if (inFlight.size === 0 && recording.size === 0 && waitingCount === 0 && toRelease.length === 0 && !cycling) return;
+      if (inFlight.size === 0 && recording.size === 0 && waiting.size === 0 && toRelease.length === 0 && !cycling) return;
       // Results a cycle put back (the database was away) are written by the running worker's next
       // poll; a stopped or merely ticked worker has no poll, so it writes (or gives up on) them
       // now. What is to be given back, any worker gives back now (nothing else would wait for it).
