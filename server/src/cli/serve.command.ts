@@ -12,6 +12,7 @@ import type { Config } from '../config/config.js';
 import { createContext } from '../app/context.js';
 import { warmUpInBackground } from '../app/warm-up.js';
 import { migrateToLatest } from '../db/database.js';
+import { checkConfiguredDataKey } from '../app/data-key-check.js';
 import { logProcessWarnings } from '../lib/logger.js';
 import { buildAppWithCompilers, type ServerLifecycle } from '../http/build-app.js';
 import { zenModule } from '../modules/engine/zen.js';
@@ -29,6 +30,11 @@ export async function serveCommand(config: Readonly<Config>, role: 'api' | 'work
   const log = ctx.logger;
   logProcessWarnings(log);
   await migrateToLatest(ctx.storage.db);
+  // Before anything is served: a key that cannot open this database's values is a refusal, not 500s later.
+  const dataKey = await checkConfiguredDataKey(ctx.storage.db, config, ctx.clock.now().getTime()).catch(async (err: unknown) => {
+    await ctx.close();
+    throw err;
+  });
 
   const lifecycle: ServerLifecycle = { draining: false };
   const built = role === 'worker' ? null : await buildAppWithCompilers(ctx, { lifecycle });
@@ -42,7 +48,7 @@ export async function serveCommand(config: Readonly<Config>, role: 'api' | 'work
     void ctx.apiKeys.startCache();
     const address = await app.listen({ port: config.port, host: config.host });
     log.info(
-      { address, role, database: `${ctx.storage.dialect} ${ctx.storage.location}`, rateLimiting: config.redisUrl ? 'redis' : 'in-process', encryptionKey: config.dataEncryptionKeySource, startupMs: Math.round(performance.now() - startedAt), sinceProcessStartMs: Math.round(performance.now()), startupCpuMs: cpuMs() },
+      { address, role, database: `${ctx.storage.dialect} ${ctx.storage.location}`, rateLimiting: config.redisUrl ? 'redis' : 'in-process', encryptionKey: config.dataEncryptionKeySource, encryptionKeyFingerprint: dataKey.fingerprint.slice(0, 12), startupMs: Math.round(performance.now() - startedAt), sinceProcessStartMs: Math.round(performance.now()), startupCpuMs: cpuMs() },
       'credit decisioning service ready',
     );
     // What start-up left for later (route schemas, argon2): now, a step at a time while idle (app/warm-up.ts).

@@ -267,6 +267,15 @@ export interface WebhookInFlightTable {
   held_until: number;
 }
 
+/** The fingerprint of the DATA_ENCRYPTION_KEY this database's values are sealed with (db/data-key-check.ts). */
+export interface DataKeyChecksTable {
+  /** Always 1. */
+  id: number;
+  /** HMAC-SHA256 of a fixed text under the key, hex: names the key without revealing it. */
+  fingerprint: string;
+  created_at: number;
+}
+
 export interface WebhookAttemptsTable {
   id: string;
   delivery_id: string;
@@ -407,6 +416,7 @@ export interface Database {
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
   webhook_in_flight: WebhookInFlightTable;
+  data_key_checks: DataKeyChecksTable;
   users: UsersTable;
   invitations: InvitationsTable;
   sessions: SessionsTable;

@@ -21,6 +21,7 @@ import * as m0015 from './0015-webhook-sends-in-flight.js';
 import * as m0016 from './0016-webhook-pending-index.js';
 import * as m0017 from './0017-delivery-list-index.js';
 import * as m0018 from './0018-audit-record-compression.js';
+import * as m0019 from './0019-data-key-check.js';
 
 export const migrations: Record<string, Migration> = {
   '0001-foundation': m0001,
@@ -41,4 +42,5 @@ export const migrations: Record<string, Migration> = {
   '0016-webhook-pending-index': m0016,
   '0017-delivery-list-index': m0017,
   '0018-audit-record-compression': m0018,
+  '0019-data-key-check': m0019,
 };
