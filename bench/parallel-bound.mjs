@@ -12,7 +12,9 @@
  * one database, which would have to share its single writer. PostgreSQL: `cds serve` processes on
  * one fresh database (the supported scale-out shape, stateless API nodes), with one shared
  * DATA_ENCRYPTION_KEY. `/healthz` is measured the same way as a check that the load generator
- * (autocannon, in this process) can drive the servers. Throw-away data folders and databases.
+ * (autocannon, in this process) can drive the servers. Each line also gives the whole machine's
+ * busy cores (servers, load generator, PostgreSQL: /proc/stat) and the servers' own CPU per
+ * request. Throw-away data folders and databases.
  * docs/performance.md, "seventeenth session", has what it measured.
  */
 import { spawn, execFileSync } from 'node:child_process';
@@ -24,6 +26,7 @@ import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
 import autocannon from 'autocannon';
 import pg from 'pg';
+import { cpuOfProcesses, machineBusyMs } from './lib/proc.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const CLI = path.join(ROOT, 'server', 'dist', 'cli', 'main.js');
@@ -120,10 +123,15 @@ async function measure(count) {
     await Promise.all(servers.map((s) => load(s, per, 3, true))); // warm-up
     const line = [];
     for (const [label, create] of [['/healthz', false], ['create', true]]) {
+      const [machine0, servers0, started] = [machineBusyMs(), cpuOfProcesses(servers.map((s) => s.child)), performance.now()];
       const results = await Promise.all(servers.map((s) => load(s, per, Number(opts.duration), create)));
+      const [machine1, servers1, wallMs] = [machineBusyMs(), cpuOfProcesses(servers.map((s) => s.child)), performance.now() - started];
       const rate = results.reduce((sum, r) => sum + r.requests.average, 0);
+      const requests = results.reduce((sum, r) => sum + r.requests.total, 0);
+      // The whole machine (servers, load generator, PostgreSQL) in cores, and the servers' own CPU per request.
+      const cpu = machine0 === null || servers0 === null ? '' : `, machine ${((machine1 - machine0) / wallMs).toFixed(2)} cores busy, servers ${((servers1 - servers0) / requests).toFixed(3)} ms CPU each`;
       const bad = results.reduce((sum, r) => sum + r.non2xx + r.errors, 0);
-      line.push(`${label} ${Math.round(rate).toLocaleString('en-US')}/s${count > 1 ? ` (${results.map((r) => Math.round(r.requests.average)).join(' + ')})` : ''}, p99 ${Math.max(...results.map((r) => r.latency.p99))} ms${bad ? `, ${bad} NOT 2xx` : ''}`);
+      line.push(`${label} ${Math.round(rate).toLocaleString('en-US')}/s${count > 1 ? ` (${results.map((r) => Math.round(r.requests.average)).join(' + ')})` : ''}, p99 ${Math.max(...results.map((r) => r.latency.p99))} ms${cpu}${bad ? `, ${bad} NOT 2xx` : ''}`);
     }
     process.stdout.write(`${opts.db}, ${count} server${count > 1 ? 's' : ''}: ${line.join('; ')}\n`);
   } finally {

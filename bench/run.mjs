@@ -28,7 +28,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { withPg } from './lib/pg.mjs';
-import { clockTicks, cpuOfProcesses, freePort, processCpuMs } from './lib/proc.mjs';
+import { cpuOfProcesses, freePort, machineBusyMs, processCpuMs } from './lib/proc.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 // `let`: --dist points it at another build (A/B runs); importers see the live binding.
@@ -135,19 +135,6 @@ function options() {
 // ---------------------------------------------------------------------------------------------
 
 const log = (...parts) => process.stderr.write(parts.join(' ') + '\n');
-
-/** Busy CPU time of the whole machine so far (ms, all cores), from /proc/stat (Linux only; else null). */
-function machineBusyMs() {
-  try {
-    const cpu = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
-    const [user, nice, system, idle, iowait, irq, softirq, steal] = cpu;
-    void idle;
-    void iowait;
-    return ((user + nice + system + irq + softirq + (steal ?? 0)) * 1000) / clockTicks;
-  } catch {
-    return null;
-  }
-}
 
 function processRssMb(pid) {
   try {

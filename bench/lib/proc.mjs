@@ -1,6 +1,7 @@
 /**
  * Process helpers shared by the bench and soak scripts (plain Node ESM, no build step): a free
- * loopback port, and CPU time of a process read from /proc (Linux; null elsewhere).
+ * loopback port, and CPU time of a process or of the whole machine read from /proc (Linux; null
+ * elsewhere).
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -46,4 +47,17 @@ export function cpuOfProcesses(processes) {
     sum += ms;
   }
   return sum;
+}
+
+/** Busy CPU time of the whole machine so far (ms, all cores), from /proc/stat (Linux only; else null). */
+export function machineBusyMs() {
+  try {
+    const cpu = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+    const [user, nice, system, idle, iowait, irq, softirq, steal] = cpu;
+    void idle;
+    void iowait;
+    return ((user + nice + system + irq + softirq + (steal ?? 0)) * 1000) / clockTicks;
+  } catch {
+    return null;
+  }
 }
