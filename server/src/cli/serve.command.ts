@@ -62,7 +62,7 @@ export async function serveCommand(config: Readonly<Config>, role: 'api' | 'work
   const workers = role === 'api' ? null : startWorkers(ctx);
   if (workers) {
     log.info(
-      { role, database: `${ctx.storage.dialect} ${ctx.storage.location}`, webhookConcurrency: config.webhookDelivery.concurrency, webhookEndpointConcurrency: config.webhookDelivery.perEndpointConcurrency },
+      { role, database: `${ctx.storage.dialect} ${ctx.storage.location}`, encryptionKeyFingerprint: dataKey.fingerprint.slice(0, 12), webhookConcurrency: config.webhookDelivery.concurrency, webhookEndpointConcurrency: config.webhookDelivery.perEndpointConcurrency },
       'worker ready',
     );
   }

@@ -125,6 +125,10 @@ describe.each(await dialectMatrix())('data key check, cds processes [%s]', (dial
     const server = await startServer({ env });
     try {
       expect((await server.request('/healthz')).status).toBe(200);
+      // The ready line names the key by its fingerprint, so nodes can be compared.
+      await server.waitForLog((line) => line.includes('credit decisioning service ready'));
+      const ready = server.logs().find((l) => l.msg === 'credit decisioning service ready');
+      expect(ready?.encryptionKeyFingerprint).toBe(short(KEY_A));
     } finally {
       await server.stop();
     }
