@@ -6,6 +6,7 @@
  */
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, loadListenEnvironment } from '../config/config.js';
+import { UnknownSchemaError } from '../db/database.js';
 import { serveCommand } from './serve.command.js';
 import { migrateCommand } from './migrate.command.js';
 import { tenantsCreateCommand } from './tenants.command.js';
@@ -131,6 +132,10 @@ main(process.argv.slice(2)).then(
     } else if (err instanceof UsageError || (err instanceof TypeError && 'code' in err && String(err.code).startsWith('ERR_PARSE_ARGS'))) {
       process.stderr.write(`cds: ${err.message}\n\n${USAGE}`);
       process.exitCode = 64; // EX_USAGE
+    } else if (err instanceof UnknownSchemaError) {
+      // Not a bug of this process: the database was migrated by a build that is not a newer release of this one.
+      process.stderr.write(`cds: ${err.message}\n`);
+      process.exitCode = 1;
     } else if (err instanceof WebhooksCommandError || err instanceof ListenCommandError) {
       process.stderr.write(`cds: ${err.message}\n`);
       process.exitCode = 65; // EX_DATAERR: the values given were refused

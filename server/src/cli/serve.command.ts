@@ -29,7 +29,14 @@ export async function serveCommand(config: Readonly<Config>, role: 'api' | 'work
   const ctx = createContext(config);
   const log = ctx.logger;
   logProcessWarnings(log);
-  await migrateToLatest(ctx.storage.db);
+  const { newer } = await migrateToLatest(ctx.storage.db).catch(async (err: unknown) => {
+    await ctx.close();
+    throw err;
+  });
+  if (newer.length > 0) {
+    // The previous release during a rolling deploy, or after a rollback (db/database.ts migrateToLatest).
+    log.warn({ newerMigrations: newer }, 'the database schema is newer than this build: running on it unchanged (a release keeps the previous one working)');
+  }
   // Before anything is served: a key that cannot open this database's values is a refusal, not 500s later.
   const dataKey = await checkConfiguredDataKey(ctx.storage.db, config, ctx.clock.now().getTime()).catch(async (err: unknown) => {
     await ctx.close();

@@ -519,12 +519,65 @@ function withStatementCache(
   return { database: proxy, cached: (source) => cache.get(source) };
 }
 
-/** Apply every pending migration; safe to run from several processes at once (the migrator locks). */
-export async function migrateToLatest(db: Kysely<Database>): Promise<string[]> {
+/** What `migrateToLatest` did: the migrations it applied, and those of a newer release it found. */
+export interface MigrationOutcome {
+  applied: string[];
+  /** Migrations the database holds that this build does not know (a newer release ran them); none: []. */
+  newer: string[];
+}
+
+/** A database whose migrations this build cannot account for (not a newer release's: see migrateToLatest). */
+export class UnknownSchemaError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UnknownSchemaError';
+  }
+}
+
+/**
+ * Apply every pending migration; safe to run from several processes at once (the migrator locks).
+ *
+ * A database a newer release has migrated (it holds every migration of this build, and after them
+ * ones this build does not know) is left as it is, and `newer` names those: the previous release
+ * runs on the newer schema during a rolling deploy and after a rollback, which is why a release's
+ * migrations must keep the previous release working (docs/deployment.md). Without this, a node of
+ * the previous release that restarted during a deploy, or the whole previous release rolled back
+ * to, would stop at start on Kysely's "previously executed migration … is missing". Anything else
+ * unknown (a migration this build does not know between its own, or one of its own missing beside
+ * one it does not know) is an UnknownSchemaError naming them: that database is not a newer
+ * release's.
+ */
+export async function migrateToLatest(db: Kysely<Database>): Promise<MigrationOutcome> {
+  const known = Object.keys(migrations).sort();
+  const executed = await executedMigrations(db);
+  const unknown = executed.filter((name) => !known.includes(name));
+  if (unknown.length > 0) {
+    const missing = known.filter((name) => !executed.includes(name));
+    const last = known[known.length - 1] ?? '';
+    if (missing.length === 0 && unknown.every((name) => name > last)) return { applied: [], newer: unknown };
+    throw new UnknownSchemaError(
+      `this database's migrations are not a newer release's of this build's: it holds ${unknown.join(', ')}, which this build does not know` +
+        (missing.length > 0 ? `, and lacks ${missing.join(', ')}` : `, before this build's last (${last})`) +
+        '. Run the release that migrated it.',
+    );
+  }
   const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));
-  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+  return { applied: (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName), newer: [] };
+}
+
+/** Names of the migrations the database has run (Kysely's table), oldest first; none on a new database. */
+async function executedMigrations(db: Kysely<Database>): Promise<string[]> {
+  try {
+    const { rows } = await sql<{ name: string }>`select name from kysely_migration order by name`.execute(db);
+    return rows.map((r) => r.name);
+  } catch (err) {
+    // No table yet (a new database): the migrator creates it.
+    const message = err instanceof Error ? err.message : String(err);
+    if ((err as { code?: unknown }).code === '42P01' || /no such table/i.test(message)) return [];
+    throw err;
+  }
 }
 
 export async function pingDatabase(db: Kysely<Database>): Promise<void> {
