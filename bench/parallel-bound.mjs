@@ -25,8 +25,8 @@ import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
 import autocannon from 'autocannon';
-import pg from 'pg';
-import { cpuOfProcesses, machineBusyMs } from './lib/proc.mjs';
+import { withPg } from './lib/pg.mjs';
+import { cpuOfProcesses, freePort, machineBusyMs } from './lib/proc.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const CLI = path.join(ROOT, 'server', 'dist', 'cli', 'main.js');
@@ -48,35 +48,31 @@ async function startServers(count) {
   let dropDatabase = async () => {};
   if (opts.db === 'postgres') {
     const name = `cds_parallel_${Date.now()}_${randomBytes(3).toString('hex')}`;
-    const admin = new pg.Client({ connectionString: opts.postgres });
-    await admin.connect();
-    await admin.query(`create database ${name}`);
-    await admin.end();
+    await withPg(opts.postgres, (c) => c.query(`create database "${name}"`));
     const url = new URL(opts.postgres);
     url.pathname = `/${name}`;
     databaseUrl = url.href;
-    dropDatabase = async () => {
-      const c = new pg.Client({ connectionString: opts.postgres });
-      await c.connect();
-      await c.query(`drop database if exists ${name} with (force)`);
-      await c.end();
-    };
+    dropDatabase = () => withPg(opts.postgres, (c) => c.query(`drop database if exists "${name}" with (force)`));
   }
   const servers = [];
   let tenant = null;
   for (let i = 0; i < count; i++) {
     const dataDir = mkdtempSync(path.join(os.tmpdir(), 'cds-parallel-'));
-    const env = {
-      ...process.env, PORT: String(8300 + i), HOST: '127.0.0.1', CDS_DATA_DIR: dataDir, DATA_ENCRYPTION_KEY: KEY, LOG_LEVEL: 'warn',
+    const port = await freePort();
+    const env = { ...process.env };
+    // Nothing from the caller's environment may pick another database, Redis or key (as bench/run.mjs).
+    for (const name of ['DATABASE_URL', 'REDIS_URL', 'DATA_ENCRYPTION_KEY', 'NODE_ENV', 'TLS_CERT_FILE', 'TLS_KEY_FILE', 'PUBLIC_BASE_URL']) delete env[name];
+    Object.assign(env, {
+      PORT: String(port), HOST: '127.0.0.1', CDS_DATA_DIR: dataDir, DATA_ENCRYPTION_KEY: KEY, LOG_LEVEL: 'warn',
       RATE_LIMIT_LIVE_PER_S: '1000000', RATE_LIMIT_SANDBOX_PER_S: '1000000', ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
-    };
+    });
     // One tenant per database: on PostgreSQL the servers share the first one's.
     if (databaseUrl === null || tenant === null) {
       execFileSync(process.execPath, [CLI, 'migrate'], { env, stdio: 'ignore' });
       tenant = JSON.parse(execFileSync(process.execPath, [CLI, 'tenants', 'create', '--name', 'Parallel Bench', '--json'], { env, encoding: 'utf8' }));
     }
     const child = spawn(process.execPath, [CLI, 'serve'], { env, stdio: 'ignore' });
-    servers.push({ child, dataDir, port: 8300 + i, apiKey: tenant.sandbox.api_key, consumerId: tenant.sandbox.consumers.find((c) => c.tier === 'soft').consumer_id });
+    servers.push({ child, dataDir, port, apiKey: tenant.sandbox.api_key, consumerId: tenant.sandbox.consumers.find((c) => c.tier === 'soft').consumer_id });
   }
   for (const s of servers) {
     for (;;) {

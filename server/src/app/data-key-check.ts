@@ -29,6 +29,7 @@ import { createHmac } from 'node:crypto';
 import path from 'node:path';
 import type { Kysely } from 'kysely';
 import { ConfigError, type Config } from '../config/config.js';
+import { migrateToLatest } from '../db/database.js';
 import type { Database } from '../db/schema.js';
 import { createSecretBox } from '../lib/crypto.js';
 import { secretAssociatedData } from '../modules/webhooks/signing.js';
@@ -94,6 +95,17 @@ export function checkConfiguredDataKey(db: Kysely<Database>, config: Pick<Config
   const source: DataKeySource =
     config.dataEncryptionKeySource === 'environment' ? { kind: 'environment' } : { kind: 'generated-file', file: path.join(config.dataDir, 'encryption.key') };
   return checkDataKey(db, config.dataEncryptionKey, { now, source });
+}
+
+/**
+ * What `cds serve`, `tenants create` and `webhooks create` do with the database before anything
+ * else: the migrations (a newer release's left as they are: `newer`, db/database.ts), then the key.
+ * Resolves with the newer release's migrations and the key's fingerprint.
+ */
+export async function prepareDatabase(db: Kysely<Database>, config: Pick<Config, 'dataEncryptionKey' | 'dataEncryptionKeySource' | 'dataDir'>, now: number): Promise<{ newer: string[]; fingerprint: string }> {
+  const { newer } = await migrateToLatest(db);
+  const { fingerprint } = await checkConfiguredDataKey(db, config, now);
+  return { newer, fingerprint };
 }
 
 interface SealedSample {

@@ -11,8 +11,7 @@
 import type { Config } from '../config/config.js';
 import { createContext } from '../app/context.js';
 import { warmUpInBackground } from '../app/warm-up.js';
-import { migrateToLatest } from '../db/database.js';
-import { checkConfiguredDataKey } from '../app/data-key-check.js';
+import { prepareDatabase } from '../app/data-key-check.js';
 import { logProcessWarnings } from '../lib/logger.js';
 import { buildAppWithCompilers, type ServerLifecycle } from '../http/build-app.js';
 import { zenModule } from '../modules/engine/zen.js';
@@ -29,7 +28,8 @@ export async function serveCommand(config: Readonly<Config>, role: 'api' | 'work
   const ctx = createContext(config);
   const log = ctx.logger;
   logProcessWarnings(log);
-  const { newer } = await migrateToLatest(ctx.storage.db).catch(async (err: unknown) => {
+  // Before anything is served: a key that cannot open this database's values is a refusal, not 500s later.
+  const { newer, fingerprint } = await prepareDatabase(ctx.storage.db, config, ctx.clock.now().getTime()).catch(async (err: unknown) => {
     await ctx.close();
     throw err;
   });
@@ -37,11 +37,7 @@ export async function serveCommand(config: Readonly<Config>, role: 'api' | 'work
     // The previous release during a rolling deploy, or after a rollback (db/database.ts migrateToLatest).
     log.warn({ newerMigrations: newer }, 'the database schema is newer than this build: running on it unchanged (a release keeps the previous one working)');
   }
-  // Before anything is served: a key that cannot open this database's values is a refusal, not 500s later.
-  const dataKey = await checkConfiguredDataKey(ctx.storage.db, config, ctx.clock.now().getTime()).catch(async (err: unknown) => {
-    await ctx.close();
-    throw err;
-  });
+  const encryptionKeyFingerprint = fingerprint.slice(0, 12);
 
   const lifecycle: ServerLifecycle = { draining: false };
   const built = role === 'worker' ? null : await buildAppWithCompilers(ctx, { lifecycle });
@@ -55,7 +51,7 @@ export async function serveCommand(config: Readonly<Config>, role: 'api' | 'work
     void ctx.apiKeys.startCache();
     const address = await app.listen({ port: config.port, host: config.host });
     log.info(
-      { address, role, database: `${ctx.storage.dialect} ${ctx.storage.location}`, rateLimiting: config.redisUrl ? 'redis' : 'in-process', encryptionKey: config.dataEncryptionKeySource, encryptionKeyFingerprint: dataKey.fingerprint.slice(0, 12), startupMs: Math.round(performance.now() - startedAt), sinceProcessStartMs: Math.round(performance.now()), startupCpuMs: cpuMs() },
+      { address, role, database: `${ctx.storage.dialect} ${ctx.storage.location}`, rateLimiting: config.redisUrl ? 'redis' : 'in-process', encryptionKey: config.dataEncryptionKeySource, encryptionKeyFingerprint, startupMs: Math.round(performance.now() - startedAt), sinceProcessStartMs: Math.round(performance.now()), startupCpuMs: cpuMs() },
       'credit decisioning service ready',
     );
     // What start-up left for later (route schemas, argon2): now, a step at a time while idle (app/warm-up.ts).
@@ -69,7 +65,7 @@ export async function serveCommand(config: Readonly<Config>, role: 'api' | 'work
   const workers = role === 'api' ? null : startWorkers(ctx);
   if (workers) {
     log.info(
-      { role, database: `${ctx.storage.dialect} ${ctx.storage.location}`, encryptionKeyFingerprint: dataKey.fingerprint.slice(0, 12), webhookConcurrency: config.webhookDelivery.concurrency, webhookEndpointConcurrency: config.webhookDelivery.perEndpointConcurrency },
+      { role, database: `${ctx.storage.dialect} ${ctx.storage.location}`, encryptionKeyFingerprint, webhookConcurrency: config.webhookDelivery.concurrency, webhookEndpointConcurrency: config.webhookDelivery.perEndpointConcurrency },
       'worker ready',
     );
   }

@@ -1,14 +1,12 @@
 import type { Config } from '../config/config.js';
 import { createContext } from '../app/context.js';
-import { migrateToLatest } from '../db/database.js';
-import { checkConfiguredDataKey } from '../app/data-key-check.js';
+import { prepareDatabase } from '../app/data-key-check.js';
 import { createLogger } from '../lib/logger.js';
 
 export async function tenantsCreateCommand(config: Readonly<Config>, options: { name: string; json: boolean }): Promise<number> {
   const ctx = createContext(config, { logger: createLogger(options.json ? 'silent' : 'warn') });
   try {
-    await migrateToLatest(ctx.storage.db);
-    await checkConfiguredDataKey(ctx.storage.db, config, ctx.clock.now().getTime());
+    await prepareDatabase(ctx.storage.db, config, ctx.clock.now().getTime());
     const t = await ctx.tenants.createTenant({ name: options.name });
     if (options.json) {
       process.stdout.write(

@@ -5,8 +5,7 @@
  */
 import type { Config, Environment } from '../config/config.js';
 import { createContext } from '../app/context.js';
-import { migrateToLatest } from '../db/database.js';
-import { checkConfiguredDataKey } from '../app/data-key-check.js';
+import { prepareDatabase } from '../app/data-key-check.js';
 import { ApiError } from '../http/errors/error-registry.js';
 import { createLogger } from '../lib/logger.js';
 
@@ -27,8 +26,7 @@ export async function webhooksCreateCommand(config: Readonly<Config>, options: W
   const events = options.events === undefined || options.events.trim() === '*' ? '*' : options.events.split(',');
   const ctx = createContext(config, { logger: createLogger(options.json ? 'silent' : 'warn') });
   try {
-    await migrateToLatest(ctx.storage.db);
-    await checkConfiguredDataKey(ctx.storage.db, config, ctx.clock.now().getTime());
+    await prepareDatabase(ctx.storage.db, config, ctx.clock.now().getTime());
     const tenant = await ctx.tenants.getTenant(options.tenant);
     if (!tenant) throw new WebhooksCommandError(`no tenant with id "${options.tenant}"`);
     const { endpoint, secret } = await ctx.webhooks

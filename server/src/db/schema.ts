@@ -267,7 +267,7 @@ export interface WebhookInFlightTable {
   held_until: number;
 }
 
-/** The fingerprint of the DATA_ENCRYPTION_KEY this database's values are sealed with (db/data-key-check.ts). */
+/** The fingerprint of the DATA_ENCRYPTION_KEY this database's values are sealed with (app/data-key-check.ts). */
 export interface DataKeyChecksTable {
   /** Always 1. */
   id: number;

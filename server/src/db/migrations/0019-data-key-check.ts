@@ -1,7 +1,7 @@
 /**
  * 0019: `data_key_checks`, one row naming the DATA_ENCRYPTION_KEY this database's sealed values
  * are sealed with (its fingerprint, never the key): what lets a process with another key refuse
- * to start instead of answering 500 wherever it meets a value it cannot open (db/data-key-check.ts,
+ * to start instead of answering 500 wherever it meets a value it cannot open (app/data-key-check.ts,
  * ADR 0032). Empty after this migration; the first process that starts fills it.
  */
 import type { Kysely } from 'kysely';
