@@ -7,17 +7,23 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
 
-/** A port nothing listens on right now (the kernel's choice), for a server the script starts. */
+/**
+ * A port nothing listens on right now, for a server the script starts: a random one below the
+ * kernel's ephemeral range (32768 and up on Linux), where an outgoing connection's source port
+ * cannot take it before the server listens (as server/test/support/server-process.ts does).
+ */
 export async function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.unref();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const port = 20000 + Math.floor(Math.random() * 12000);
+    const free = await new Promise((resolve) => {
+      const s = net.createServer();
+      s.unref();
+      s.once('error', () => resolve(false));
+      s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
     });
-  });
+    if (free) return port;
+  }
+  throw new Error('no free port between 20000 and 31999 after 100 tries');
 }
 
 export let clockTicks = 100;

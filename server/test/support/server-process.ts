@@ -49,16 +49,25 @@ export function makeTempDir(prefix = 'cds-proc-'): string {
   return dir;
 }
 
-/** A port nobody listens on right now: bind port 0, read it, close. */
+/** A port nobody listens on right now, outside the ephemeral range: a random one that binds, then closed. */
 export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+  // Below the kernel's ephemeral range (32768 and up on Linux): a port the kernel hands out for
+  // port 0 is also what it hands out as the source port of outgoing connections, and one of those
+  // (any test's, PostgreSQL's, Redis's) could take it between this check and the server's own
+  // listen, a crash test's restart on the same port included (seen once as EADDRINUSE under load).
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    if (await canListen(port)) return port;
+  }
+  throw new Error('no free port between 20000 and 31999 after 100 tries');
+}
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = net.createServer();
     server.unref();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
   });
 }
 
