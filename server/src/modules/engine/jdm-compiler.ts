@@ -414,16 +414,24 @@ interface JdmNode {
   content?: Record<string, unknown>;
 }
 
-/** Dotted keys (`a.b.c`) of plain identifiers only. */
+/**
+ * Dotted keys (`a.b.c`) of plain identifiers only, and none that names an object's machinery: a
+ * tenant's policy writing `__proto__.x` would otherwise set `x` on every object of the process
+ * (`constructor` and `prototype` likewise lead there). Such a graph is left to ZEN.
+ */
+const RESERVED_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 function keyPath(key: unknown): string[] {
   if (typeof key !== 'string' || !/^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/.test(key)) throw new Unsupported();
-  return key.split('.');
+  const path = key.split('.');
+  if (path.some((segment) => RESERVED_KEYS.has(segment))) throw new Unsupported();
+  return path;
 }
 
 function setPath(target: Context, path: string[], value: unknown): void {
   let at = target;
   for (let i = 0; i < path.length - 1; i++) {
-    const existing = at[path[i]!];
+    // Own properties only: an inherited one (`toString`) is not the output's to write into.
+    const existing = Object.hasOwn(at, path[i]!) ? at[path[i]!] : undefined;
     if (existing === undefined) at = at[path[i]!] = {};
     else if (existing !== null && typeof existing === 'object' && !Array.isArray(existing)) at = existing as Context;
     else giveUp();
@@ -435,7 +443,8 @@ function setPath(target: Context, path: string[], value: unknown): void {
 function withPassThrough(passThrough: boolean, input: Context, output: Context): Context {
   if (!passThrough) return output;
   for (const key of Object.keys(output)) if (Object.hasOwn(input, key)) giveUp();
-  return { ...input, ...output };
+  // Object.assign, not `{ ...input, ...output }`: docs/performance.md, "objects built by spreading".
+  return Object.assign({}, input, output);
 }
 
 function commonOptions(content: Record<string, unknown>): { passThrough: boolean; outputPath: string[] | null } {

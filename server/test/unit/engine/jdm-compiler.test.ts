@@ -172,6 +172,20 @@ describe('credit policies compiled to JavaScript (engine/jdm-compiler.ts)', () =
     for (const [what, document] of unsupported) expect(compileJdm(document), what).toBeNull();
   });
 
+  it("never writes through an object's machinery: keys naming __proto__, constructor or prototype are left to ZEN, and nothing leaks into Object.prototype", async () => {
+    const keys = ['__proto__.polluted', 'constructor.prototype.polluted', 'a.__proto__.polluted', 'prototype'];
+    const documents = [
+      ...keys.map((key) => graph([expressionNode({ [key]: '1' })])),
+      ...keys.map((key) => graph([expressionNode({ v: '1' }, { outputPath: key })])),
+      ...keys.map((key) => graph([{ id: 't', type: 'decisionTableNode', content: { hitPolicy: 'first', passThrough: false, inputs: [{ id: 'i', field: 'a' }], outputs: [{ id: 'o', field: key }], rules: [{ i: '1', o: '1' }] } }])),
+    ];
+    for (const document of documents) expect(compileJdm(document), JSON.stringify(document)).toBeNull();
+    // An inherited name on the way (`toString`) is an output of its own, as ZEN makes it.
+    const inherited = graph([expressionNode({ 'toString.x': '1' })]);
+    expect(await compare(inherited, compileJdm(inherited)!, { a: 1 })).toEqual({ kind: 'same' });
+    expect(({} as Record<string, unknown>)['polluted']).toBeUndefined();
+  });
+
   it('evaluatorFor: asks ZEN for the first answers and one in a thousand after, and goes back to ZEN for good on a difference', async () => {
     const document = graph([expressionNode({ doubled: 'a * 2' })]);
     let zenCalls = 0;
