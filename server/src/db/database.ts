@@ -394,7 +394,7 @@ function wrapQueries(client: pg.PoolClient, silence: { afterMs: number; onSilent
     // The object form (`{ text, values, rowMode }`, as `readByIds` sends): named the same way.
     const config = text as { text?: unknown; name?: unknown } | null;
     const name = config !== null && typeof config === 'object' && config.name === undefined && typeof config.text === 'string' ? preparedNameOf(config.text) : undefined;
-    return query(name === undefined ? text : { ...config, name }, values, callback);
+    return query(name === undefined ? text : Object.assign({}, config, { name }), values, callback);
   };
   if (silence === null) {
     (client as { query: unknown }).query = send;

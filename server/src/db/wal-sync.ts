@@ -190,7 +190,7 @@ export function createWalSync(options: WalSyncOptions): WalSync {
       if (!bookkeeping) required = committed;
       return true;
     },
-    stats: () => ({ ...stats, commitsElsewhere: endedElsewhere() }),
+    stats: () => Object.assign({}, stats, { commitsElsewhere: endedElsewhere() }),
     async close() {
       while (inFlight !== null) await inFlight;
       await wal.close();

@@ -240,14 +240,12 @@ export function createDecisionsService(deps: DecisionsDeps) {
     evaluation.timings.preparedMs = round(performance.now() - startedMs);
 
     // Everything the write needs is known now: built here, so the unit only sends it.
-    const row: DecisionsTable = {
-      ...baseRow(scope, intake.seed, ids, now),
-      ...decidedColumns(evaluation, now),
-      status: 'complete',
-      kyc_tier: 'soft',
+    const row: DecisionsTable = Object.assign(baseRow(scope, intake.seed, ids, now), decidedColumns(evaluation, now), {
+      status: 'complete' as const,
+      kyc_tier: 'soft' as const,
       kyc_status: kycStatus,
       latency_ms: evaluation.timings.preparedMs ?? null,
-    };
+    });
     const audit = { decision_id: decisionId, created_at: now.getTime(), record_json: JSON.stringify({ request: intake.redacted, ...auditOf(evaluation, { tier: 'soft', status: kycStatus, identity_verification_failed: verificationFails }) }) };
     const events = [...openingEvents(row), scoreEvent(row, evaluation), ...(verificationFails ? [kycFailedEvent(row)] : []), finalizedEvent(row, scoringOf(row, evaluation))];
     const json = presentDecisionJson(row, null);
@@ -265,7 +263,7 @@ export function createDecisionsService(deps: DecisionsDeps) {
     };
     // SQLite's writer thread: the same writes as data (group-commit.ts, ADR 0030).
     const planned = await deps.outbox.plan(scope, events, { with: writes });
-    if (planned) unit.planned = { ...planned, value: created };
+    if (planned) unit.planned = { statements: planned.statements, value: created };
     return unit;
   }
 
@@ -273,7 +271,7 @@ export function createDecisionsService(deps: DecisionsDeps) {
   async function evaluate(args: EvaluateArgs): Promise<Evaluation> {
     const creditStarted = performance.now();
     const creditData = await deps.creditData[args.scope.environment].fetchCreditFile(
-      { consumerId: args.consumerId, ...args.identity, ssnLast4: args.ssnLast4, sandboxProfile: args.sandboxProfile },
+      { consumerId: args.consumerId, firstName: args.identity.firstName, lastName: args.identity.lastName, dob: args.identity.dob, zip: args.identity.zip, ssnLast4: args.ssnLast4, sandboxProfile: args.sandboxProfile },
       { asOf: args.now, tenantId: args.scope.tenantId },
     );
     const creditDataMs = round(performance.now() - creditStarted);
@@ -341,7 +339,7 @@ export function createDecisionsService(deps: DecisionsDeps) {
     });
     evaluation.timings.preparedMs = round(performance.now() - startedMs);
     return async (trx) => {
-      const updated = await finishRow(trx, row, { ...decidedColumns(evaluation, now), kyc_status: 'matched', latency_ms: evaluation.timings.preparedMs });
+      const updated = await finishRow(trx, row, Object.assign(decidedColumns(evaluation, now), { kyc_status: 'matched' as const, latency_ms: evaluation.timings.preparedMs ?? null }));
       if (!updated) return false;
       await deps.consumers.setIdentityStatus(trx, consumer.id, 'verified');
       await appendAudit(trx, row.id, auditOf(evaluation, { tier: row.kyc_tier, status: 'matched', identity_verification_failed: false }));
@@ -400,10 +398,11 @@ export function createDecisionsService(deps: DecisionsDeps) {
   /** Conditional update: only a still-waiting decision at the version read is finished. */
   async function finishRow(trx: Kysely<Database>, row: DecisionsTable, changes: Partial<DecisionsTable>): Promise<DecisionsTable | null> {
     const now = clock.now().getTime();
-    const next: DecisionsTable = { ...row, ...changes, status: 'complete', updated_at: now, version: row.version + 1, verification_token_sealed: null };
+    const finished = { status: 'complete' as const, updated_at: now, version: row.version + 1, verification_token_sealed: null };
+    const next: DecisionsTable = Object.assign({}, row, changes, finished);
     const result = await trx
       .updateTable('decisions')
-      .set({ ...changes, status: 'complete', updated_at: now, version: next.version, verification_token_sealed: null })
+      .set(Object.assign({}, changes, finished))
       .where('id', '=', row.id)
       .where('status', '=', 'needs_consumer_action')
       .where('version', '=', row.version)
@@ -413,7 +412,7 @@ export function createDecisionsService(deps: DecisionsDeps) {
 
   async function appendAudit(trx: Kysely<Database>, decisionId: string, addition: Record<string, unknown>): Promise<void> {
     const current = await trx.selectFrom('decision_audits').select('record_json').where('decision_id', '=', decisionId).executeTakeFirst();
-    const record = { ...(current ? (JSON.parse(current.record_json) as Record<string, unknown>) : {}), ...addition };
+    const record = Object.assign(current ? (JSON.parse(current.record_json) as Record<string, unknown>) : {}, addition);
     await trx.updateTable('decision_audits').set({ record_json: JSON.stringify(record) }).where('decision_id', '=', decisionId).execute();
   }
 
@@ -428,16 +427,15 @@ export function createDecisionsService(deps: DecisionsDeps) {
     // The hosted page's token: unguessable, single-use, never the decision id. Looked up by hash;
     // kept sealed only so a poll can show the same consumer_complete_url.
     const token = random.bytes(32).toString('base64url');
-    const row: DecisionsTable = {
-      ...baseRow(scope, intake.seed, ids, now),
-      status: 'needs_consumer_action',
+    const row: DecisionsTable = Object.assign(baseRow(scope, intake.seed, ids, now), {
+      status: 'needs_consumer_action' as const,
       kyc_tier: tier,
-      kyc_status: 'pending',
+      kyc_status: 'pending' as const,
       outcome: null,
       verification_token_hash: hashToken(token),
       verification_token_sealed: deps.secretBox.seal(token, ids.decisionId),
       expires_at: now.getTime() + PENDING_TTL_MS[tier],
-    };
+    });
     const writes: CompiledQuery[] = [];
     if (intake.applicant.kind === 'new') writes.push(deps.consumers.newConsumerInsert(scope, intake.applicant.identity, ids.consumerId, 'unverified'));
     writes.push(
@@ -509,7 +507,7 @@ export function createDecisionsService(deps: DecisionsDeps) {
   async function readRow(scope: Scope, product: Product | null, decisionId: string, db: Kysely<Database> = deps.readDb): Promise<DecisionsTable | null> {
     // By primary key alone, scope checked here: the plan never depends on table statistics, and a
     // decision of another tenant or environment is indistinguishable from one that does not exist.
-    const { rows } = await db.executeQuery<DecisionsTable>({ ...rowByIdQuery, parameters: [decisionId.toLowerCase()] });
+    const { rows } = await db.executeQuery<DecisionsTable>({ query: rowByIdQuery.query, queryId: rowByIdQuery.queryId, sql: rowByIdQuery.sql, parameters: [decisionId.toLowerCase()] });
     const row = rows[0];
     if (!row || row.tenant_id !== scope.tenantId || row.environment !== scope.environment || (product !== null && row.product !== product)) return null;
     return row;
@@ -721,13 +719,16 @@ function requestOfRow(row: DecisionsTable): ProductRequest {
 }
 
 function baseRow(scope: Scope, seed: RowSeed, ids: Ids, now: Date) {
-  return {
+  // Decision rows are merged with Object.assign, never `{ ...a, b }`: docs/performance.md,
+  // "objects built by spreading" (on Node 20 each such object gets a map of its own).
+  const identity = {
     id: ids.decisionId,
     application_id: ids.applicationId,
     tenant_id: scope.tenantId,
     environment: scope.environment,
     consumer_id: ids.consumerId,
-    ...seed,
+  };
+  return Object.assign(identity, seed, {
     approved_amount_cents: null,
     plan: null,
     term_months: null,
@@ -745,7 +746,7 @@ function baseRow(scope: Scope, seed: RowSeed, ids: Ids, now: Date) {
     updated_at: now.getTime(),
     completed_at: null,
     version: 1,
-  };
+  });
 }
 
 function identityFor(existing: Consumer | null, applicant: ApplicantRef) {
@@ -784,13 +785,8 @@ function offerFor(engine: BnplEngineDecision, requestedTermMonths: number | null
   const plan = engine.plan as Plan;
   const amount = engine.approvedAmountCents!;
   const termMonths = plan === 'monthly' ? (requestedTermMonths ?? monthlyTermFor(amount)) : undefined;
-  return buildOffer({
-    plan,
-    amountCents: amount,
-    annualRateBps: engine.rateBps ?? 0,
-    ...(termMonths !== undefined ? { termMonths } : {}),
-    decisionDate: now.toISOString().slice(0, 10),
-  });
+  const decisionDate = now.toISOString().slice(0, 10);
+  return buildOffer(termMonths !== undefined ? { plan, amountCents: amount, annualRateBps: engine.rateBps ?? 0, termMonths, decisionDate } : { plan, amountCents: amount, annualRateBps: engine.rateBps ?? 0, decisionDate });
 }
 
 /** The offer columns of a BNPL approval. */
@@ -817,19 +813,18 @@ export function bnplOfferColumns(offer: Offer): Partial<DecisionsTable> {
  * exactly what an automatic approval writes.
  */
 export function autoLoanOfferColumns(loan: AutoLoanOffer): Partial<DecisionsTable> {
-  return {
-    ...bnplOfferColumns(loan.offer),
-    // `plan` is the BNPL plan vocabulary; an auto loan has none.
+  // `plan` is the BNPL plan vocabulary; an auto loan has none.
+  return Object.assign(bnplOfferColumns(loan.offer), {
     plan: null,
     buy_rate: formatRateBps(loan.buyRateBps),
     contract_rate: formatRateBps(loan.contractRateBps),
     dealer_reserve_cents: loan.dealerReserveCents,
-  };
+  });
 }
 
 /** The audit record of an auto-loan offer (automatic approval and underwriter override alike). */
 export function autoLoanOfferAudit(loan: AutoLoanOffer, reserveSharePct: number): Record<string, unknown> {
-  return { ...offerAuditOf(loan.offer), buy_rate_bps: loan.buyRateBps, markup_bps: loan.markupBps, contract_rate_bps: loan.contractRateBps, buy_rate_finance_charge_cents: loan.buyRateFinanceChargeCents, dealer_reserve_cents: loan.dealerReserveCents, reserve_share_pct: reserveSharePct };
+  return Object.assign(offerAuditOf(loan.offer), { buy_rate_bps: loan.buyRateBps, markup_bps: loan.markupBps, contract_rate_bps: loan.contractRateBps, buy_rate_finance_charge_cents: loan.buyRateFinanceChargeCents, dealer_reserve_cents: loan.dealerReserveCents, reserve_share_pct: reserveSharePct });
 }
 
 /** The audit record of a BNPL offer (automatic approval and underwriter override alike). */
@@ -839,7 +834,7 @@ export function offerAuditOf(offer: Offer): Record<string, unknown> {
 
 /** The columns a decided (engine-path) decision sets. */
 function decidedColumns(e: Evaluation, now: Date) {
-  return {
+  const cleared = {
     outcome: e.outcome,
     approved_amount_cents: null,
     plan: null,
@@ -848,7 +843,8 @@ function decidedColumns(e: Evaluation, now: Date) {
     payment_frequency: null,
     schedule_json: null,
     tila_json: null,
-    ...e.offerColumns,
+  };
+  return Object.assign(cleared, e.offerColumns, {
     reasons_json: JSON.stringify(e.reasons),
     score: e.engine.score,
     risk_grade: e.engine.riskGrade,
@@ -856,7 +852,7 @@ function decidedColumns(e: Evaluation, now: Date) {
     // An approved offer is valid for 30 days from the decision (decisions.md section 5).
     expires_at: now.getTime() + OFFER_TTL_MS,
     completed_at: now.getTime(),
-  };
+  });
 }
 
 function auditOf(e: Evaluation, kyc: Record<string, unknown>) {

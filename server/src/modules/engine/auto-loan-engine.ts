@@ -63,16 +63,18 @@ export async function decideAutoLoan(input: AutoLoanEngineInput, documents: Auto
   const started = now();
   assertValidInput(input);
   const { scorecard, policy } = documents;
-  const base = {
-    engineVersion: autoLoanEngineVersionOf(documents),
-    versions: { engine: ENGINE_CODE_VERSION, scorecard: scorecard.version, policy: policy.version },
-    asOf: input.asOf,
-    input: copyPlainData(input),
-    kycTier: kycTierFor(input.loan.amountFinancedCents, policy),
-  };
+  const engineVersion = autoLoanEngineVersionOf(documents);
+  const versions = { engine: ENGINE_CODE_VERSION, scorecard: scorecard.version, policy: policy.version };
+  const recorded = copyPlainData(input);
+  const kycTier = kycTierFor(input.loan.amountFinancedCents, policy);
+  // Written out, not `{ ...base, outcome, ... }`: docs/performance.md, "objects built by spreading".
   if (input.creditData.status === 'unavailable') {
     return {
-      ...base,
+      engineVersion,
+      versions,
+      asOf: input.asOf,
+      input: recorded,
+      kycTier,
       outcome: 'referred',
       creditDataUnavailable: true,
       score: null,
@@ -109,7 +111,11 @@ export async function decideAutoLoan(input: AutoLoanEngineInput, documents: Auto
     outcome === 'approved' ? [] : outcome === 'declined' ? [...policyResult.knockoutCodes, ...policyResult.collateralCodes, ...ranked] : ranked;
   const rate = outcome === 'declined' ? 0 : (policyResult.buyRateBps ?? 0);
   return {
-    ...base,
+    engineVersion,
+    versions,
+    asOf: input.asOf,
+    input: recorded,
+    kycTier,
     outcome,
     creditDataUnavailable: false,
     score: scored.score,

@@ -196,7 +196,7 @@ export function loadScorecard(document: unknown, options: LoadScorecardOptions =
     if (doc.baselineMethod === 'max' && (baseline < minPoints || baseline > maxPoints)) {
       fail(`characteristic ${c.name} has a baselineScore outside its points`);
     }
-    return { ...c, maxPoints, minPoints, baseline };
+    return Object.assign({}, c, { maxPoints, minPoints, baseline });
   });
   return deepFreeze({ version: doc.version, document: doc, characteristics });
 }

@@ -129,9 +129,9 @@ export function createIdempotencyService(deps: { db: Kysely<Database>; readDb: K
       // over the canonical body, a measurable part of a create's CPU).
       const write = await request.prepare();
       const response = await transactions.run(write);
-      return { ...response, replayed: false, requestId: request.requestId };
+      return { statusCode: response.statusCode, body: response.body, replayed: false, requestId: request.requestId };
     }
-    const params: KeyedParams = { ...request, key: request.key, fingerprint: request.fingerprint() };
+    const params: KeyedParams = { scope: request.scope, key: request.key, fingerprint: request.fingerprint(), requestId: request.requestId, prepare: request.prepare };
     const flightKey = `${params.scope.tenantId}\u0000${params.scope.environment}\u0000${params.key}`;
     // Waiting on a concurrent request is real elapsed time, not business time: use the monotonic clock.
     const deadline = performance.now() + IDEMPOTENCY_WAIT_MS;
@@ -199,10 +199,11 @@ export function createIdempotencyService(deps: { db: Kysely<Database>; readDb: K
       };
       if (write.planned) {
         const claimStatement = plannedStatement(claimQuery(params, write.planned.value), { kind: 'row', failure: KEY_ALREADY_CLAIMED });
-        unit.planned = { ...write.planned, statements: [...write.planned.statements, claimStatement] };
+        unit.planned = { statements: [...write.planned.statements, claimStatement], value: write.planned.value };
+        if (write.planned.outdated) unit.planned.outdated = write.planned.outdated;
       }
       const response = await transactions.run(unit);
-      return { ...response, replayed: false, requestId: params.requestId };
+      return { statusCode: response.statusCode, body: response.body, replayed: false, requestId: params.requestId };
     } catch (err) {
       if (alreadyClaimed(err)) return replayAfterRace(params);
       if (isLockTimeout(err)) throw stillRunning();
@@ -256,7 +257,7 @@ export function createIdempotencyService(deps: { db: Kysely<Database>; readDb: K
       if (alreadyClaimed(e)) return replayAfterRace(params);
       throw e;
     }
-    return { ...response, replayed: false, requestId: params.requestId };
+    return { statusCode: response.statusCode, body: response.body, replayed: false, requestId: params.requestId };
   }
 
   /** Another process committed the key between our lookup and our claim: answer with its record. */

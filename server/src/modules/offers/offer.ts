@@ -53,7 +53,7 @@ export interface Offer {
 export function buildOffer(input: BuildOfferInput): Offer {
   if (!planAllowsAmount(input.plan, input.amountCents)) throw new RangeError(planNotAllowedMessage(input.plan));
   const decisionDate = formatCalendarDate(toCalendarDate(input.decisionDate));
-  const schedule = buildSchedule({ ...input, decisionDate });
+  const schedule = buildSchedule(Object.assign({}, input, { decisionDate }));
   const totalOfPaymentsCents = schedule.payments.reduce((sum, p) => sum + p.amountCents, 0);
   const amountFinancedCents = input.amountCents;
   const apr = computeApr({

@@ -643,18 +643,19 @@ export interface DeliveryWorkerStats {
 }
 
 export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partial<DeliveryWorkerOptions> = {}): DeliveryWorker {
-  const options: DeliveryWorkerOptions = { ...DEFAULT_DELIVERY_OPTIONS, ...overrides };
+  const options: DeliveryWorkerOptions = Object.assign({}, DEFAULT_DELIVERY_OPTIONS, overrides);
   if (options.leaseMs <= options.timeoutMs) throw new RangeError('leaseMs must exceed timeoutMs, or a live send could be claimed twice');
   const { db, clock, logger } = deps;
   const postgres = deps.dialect === 'postgres';
   const pipelined = deps.pipelined ?? null;
   if (postgres && pipelined === null) throw new TypeError('a PostgreSQL delivery worker runs its cycles on the storage\'s pipelined connections: pass `pipelined`');
-  const sender: WebhookSender = createWebhookSender({
-    timeoutMs: options.timeoutMs,
-    allowPrivateNetworks: options.allowPrivateNetworks,
-    ...(options.ca !== undefined ? { ca: options.ca } : {}),
-    ...(options.resolve ? { resolve: options.resolve } : {}),
-  });
+  const sender: WebhookSender = createWebhookSender(
+    Object.assign(
+      { timeoutMs: options.timeoutMs, allowPrivateNetworks: options.allowPrivateNetworks },
+      options.ca !== undefined ? { ca: options.ca } : null,
+      options.resolve ? { resolve: options.resolve } : null,
+    ),
+  );
 
   /** Sends in progress (they hold the slots). */
   const inFlight = new Map<string, Promise<void>>();
@@ -1279,7 +1280,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
       delivery_id: o.delivery.id,
       endpoint_id: o.delivery.endpointId,
       attempt: o.attempt,
-      request_headers_json: JSON.stringify({ ...o.headers, 'Content-Length': String(Buffer.byteLength(o.body)) }),
+      request_headers_json: JSON.stringify(Object.assign({}, o.headers, { 'Content-Length': String(Buffer.byteLength(o.body)) })),
       request_body: o.body,
       response_status: o.result.status,
       response_body: o.result.responseBody,
@@ -1427,7 +1428,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
       if (step.kind === 'failed') counters.failed += 1;
       const logFields = { deliveryId: delivery.id, endpointId: delivery.endpointId, tenantId: delivery.tenantId, eventType: delivery.eventType, attempt, status: result.status, errorKind: result.errorKind, durationMs: result.durationMs };
       if (step.kind === 'failed') logger.warn(logFields, 'webhook delivery failed after its last attempt');
-      else logger.debug({ ...logFields, next: step.kind === 'retry' ? step.at.toISOString() : step.kind }, 'webhook attempt');
+      else if (logger.isLevelEnabled('debug')) logger.debug(Object.assign(logFields, { next: step.kind === 'retry' ? step.at.toISOString() : step.kind }), 'webhook attempt');
     }
     for (const endpointId of written.disabled) {
       const tenantId = outcomes.find((o) => o.delivery.endpointId === endpointId)?.delivery.tenantId;

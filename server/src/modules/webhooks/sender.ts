@@ -160,11 +160,11 @@ export function createWebhookSender(options: SenderOptions): WebhookSender {
         hostname: host,
         port: url.port === '' ? 443 : Number(url.port),
         path: `${url.pathname}${url.search}`,
-        headers: { ...req.headers, 'Content-Length': String(Buffer.byteLength(req.body)) },
+        headers: Object.assign({}, req.headers, { 'Content-Length': String(Buffer.byteLength(req.body)) }),
         // A retry after a stale keep-alive socket must not pick another pooled one.
         agent: freshSocket ? false : agent,
-        ...(freshSocket && options.ca !== undefined ? { ca: options.ca } : {}),
         lookup: guardedLookup as unknown as RequestOptions['lookup'],
+        ...(freshSocket && options.ca !== undefined ? { ca: options.ca } : {}),
       };
       const clientRequest = request(requestOptions, (res) => {
         response = res;
