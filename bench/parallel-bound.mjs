@@ -27,6 +27,7 @@ import { randomBytes } from 'node:crypto';
 import autocannon from 'autocannon';
 import { withPg } from './lib/pg.mjs';
 import { cpuOfProcesses, freePort, machineBusyMs } from './lib/proc.mjs';
+import { serverEnv } from './run.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const CLI = path.join(ROOT, 'server', 'dist', 'cli', 'main.js');
@@ -59,13 +60,8 @@ async function startServers(count) {
   for (let i = 0; i < count; i++) {
     const dataDir = mkdtempSync(path.join(os.tmpdir(), 'cds-parallel-'));
     const port = await freePort();
-    const env = { ...process.env };
-    // Nothing from the caller's environment may pick another database, Redis or key (as bench/run.mjs).
-    for (const name of ['DATABASE_URL', 'REDIS_URL', 'DATA_ENCRYPTION_KEY', 'NODE_ENV', 'TLS_CERT_FILE', 'TLS_KEY_FILE', 'PUBLIC_BASE_URL']) delete env[name];
-    Object.assign(env, {
-      PORT: String(port), HOST: '127.0.0.1', CDS_DATA_DIR: dataDir, DATA_ENCRYPTION_KEY: KEY, LOG_LEVEL: 'warn',
-      RATE_LIMIT_LIVE_PER_S: '1000000', RATE_LIMIT_SANDBOX_PER_S: '1000000', ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
-    });
+    // The bench's server environment (bench/run.mjs), with one key for all: the PostgreSQL servers share a database.
+    const env = { ...serverEnv({ port, dataDir, databaseUrl }), DATA_ENCRYPTION_KEY: KEY };
     // One tenant per database: on PostgreSQL the servers share the first one's.
     if (databaseUrl === null || tenant === null) {
       execFileSync(process.execPath, [CLI, 'migrate'], { env, stdio: 'ignore' });

@@ -211,8 +211,9 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
 
 function serverEnv({ port, dataDir, databaseUrl, redisUrl = null, logLevel = 'warn' }) {
   const env = { ...process.env };
-  // Nothing from the caller's environment may pick another database, Redis or key for the bench.
-  for (const name of ['DATABASE_URL', 'REDIS_URL', 'DATA_ENCRYPTION_KEY', 'NODE_ENV', 'TLS_CERT_FILE', 'TLS_KEY_FILE', 'PUBLIC_BASE_URL']) delete env[name];
+  // Nothing from the caller's environment may pick another database, Redis, key or mail server for
+  // the bench (every bench script starts its servers with this environment).
+  for (const name of ['DATABASE_URL', 'REDIS_URL', 'DATA_ENCRYPTION_KEY', 'NODE_ENV', 'TLS_CERT_FILE', 'TLS_KEY_FILE', 'PUBLIC_BASE_URL', 'SMTP_URL']) delete env[name];
   Object.assign(env, {
     PORT: String(port),
     HOST: '127.0.0.1',

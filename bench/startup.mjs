@@ -28,6 +28,7 @@ import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { withPg } from './lib/pg.mjs';
 import { freePort, processCpuMs } from './lib/proc.mjs';
+import { serverEnv } from './run.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const DEFAULT_CLI = path.join(ROOT, 'server', 'dist', 'cli', 'main.js');
@@ -81,14 +82,6 @@ function request(port, method, urlPath, { headers = {}, body } = {}) {
     if (body !== undefined) req.end(body);
     else req.end();
   });
-}
-
-function serverEnv({ port, dataDir, databaseUrl }) {
-  const env = { ...process.env };
-  for (const name of ['DATABASE_URL', 'REDIS_URL', 'DATA_ENCRYPTION_KEY', 'NODE_ENV', 'TLS_CERT_FILE', 'TLS_KEY_FILE', 'PUBLIC_BASE_URL', 'SMTP_URL']) delete env[name];
-  Object.assign(env, { PORT: String(port), HOST: '127.0.0.1', CDS_DATA_DIR: dataDir, LOG_LEVEL: 'info', RATE_LIMIT_LIVE_PER_S: '1000000', RATE_LIMIT_SANDBOX_PER_S: '1000000' });
-  if (databaseUrl) env.DATABASE_URL = databaseUrl;
-  return env;
 }
 
 /** Spawns `serve`, polls /healthz every 2 ms; resolves when it answers 200. */
@@ -192,7 +185,8 @@ async function benchDatabase(kind) {
       url.pathname = `/${name}`;
       databaseUrl = url.toString();
     }
-    const env = serverEnv({ port: await freePort(), dataDir, databaseUrl });
+    // At `info`: the ready line's own start-up counts are read from the log.
+    const env = serverEnv({ port: await freePort(), dataDir, databaseUrl, logLevel: 'info' });
     // Fill it: migrate (first start), a tenant, N decisions.
     const first = await start(clis[0], env);
     const tenantJson = JSON.parse(await cds(clis[0], env, ['tenants', 'create', '--name', 'Start-up Bench', '--json']));
