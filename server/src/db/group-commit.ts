@@ -75,8 +75,8 @@ export function mapUnit<A, B>(unit: PlannableUnit<A>, map: (value: A) => B): Pla
   const mapped: PlannableUnit<B> = async (trx) => map(await unit(trx));
   if (unit.planned) {
     // Written out, not `{ ...unit.planned, value }`: docs/performance.md, "objects built by spreading".
-    const { statements, value, outdated } = unit.planned;
-    mapped.planned = outdated ? { statements, value: map(value), outdated } : { statements, value: map(value) };
+    mapped.planned = { statements: unit.planned.statements, value: map(unit.planned.value) };
+    if (unit.planned.outdated) mapped.planned.outdated = unit.planned.outdated;
   }
   return mapped;
 }

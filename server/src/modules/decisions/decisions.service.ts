@@ -38,7 +38,7 @@ import {
 } from '../engine/index.js';
 import type { NewEvent, Outbox } from '../events/outbox.js';
 import { buildAutoLoanOffer, formatRateBps, type AutoLoanOffer, type AutoLoanTerm } from '../offers/auto-loan-offer.js';
-import { buildOffer, presentOffer, type Offer } from '../offers/offer.js';
+import { buildOffer, presentOffer, type BuildOfferInput, type Offer } from '../offers/offer.js';
 import { monthlyTermFor, type Plan } from '../offers/schedule.js';
 import { formatLtv, normalizeAutoLoanRequest, type AutoLoanApplication, type AutoLoanCreateBody } from './auto-loan-request.js';
 import { normalizeBnplRequest, type ApplicantRef, type BnplApplication, type BnplCreateBody } from './bnpl-request.js';
@@ -785,8 +785,9 @@ function offerFor(engine: BnplEngineDecision, requestedTermMonths: number | null
   const plan = engine.plan as Plan;
   const amount = engine.approvedAmountCents!;
   const termMonths = plan === 'monthly' ? (requestedTermMonths ?? monthlyTermFor(amount)) : undefined;
-  const decisionDate = now.toISOString().slice(0, 10);
-  return buildOffer(termMonths !== undefined ? { plan, amountCents: amount, annualRateBps: engine.rateBps ?? 0, termMonths, decisionDate } : { plan, amountCents: amount, annualRateBps: engine.rateBps ?? 0, decisionDate });
+  const input: BuildOfferInput = { plan, amountCents: amount, annualRateBps: engine.rateBps ?? 0, decisionDate: now.toISOString().slice(0, 10) };
+  if (termMonths !== undefined) input.termMonths = termMonths;
+  return buildOffer(input);
 }
 
 /** The offer columns of a BNPL approval. */
