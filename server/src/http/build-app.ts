@@ -28,6 +28,7 @@ import { registerPortal } from '../modules/portal/portal.routes.js';
 import { registerDocsSite } from '../modules/docs-site/docs-site.routes.js';
 import { registerDurableResponses } from './durable-responses.js';
 import { closeIfUnread } from './lingering-close.js';
+import { ApiError } from './errors/error-registry.js';
 import { AccessLogController, lazyRequestLogger } from './request-logging.js';
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
@@ -129,6 +130,20 @@ export async function buildAppWithCompilers(ctx: AppContext, options: BuildAppOp
   // JSON is the only request media type; Fastify's built-in text/plain parser would let a
   // non-JSON body reach validation as a string instead of being refused with 415.
   app.removeContentTypeParser('text/plain');
+  // No string of a request body may hold the NUL character: PostgreSQL's text cannot store it (a
+  // login with `"email":"a\u0000b"` was a 500 there, and a 200 on SQLite), and no field means it.
+  // JSON can only carry it escaped, so bodies without the escape skip the walk.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    parseJson(request, body as string, (err: Error | null, value?: unknown) => {
+      if (err === null && (body as string).includes('\\u0000') && holdsNul(value)) {
+        done(new ApiError('invalid_request', 'A string in the request body contains the NUL character (\\u0000), which no field accepts.'), undefined);
+        return;
+      }
+      done(err, value);
+    });
+  });
   // Callback-style hooks where nothing is awaited: no promise per request.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('Request-Id', request.id);
@@ -184,4 +199,12 @@ export async function buildAppWithCompilers(ctx: AppContext, options: BuildAppOp
   await app.after();
   finishRoutes();
   return { app, compilers };
+}
+
+/** Whether a parsed JSON value holds the NUL character in a string or a key, at any depth. */
+function holdsNul(value: unknown): boolean {
+  if (typeof value === 'string') return value.includes('\u0000');
+  if (Array.isArray(value)) return value.some(holdsNul);
+  if (value !== null && typeof value === 'object') return Object.entries(value).some(([key, v]) => key.includes('\u0000') || holdsNul(v));
+  return false;
 }

@@ -52,6 +52,14 @@ describe.each(await dialectMatrix())('errors and authentication [%s]', (dialect)
     expect(brokenBody.statusCode).toBe(401);
   });
 
+  it('accepts the text \\u0000 (a backslash, then u0000) where a NUL character is refused', async () => {
+    const key = bearer(t.tenant.sandbox.apiKey);
+    expect((await probe({ ...key, ...json }, JSON.stringify({ name: 'a\\u0000b' }))).statusCode).toBe(200);
+    const refused = await probe({ ...key, ...json }, JSON.stringify({ name: 'a\u0000b' }));
+    expect(refused.statusCode).toBe(400);
+    expect(refused.json()).toMatchObject({ error: 'invalid_request', message: 'A string in the request body contains the NUL character (\\u0000), which no field accepts.' });
+  });
+
   it('refuses a revoked key on the very next request', async () => {
     const created = await t.ctx.apiKeys.createKey(t.ctx.storage.db, { tenantId: t.tenant.tenantId, environment: 'sandbox' });
     const before = await probe({ ...bearer(created.key), ...json }, '{"name":"before-revoke"}');
@@ -83,6 +91,7 @@ describe.each(await dialectMatrix())('errors and authentication [%s]', (dialect)
       ['JSON array', probe({ ...key, ...json }, '[1,2]'), 400, 'invalid_request'],
       ['__proto__ key', probe({ ...key, ...json }, '{"name":"x","__proto__":{"admin":true}}'), 400, 'invalid_request'],
       ['constructor.prototype key', probe({ ...key, ...json }, '{"name":"x","constructor":{"prototype":{"admin":true}}}'), 400, 'invalid_request'],
+      ['a NUL character in a string', probe({ ...key, ...json }, '{"name":"a\\u0000b"}'), 400, 'invalid_request'],
       ['unknown field', probe({ ...key, ...json }, '{"name":"x","extra":1}'), 400, 'invalid_request'],
       ['wrong type', probe({ ...key, ...json }, '{"name":5}'), 400, 'invalid_request'],
       ['body over 64 KiB', probe({ ...key, ...json }, JSON.stringify({ name: 'x'.repeat(70_000) })), 413, 'payload_too_large'],
