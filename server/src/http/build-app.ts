@@ -135,13 +135,11 @@ export async function buildAppWithCompilers(ctx: AppContext, options: BuildAppOp
   // JSON can only carry it escaped, so bodies without the escape skip the walk.
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: BODY_LIMIT_BYTES }, (request, body, done) => {
+    if (!(body as string).includes('\\u0000')) return parseJson(request, body as string, done);
     parseJson(request, body as string, (err: Error | null, value?: unknown) => {
-      if (err === null && (body as string).includes('\\u0000') && holdsNul(value)) {
-        done(new ApiError('invalid_request', 'A string in the request body contains the NUL character (\\u0000), which no field accepts.'), undefined);
-        return;
-      }
-      done(err, value);
+      if (err === null && holdsNul(value)) done(new ApiError('invalid_request', 'A string in the request body contains the NUL character (\\u0000), which no field accepts.'), undefined);
+      else done(err, value);
     });
   });
   // Callback-style hooks where nothing is awaited: no promise per request.
