@@ -40,7 +40,7 @@ import { batchedRead, type RowValues } from './batched-read.js';
 import { preparedNameOf, preparedOnPostgres } from './statements.js';
 import { COMMIT_BOOKKEEPING, COMMIT_WITHOUT_WAITING, createWalSync, type WalSync } from './wal-sync.js';
 import { createOffLoopReader, offLoopSqliteDialect } from './sqlite-offloop-reader.js';
-import { COMMITS_BEGUN, COMMITS_ENDED, createSqliteWriterThread, type SqliteWriterThread } from './sqlite-writer-thread.js';
+import { COMMITS_BEGUN, COMMITS_DURABLE, COMMITS_ENDED, createSqliteWriterThread, type SqliteWriterThread } from './sqlite-writer-thread.js';
 import { CHECKPOINT_DEFAULTS, startCheckpointer, type Checkpointer, type CheckpointerOptions } from './wal-checkpointer.js';
 
 export type DialectName = 'sqlite' | 'postgres';
@@ -211,18 +211,34 @@ export function openStorage(options: StorageOptions): Storage {
     const background = options.backgroundCheckpoints !== false;
     // WAL mode: planned units (a create) run in a thread of their own (sqlite-writer-thread.ts),
     // set up as this writer is; other writes stay on this connection.
+    // The thread syncs after its own COMMITs and tells the WAL sync, which lets the responses
+    // that waited for them go (both declared before either is made: each refers to the other).
+    let walSync: WalSync | null = null;
     const writerThread =
       wal && options.writerThread !== false
-        ? createSqliteWriterThread(file, [...sqliteWriterPragmas(true), ...(background ? ['wal_autocheckpoint = 0'] : [])])
+        ? createSqliteWriterThread(file, [...sqliteWriterPragmas(true), ...(background ? ['wal_autocheckpoint = 0'] : [])], {
+            ...(options.syncWal ? { sync: options.syncWal } : {}),
+            onSynced: (ended, error) => walSync?.noteElsewhere(ended, error),
+          })
         : null;
     // WAL mode: commits are made durable off the event loop by wal-sync.ts (the writer's own
     // COMMIT then only writes the frames). Where WAL is impossible (some network file systems)
     // every COMMIT syncs, on the event loop, as SQLite does with FULL.
-    const walSync = wal
+    walSync = wal
       ? createWalSync({
           file,
           ...(options.syncWal ? { sync: options.syncWal } : {}),
-          ...(writerThread ? { externalCommits: { counters: writerThread.counters, begun: COMMITS_BEGUN, ended: COMMITS_ENDED } } : {}),
+          ...(writerThread
+            ? {
+                externalCommits: {
+                  counters: writerThread.counters,
+                  begun: COMMITS_BEGUN,
+                  ended: COMMITS_ENDED,
+                  durable: COMMITS_DURABLE,
+                  syncsItself: writerThread.syncsItself,
+                },
+              }
+            : {}),
         })
       : null;
     const db = new Kysely<Database>({ dialect: sqliteDialect(sqlite, walSync) });

@@ -29,17 +29,19 @@
  * Units run serially, so a unit sees its batch-mates' writes exactly as it would after their
  * commits; a rolled-back unit's writes are gone before the next unit starts.
  *
- * Planned units (SQLite with its writer thread, ADR 0030): a unit may also come as a plan, its
- * statements as data (`unit.planned`). When the first unit in line has one and the event loop is
- * the bottleneck (`offload`, `eventLoopBusy`), the batch is the writer thread's (`threadBatch`);
- * otherwise every unit runs as its function on the event loop, as above. In the writer thread's
- * batch the main connection is held as for any batch, so nothing else of the process writes
- * meanwhile, and the planned units first in line go to the thread, which runs them each in its
- * savepoint on its own connection while the event loop goes on; the batch commits by the same
- * rules as above and its units are resolved by the same WAL sync. A function
- * unit in line ends such a batch and runs in the next, on the main connection, so units still run
- * in the order they came. A plan found out of date in its transaction (`RUN_AS_FUNCTION`) runs as
- * its function instead. Both forms must write the same; everywhere else only functions run.
+ * Planned units (SQLite with its writer thread, ADRs 0030 and 0035): a unit may also come as a
+ * plan, its statements as data (`unit.planned`). When the first unit in line has one and the
+ * event loop is the bottleneck (`offload`, `eventLoopBusy`), a session of the writer thread
+ * begins (`threadSession`); otherwise every unit runs as its function on the event loop, as
+ * above. During the session the main connection is held as for any batch, so nothing else of
+ * the process writes meanwhile, and the planned units first in line go to the thread, which runs
+ * them each in its savepoint on its own connection while the event loop goes on. The thread
+ * commits and syncs the WAL on its own, by the rule above (a transaction stays open while a sync
+ * is in flight), and says when each transaction is durable, which answers its units. A function
+ * unit in line ends the session and runs in the next batch, on the main connection, so units
+ * still run in the order they came. A plan found out of date in its transaction
+ * (`RUN_AS_FUNCTION`) runs as its function instead. Both forms must write the same; everywhere
+ * else only functions run.
  *
  * `maxBatches` batches may be open at once, each on its own connection: 1 on SQLite (one writer),
  * more on PostgreSQL, where a single batch would put every write behind one connection's round
@@ -47,12 +49,12 @@
  * loop turn.
  */
 import { performance } from 'node:perf_hooks';
-import { setImmediate as nextTurn } from 'node:timers/promises';
+import { setImmediate as nextTurn, setTimeout as delay } from 'node:timers/promises';
 import { sql, type Kysely } from 'kysely';
 import type { Database } from './schema.js';
 import type { DialectName } from './database.js';
 import { COMMIT_WITHOUT_WAITING, type WalSync } from './wal-sync.js';
-import type { PlannedOutcome, PlannedStatement, SqliteWriterThread } from './sqlite-writer-thread.js';
+import type { PlannedStatement, SqliteWriterThread, ThreadRun } from './sqlite-writer-thread.js';
 
 export type Unit<T> = (trx: Kysely<Database>) => Promise<T>;
 
@@ -108,6 +110,11 @@ export interface GroupCommitOptions {
    * thread (true) or run as functions on the event loop. Default `eventLoopBusy()`.
    */
   offload?: () => boolean;
+  /**
+   * SQLite with a writer thread: longest a session of the thread holds the main write connection
+   * (ms); the process's other writers wait for it meanwhile. Default 50.
+   */
+  sessionMaxMs?: number;
 }
 
 /**
@@ -179,7 +186,7 @@ interface Pending {
   reject: (err: unknown) => void;
 }
 
-export const GROUP_COMMIT_DEFAULTS = { maxBatch: 64, maxWaitMs: 2, maxBatches: 4, lockTimeoutMs: 5_000 } as const;
+export const GROUP_COMMIT_DEFAULTS = { maxBatch: 64, maxWaitMs: 2, maxBatches: 4, lockTimeoutMs: 5_000, sessionMaxMs: 50 } as const;
 
 export function createTransactionRunner(
   storage: { db: Kysely<Database>; dialect: DialectName; walSync?: WalSync | null; writerThread?: SqliteWriterThread | null },
@@ -192,6 +199,7 @@ export function createTransactionRunner(
   const commit = walSync ? COMMIT_WITHOUT_WAITING : 'commit';
   const maxBatch = Math.max(1, options.maxBatch ?? GROUP_COMMIT_DEFAULTS.maxBatch);
   const maxWaitMs = options.maxWaitMs ?? GROUP_COMMIT_DEFAULTS.maxWaitMs;
+  const sessionMaxMs = options.sessionMaxMs ?? GROUP_COMMIT_DEFAULTS.sessionMaxMs;
   const maxBatches = dialect === 'sqlite' ? 1 : Math.max(1, options.maxBatches ?? GROUP_COMMIT_DEFAULTS.maxBatches);
   // Multi-statement text runs as one round trip on PostgreSQL (simple protocol: no parameters).
   const statements =
@@ -234,7 +242,7 @@ export function createTransactionRunner(
         try {
           // A planned unit first in line opens a batch of the writer thread; the main connection
           // is held meanwhile, so nothing else of the process writes (sqlite-writer-thread.ts).
-          const committed = await db.connection().execute((trx) => (queue[0]?.planned && offload() ? threadBatch() : batch(trx)));
+          const committed = await db.connection().execute((trx) => (queue[0]?.planned && offload() ? threadSession() : batch(trx)));
           if (committed.length > 0) settle(committed);
         } catch (err) {
           // No connection (database down): every waiting unit would meet the same error.
@@ -332,94 +340,98 @@ export function createTransactionRunner(
   }
 
   /**
-   * One transaction of the writer thread, for the planned units first in line: posted to the
-   * thread as they come, one message at a time (the event loop goes on meanwhile), committed by
-   * the same rules as `batch`. A unit that fails in the thread is answered at once; the rest when
-   * the batch is over. Never throws; returns the committed units with their values, for `settle`.
+   * A session of the writer thread, for the planned units first in line: posted to the thread as
+   * they come, one message at a time (the event loop goes on meanwhile). The thread commits on
+   * its own (sqlite-writer-thread.ts): at once when no WAL sync of its is in flight, else when it
+   * returns, so its transactions follow its syncs back to back with no turn of this event loop in
+   * between. Each unit is answered when the thread says its transaction is durable, or failed.
+   * The session ends when a function unit or nothing comes next, when the loop is no longer the
+   * bottleneck, or after `sessionMaxMs`, and then has the thread commit what it holds: the main
+   * connection, held meanwhile, goes to the process's other writers. Never throws; returns
+   * nothing for `settle` (its units are answered here).
    */
-  async function threadBatch(): Promise<Array<{ pending: Pending; value: unknown }>> {
+  async function threadSession(): Promise<never[]> {
     const thread = writer!;
-    const committed: Array<{ pending: Pending; value: unknown }> = [];
-    const posted: Pending[] = [];
-    const answered = new Set<Pending>(); // failed or sent back on their own, before the batch ended
-    const replies: Array<Promise<void>> = [];
-    let taken = 0;
-    const settleOutcomes = (units: Pending[], outcomes: PlannedOutcome[]) => {
+    const opened = performance.now();
+    let running: Promise<void> | null = null;
+    let countedFailure = 0; // the last thread transaction counted in failedBatches
+    const answer = (units: Pending[], { outcomes, txn, durable }: ThreadRun) => {
+      const ok: Pending[] = [];
       outcomes.forEach((outcome, i) => {
         const pending = units[i]!;
         if ('ok' in outcome) {
-          committed.push({ pending, value: pending.planned!.value });
+          ok.push(pending);
         } else if ('failed' in outcome && outcome.failed === RUN_AS_FUNCTION) {
           // Rolled back in the thread; its function runs in the next batch, on the main connection.
-          answered.add(pending);
           pending.planned!.outdated?.();
           queue.unshift({ unit: pending.unit, planned: null, resolve: pending.resolve, reject: pending.reject });
         } else {
-          answered.add(pending);
           stats.failedUnits++;
           pending.reject('failed' in outcome ? new PlannedUnitFailed(outcome.failed) : outcome.error);
         }
       });
+      if (ok.length === 0) return;
+      durable.then(
+        () => {
+          for (const pending of ok) pending.resolve(pending.planned!.value);
+        },
+        (err: unknown) => {
+          // Its COMMIT or its sync failed: nothing of it is written, or nothing known to be on disk.
+          if (txn > countedFailure) {
+            countedFailure = txn;
+            stats.failedBatches++;
+          }
+          stats.failedUnits += ok.length;
+          for (const pending of ok) pending.reject(err);
+        },
+      );
     };
-    // At most one `run` message is out while the batch is open: units that come while the thread
-    // works go together in the next one. Each message costs both threads tens of microseconds
-    // under load (docs/performance.md), more than a unit's statements when there is one per turn.
-    let running: Promise<void> | null = null;
-    const post = (force: boolean) => {
-      if (running !== null && !force) return;
+    const post = () => {
       const units: Pending[] = [];
-      while (queue.length > 0 && taken < maxBatch && queue[0]!.planned !== null) {
-        units.push(queue.shift()!);
-        taken++;
-        stats.units++;
-      }
+      while (queue.length > 0 && units.length < maxBatch && queue[0]!.planned !== null) units.push(queue.shift()!);
       if (units.length === 0) return;
-      posted.push(...units);
-      const reply = thread.run(units.map((u) => u.planned!.statements)).then((outcomes) => settleOutcomes(units, outcomes));
-      replies.push(reply);
-      // Only a forced post (the last, after the loop) can overlap another, and nothing waits on
-      // `running` after the loop.
-      running = reply.then(
-        () => void (running = null),
-        () => void (running = null),
+      stats.units += units.length;
+      if (units.length > stats.largestBatch) stats.largestBatch = units.length;
+      running = thread.run(units.map((u) => u.planned!.statements)).then(
+        (ran) => {
+          running = null;
+          answer(units, ran);
+        },
+        (err: unknown) => {
+          // The transaction was lost (the thread undid it and fails the units it answered before).
+          running = null;
+          stats.failedUnits += units.length;
+          for (const pending of units) pending.reject(err);
+        },
       );
     };
     try {
-      const opened = performance.now();
       for (;;) {
-        post(false);
-        if (taken >= maxBatch) break;
-        if (walSync?.syncing()) {
-          await Promise.race([walSync.idle(), arrival(), ...(running ? [running] : [])]);
+        if (running === null) post();
+        const over = performance.now() - opened >= sessionMaxMs || !offload();
+        if (running !== null) {
+          // While the thread works, what arrives waits for the next message.
+          await (over ? running : Promise.race([running, arrival()]));
           wake = null;
+          if (over) break;
           continue;
         }
-        if (performance.now() - opened >= maxWaitMs) break;
-        await nextTurn();
-        if (queue.length === 0 || queue[0]!.planned === null) break;
+        // Nothing to post: a function unit is next (the next batch runs it), or nothing is.
+        if (over || queue.length > 0) break;
+        await Promise.race([arrival(), delay(maxWaitMs)]);
+        wake = null;
+        if (queue.length === 0) break;
       }
-      post(true);
-      // The thread answers in order: the COMMIT goes out behind the last units without waiting.
-      const commitment = thread.commit();
-      const outcomes = await Promise.allSettled([...replies, commitment]);
-      const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
-      if (failed) throw failed.reason;
+      // What the thread holds commits now (its durability is answered as above).
+      await thread.finish();
     } catch (err) {
+      // The thread stopped: every unit it answered fails with its transaction (sqlite-writer-thread.ts).
       stats.failedBatches++;
-      await thread.rollback().catch(() => undefined);
-      // Every unit of the batch not already answered on its own (failed, or sent back to run as a
-      // function) fails with the batch: nothing of it is written.
-      for (const pending of posted) {
-        if (answered.has(pending)) continue;
-        stats.failedUnits++;
-        pending.reject(err);
-      }
-      return [];
+      await thread.rollback(err instanceof Error ? err : new Error(String(err))).catch(() => undefined);
     } finally {
       stats.batches++;
-      if (taken > stats.largestBatch) stats.largestBatch = taken;
     }
-    return committed;
+    return [];
   }
 
   return { run, plansWanted: () => writer !== null && offload(), stats: () => ({ ...stats }) };

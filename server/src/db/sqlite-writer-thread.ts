@@ -9,26 +9,39 @@
  * the event loop is saturated the group-commit runner posts such units here, and this thread runs
  * them on a write connection of its own while the event loop goes on with the next requests.
  *
- * - One batch at a time, as on the main connection: the runner holds the main write connection
- *   (Kysely's, through `db.connection()`) for as long as a thread batch is open, so no other
- *   write of the process (a transaction through `db`, the delivery worker, the checkpointer's
- *   hold) can meet this thread's transaction; they queue in Kysely as they would behind any batch.
- * - Messages, answered in order: `run` (open the transaction if it is not, then run each unit in
- *   the savepoint `unit`: a unit whose statement fails, or finds other than it must, is rolled
- *   back to its savepoint alone and answered with why; its batch-mates go on), `commit` (COMMIT,
- *   or ROLLBACK if that fails), `rollback`, `close`.
+ * - One session at a time: the runner holds the main write connection (Kysely's, through
+ *   `db.connection()`) for as long as a session of this thread is open, so no other write of the
+ *   process (a transaction through `db`, the delivery worker, the checkpointer's hold) can meet
+ *   this thread's transactions; they queue in Kysely as they would behind any batch.
+ * - Messages, answered in order: `run` (open a transaction if none is, then run each unit in the
+ *   savepoint `unit`: a unit whose statement fails, or finds other than it must, is rolled back to
+ *   its savepoint alone and answered with why; its transaction-mates go on; the answer names the
+ *   transaction), `finish` (commit what is open now: the session ends), `rollback`, `close`.
  * - Expectations: `row` (the statement must return a row: the idempotency claim, whose insert
  *   returns nothing when a live record holds the key), `equals` (the statement's single value
  *   must be this text: the fan-out's guard that the webhook endpoints are those the plan was made
  *   for). A unit that fails one is answered `{ failed: <the expectation's failure> }`.
- * - Durability: the connection commits with `synchronous = NORMAL` like the main writer, and
- *   wal-sync.ts makes the commit durable. Because a reader may see this thread's commit before
- *   the main thread hears of it, the thread counts in shared memory: `begun` moves before each
- *   COMMIT, `ended` after it (whether it worked or not). The WAL sync treats `begun` as commits
- *   a response could show and `ended` as commits a sync it starts covers (wal-sync.ts
- *   `externalCommits`), so no response shows a commit that a sync has not covered.
- * - Failure: a thread that dies fails what it owed; the runner fails that batch's units and the
- *   next planned batch starts another thread. SQLite rolls back whatever it left uncommitted.
+ * - The connection commits with `synchronous = NORMAL`, as the main writer does (wal-sync.ts), and
+ *   the thread commits and syncs on its own (ADR 0035). After a `run`, with no WAL sync of its
+ *   in flight, it COMMITs and starts one (`fdatasync` of the WAL file on libuv's pool); while one
+ *   is in flight its transaction stays open and takes what comes (up to `maxUnits`), and when the
+ *   sync returns it COMMITs that and syncs again. So on a saturated server the disk goes from one
+ *   sync to the next with only a COMMIT between them. When the runner decided the COMMITs and
+ *   the main thread started the syncs (ADR 0030 as first built), each cycle waited for both
+ *   threads' event loops (sync returns → the main thread hears it → it posts the COMMIT → the
+ *   thread, busy with units, gets to it → the main thread hears of the COMMIT → it starts the
+ *   next sync): 6 to 8 ms between two syncs of 1 to 4 ms, measured (docs/performance.md).
+ * - Durability: each sync's end is told to the main thread (`durable`, or `syncFailed`), which
+ *   answers the units of the transactions it covered (`ThreadRun.durable`); a COMMIT that fails
+ *   fails its transaction's units (`failed`). Because a reader may see this thread's commit before
+ *   the main thread hears of it, the thread also counts in shared memory: `begun` before each
+ *   COMMIT, `ended` after it, `durable` (the `ended` count a successful sync started from) after
+ *   each sync. wal-sync.ts makes a response wait for the ones begun and lets the thread's syncs,
+ *   or one of its own once the thread stopped, serve them (`externalCommits`, `noteElsewhere`).
+ *   Tests that hold the WAL sync (`options.sync`) hold the thread's too: it asks the main thread
+ *   to run it.
+ * - Failure: a thread that dies fails what it owed, committed or not (nothing says it is on disk);
+ *   the next planned unit starts another thread. SQLite rolls back whatever it left uncommitted.
  *
  * The thread starts on the first planned batch, so start-up pays nothing for it, and ends after
  * 30 s without work (`WRITER_THREAD_IDLE_MS`), so a server that is not saturated keeps none.
@@ -63,15 +76,19 @@ const errorFrom = (e: ThreadError): Error => Object.assign(new Error(e.message),
 /** Slots of the shared counters (Int32Array over a SharedArrayBuffer). */
 export const COMMITS_BEGUN = 0;
 export const COMMITS_ENDED = 1;
+/** COMMITs ended before the thread's last successful WAL sync started: durable. */
+export const COMMITS_DURABLE = 2;
 
 // Plain CommonJS evaluated in the worker, as sqlite-offloop-reader.ts and wal-checkpointer.ts do:
 // no build step of its own, the same in tests (TypeScript sources) and in server/dist.
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
+const fs = require('node:fs');
 const Database = require(workerData.driver);
 const db = new Database(workerData.file, { fileMustExist: true });
 for (const pragma of workerData.pragmas) db.pragma(pragma);
 const counters = new Int32Array(workerData.counters);
+const maxUnits = workerData.maxUnits;
 const statements = new Map();
 const exec = (text) => prepared(text).run();
 function prepared(text) {
@@ -109,20 +126,101 @@ function runUnit(unit) {
     exec('release unit');
   } else {
     // If the savepoint cannot be restored SQLite undid the transaction itself (a full disk, an
-    // I/O error): the batch is over, and the runner fails it.
+    // I/O error): the caller loses the whole transaction.
     exec('rollback to unit');
     exec('release unit');
   }
   return outcome;
 }
-// After a failure that lost the transaction, the batch's later messages are refused until its
-// commit or rollback: units posted behind the failure must not run in a new transaction.
-let lost = null;
+
+// Transactions are numbered as they begin; the main thread waits for a number to be durable.
+let txn = 0;
+let unitsInTxn = 0;
+let committedTxn = 0; // the last transaction committed
+let syncing = false;
+let closing = false;
+let walFd = null;
+// Tests hold the sync as they hold the main thread's (wal-sync.ts \`sync\`): the thread asks the
+// main thread to run it. Everywhere else the thread syncs the WAL itself.
+const delegated = workerData.delegateSync;
+const syncCallbacks = new Map();
+let syncRequests = 0;
+function syncWal(done) {
+  if (delegated) {
+    syncCallbacks.set(++syncRequests, done);
+    parentPort.postMessage({ event: 'sync', id: syncRequests });
+    return;
+  }
+  try {
+    walFd ??= fs.openSync(workerData.file + '-wal', 'r');
+  } catch (err) {
+    return done(err);
+  }
+  fs.fdatasync(walFd, done);
+}
+function rollbackOpen() {
+  if (db.inTransaction) { try { db.exec('rollback'); } catch {} }
+  unitsInTxn = 0;
+}
+function commitOpen() {
+  const at = txn;
+  Atomics.add(counters, ${COMMITS_BEGUN}, 1);
+  try {
+    exec('commit');
+    committedTxn = at;
+  } catch (err) {
+    rollbackOpen();
+    parentPort.postMessage({ event: 'failed', txn: at, error: errorOf(err) });
+  } finally {
+    Atomics.add(counters, ${COMMITS_ENDED}, 1);
+    unitsInTxn = 0;
+  }
+}
+// One sync at a time; it covers every COMMIT that ended before it started (failed ones too, so
+// that the main thread's count of COMMITs waited for always reaches the durable count).
+let syncedEnded = 0;
+function startSync() {
+  if (syncing) return;
+  const ended = Atomics.load(counters, ${COMMITS_ENDED});
+  if (ended === syncedEnded) return closeIfDone();
+  syncing = true;
+  const through = committedTxn;
+  syncWal((err) => {
+    syncing = false;
+    syncedEnded = ended;
+    if (err) {
+      parentPort.postMessage({ event: 'syncFailed', through, ended, error: errorOf(err) });
+    } else {
+      if (ended > Atomics.load(counters, ${COMMITS_DURABLE})) Atomics.store(counters, ${COMMITS_DURABLE}, ended);
+      parentPort.postMessage({ event: 'durable', through, ended });
+    }
+    // What ran while the sync was in flight commits now: one COMMIT and one sync for all of it.
+    if (db.inTransaction && !closing) commitOpen();
+    startSync();
+  });
+}
+function closeIfDone() {
+  if (!closing || syncing) return;
+  if (walFd !== null) fs.closeSync(walFd);
+  db.close();
+  parentPort.close();
+}
 parentPort.on('message', (message) => {
+  if (message.op === 'synced') {
+    const done = syncCallbacks.get(message.id);
+    syncCallbacks.delete(message.id);
+    done(message.error ? Object.assign(new Error(message.error.message), { code: message.error.code }) : null);
+    return;
+  }
   if (message.op === 'close') {
-    if (db.inTransaction) db.exec('rollback');
-    db.close();
-    parentPort.close();
+    closing = true;
+    if (db.inTransaction) {
+      const at = txn;
+      rollbackOpen();
+      parentPort.postMessage({ event: 'failed', txn: at, error: { message: 'the SQLite writer thread closed', code: 'SQLITE_IOERR_WRITER_THREAD' } });
+    }
+    // Waits for the sync in flight, and syncs what committed after it started.
+    startSync();
     return;
   }
   if (message.op === 'pragma') {
@@ -131,52 +229,84 @@ parentPort.on('message', (message) => {
     return;
   }
   if (message.op === 'rollback') {
-    lost = null;
-    if (db.inTransaction) db.exec('rollback');
+    const at = txn;
+    const open = db.inTransaction;
+    rollbackOpen();
+    parentPort.postMessage({ done: true, rolledBack: open ? at : 0 });
+    return;
+  }
+  if (message.op === 'finish') {
+    if (db.inTransaction) commitOpen();
+    startSync();
     parentPort.postMessage({ done: true });
     return;
   }
-  if (lost !== null) {
-    const error = lost;
-    if (message.op === 'commit') lost = null;
-    parentPort.postMessage({ error });
+  // 'run'
+  try {
+    if (!db.inTransaction) {
+      txn++;
+      exec('begin immediate');
+    }
+    const outcomes = [];
+    for (const unit of message.units) outcomes.push(runUnit(unit));
+    unitsInTxn += message.units.length;
+    parentPort.postMessage({ outcomes, txn });
+  } catch (err) {
+    // The transaction is lost (a failed BEGIN or savepoint restore): undo what is left. Every
+    // unit of it fails, also those answered before (the main thread rejects the transaction).
+    rollbackOpen();
+    parentPort.postMessage({ error: errorOf(err), txn });
     return;
   }
-  try {
-    if (message.op === 'run') {
-      if (!db.inTransaction) exec('begin immediate');
-      const outcomes = [];
-      for (const unit of message.units) outcomes.push(runUnit(unit));
-      parentPort.postMessage({ outcomes });
-    } else if (message.op === 'commit') {
-      Atomics.add(counters, ${COMMITS_BEGUN}, 1);
-      try {
-        if (db.inTransaction) exec('commit');
-      } finally {
-        Atomics.add(counters, ${COMMITS_ENDED}, 1);
-      }
-      parentPort.postMessage({ done: true });
-    }
-  } catch (err) {
-    // The transaction is lost (a failed BEGIN, COMMIT or savepoint restore): undo what is left.
-    if (db.inTransaction) { try { db.exec('rollback'); } catch {} }
-    if (message.op !== 'commit') lost = errorOf(err);
-    parentPort.postMessage({ error: errorOf(err) });
+  // With no sync in flight nothing is gained by waiting: commit and sync now. While one is in
+  // flight the transaction stays open and takes what comes, up to maxUnits, and commits when the
+  // sync returns.
+  if (!syncing || unitsInTxn >= maxUnits) {
+    commitOpen();
+    startSync();
   }
 });
 `;
 
-type Reply = { outcomes: Array<{ ok: true } | { failed: string } | { error: ThreadError }> } | { done: true } | { error: ThreadError };
+type Reply =
+  | { outcomes: Array<{ ok: true } | { failed: string } | { error: ThreadError }>; txn: number }
+  | { done: true; rolledBack?: number }
+  | { error: ThreadError; txn?: number };
+type RunReply = Extract<Reply, { outcomes: unknown }> & { durable: Promise<void> };
+/** What the thread says unasked: a transaction's COMMIT failed, a sync returned or failed, a sync to run (tests). */
+type ThreadEvent =
+  | { event: 'failed'; txn: number; error: ThreadError }
+  | { event: 'durable'; through: number; ended: number }
+  | { event: 'syncFailed'; through: number; ended: number; error: ThreadError }
+  | { event: 'sync'; id: number };
+
+/** Units that ran in the thread: each one's outcome, and the durability of the transaction they ran in. */
+export interface ThreadRun {
+  outcomes: PlannedOutcome[];
+  /** The thread's number of the transaction the units ran in. */
+  txn: number;
+  /**
+   * Resolves once that transaction is committed and a WAL sync that started after its COMMIT
+   * returned; rejects with the error if its COMMIT or that sync failed (then nothing of it, or
+   * nothing known to be on disk). The same promise for every run of one transaction.
+   */
+  durable: Promise<void>;
+}
 
 export interface SqliteWriterThread {
   /** Runs units in the open transaction (opening it first). Resolves with each unit's outcome. */
-  run(units: ReadonlyArray<readonly PlannedStatement[]>): Promise<PlannedOutcome[]>;
-  /** Commits the open transaction (rolled back if the COMMIT fails, and the promise rejects). */
-  commit(): Promise<void>;
-  /** Rolls the open transaction back. */
-  rollback(): Promise<void>;
-  /** The shared commit counters (`COMMITS_BEGUN`, `COMMITS_ENDED`), for wal-sync.ts. */
+  run(units: ReadonlyArray<readonly PlannedStatement[]>): Promise<ThreadRun>;
+  /**
+   * Commits the open transaction now, whether a sync is in flight or not, and opens none until
+   * the next `run`. Resolves once committed (or failed: its `durable` says which); durability follows.
+   */
+  finish(): Promise<void>;
+  /** Rolls the open transaction back: its `durable` rejects with `reason`. */
+  rollback(reason: Error): Promise<void>;
+  /** The shared commit counters (`COMMITS_BEGUN`, `COMMITS_ENDED`, `COMMITS_DURABLE`), for wal-sync.ts. */
   readonly counters: Int32Array;
+  /** Whether every COMMIT the thread ends is followed by a sync of its own (it is running). */
+  syncsItself(): boolean;
   /** Sets a pragma on the thread's connection, now if it runs and whenever it starts again. */
   pragma(text: string): void;
   /** Whether the thread is running (it starts on the first `run`, ends after `idleMs` without work). */
@@ -196,43 +326,106 @@ const unrefTimer: IdleTimer = (fire, ms) => {
   return () => clearTimeout(timer);
 };
 
-export function createSqliteWriterThread(
-  file: string,
-  initialPragmas: readonly string[],
-  options: { idleMs?: number; idleTimer?: IdleTimer } = {},
-): SqliteWriterThread {
+export interface WriterThreadOptions {
+  idleMs?: number;
+  idleTimer?: IdleTimer;
+  /** Most units one transaction of the thread takes while a sync is in flight (default 64). */
+  maxUnits?: number;
+  /**
+   * The WAL sync to run instead of the thread's own `fdatasync` (tests hold it, as wal-sync.ts's
+   * `sync`): the thread asks, and this thread runs it and answers.
+   */
+  sync?: () => Promise<void>;
+  /**
+   * Called after the thread's syncs (`ended`: the thread's COMMITs ended when the sync started;
+   * `error` when it failed) and when the thread stopped (`ended` null): wal-sync.ts settles the
+   * responses that waited for those COMMITs.
+   */
+  onSynced?: (ended: number | null, error: Error | null) => void;
+}
+
+export function createSqliteWriterThread(file: string, initialPragmas: readonly string[], options: WriterThreadOptions = {}): SqliteWriterThread {
   const pragmas = [...initialPragmas];
-  const counters = new Int32Array(new SharedArrayBuffer(8));
+  const counters = new Int32Array(new SharedArrayBuffer(12));
   const idleMs = options.idleMs ?? WRITER_THREAD_IDLE_MS;
   const idleTimer = options.idleTimer ?? unrefTimer;
+  const maxUnits = Math.max(1, options.maxUnits ?? 64);
+  const delegatedSync = options.sync ?? null;
+  const onSynced = options.onSynced ?? (() => undefined);
   type Waiter = { resolve: (reply: Reply) => void; reject: (err: Error) => void };
+  type Durability = { promise: Promise<void>; resolve: () => void; reject: (err: Error) => void };
   // The running thread and the answers it owes, in the order of the messages.
   let current: { worker: Worker; waiting: Waiter[]; exited: Promise<void> } | null = null;
-  let inTransaction = false; // a `run` went out and its batch's `commit` or `rollback` did not
+  // Transactions that ran units and are not yet durable (or failed), by the thread's number, in order.
+  let undecided: Array<{ txn: number; durability: Durability }> = [];
+  let inTransaction = false; // a `run` went out and its transaction's `finish` or `rollback` did not
   let cancelIdleEnd: (() => void) | null = null;
   let closed = false;
+
+  function durabilityOf(txn: number): Promise<void> {
+    const last = undecided[undecided.length - 1];
+    if (last !== undefined && last.txn === txn) return last.durability.promise;
+    let resolve!: () => void;
+    let reject!: (err: Error) => void;
+    const promise = new Promise<void>((res, rej) => {
+      resolve = res;
+      reject = rej;
+    });
+    // A transaction whose units all failed has nobody waiting on it.
+    promise.catch(() => undefined);
+    undecided.push({ txn, durability: { promise, resolve, reject } });
+    return promise;
+  }
+
+  /** Settles the transactions up to `through` (or that one alone, `only`), with `err` or as durable. */
+  function decide(through: number, err: Error | null, only = false): void {
+    const later: typeof undecided = [];
+    for (const entry of undecided) {
+      if (entry.txn > through || (only && entry.txn !== through)) later.push(entry);
+      else if (err === null) entry.durability.resolve();
+      else entry.durability.reject(err);
+    }
+    undecided = later;
+  }
 
   function start(): NonNullable<typeof current> {
     const worker = new Worker(WORKER_SOURCE, {
       eval: true,
       // Not the server's preloads or profiler flags: they belong to the main thread.
       execArgv: [],
-      workerData: { driver: createRequire(import.meta.url).resolve('better-sqlite3'), file, pragmas: [...pragmas], counters: counters.buffer },
+      workerData: {
+        driver: createRequire(import.meta.url).resolve('better-sqlite3'),
+        file,
+        pragmas: [...pragmas],
+        counters: counters.buffer,
+        maxUnits,
+        delegateSync: delegatedSync !== null,
+      },
     });
     worker.unref();
     const waiting: Waiter[] = [];
     const failAll = (err: Error) => {
       for (const w of waiting.splice(0)) w.reject(err);
     };
-    worker.on('message', (reply: Reply) => {
-      const w = waiting.shift();
-      if (waiting.length === 0) {
-        worker.unref();
-        if (!inTransaction) endWhenIdle();
+    const settleIdle = () => {
+      if (waiting.length > 0 || undecided.length > 0) return;
+      worker.unref();
+      if (!inTransaction) endWhenIdle();
+    };
+    worker.on('message', (message: Reply | ThreadEvent) => {
+      if ('event' in message) {
+        onEvent(worker, message);
+        settleIdle();
+        return;
       }
+      const w = waiting.shift();
+      // Made now, before any later message (an event about this transaction) is handled.
+      if ('outcomes' in message) (message as RunReply).durable = durabilityOf(message.txn);
+      else if ('error' in message && message.txn !== undefined) decide(message.txn, errorFrom(message.error), true);
+      settleIdle();
       if (!w) return;
-      if ('error' in reply) w.reject(errorFrom(reply.error));
-      else w.resolve(reply);
+      if ('error' in message) w.reject(errorFrom(message.error));
+      else w.resolve(message);
     });
     worker.on('error', (err) => failAll(err));
     const exited = new Promise<void>((resolve) =>
@@ -244,11 +437,36 @@ export function createSqliteWriterThread(
         // The counters stay balanced: a COMMIT that began and never ended is over either way.
         const begun = Atomics.load(counters, COMMITS_BEGUN);
         if (Atomics.load(counters, COMMITS_ENDED) < begun) Atomics.store(counters, COMMITS_ENDED, begun);
-        failAll(Object.assign(new Error('the SQLite writer thread stopped'), { code: 'SQLITE_IOERR_WRITER_THREAD' }));
+        const stopped = Object.assign(new Error('the SQLite writer thread stopped'), { code: 'SQLITE_IOERR_WRITER_THREAD' });
+        failAll(stopped);
+        // Committed or not, nothing says it is on disk.
+        decide(Number.MAX_SAFE_INTEGER, stopped);
+        onSynced(null, null);
         resolve();
       }),
     );
     return { worker, waiting, exited };
+  }
+
+  function onEvent(worker: Worker, message: ThreadEvent): void {
+    if (message.event === 'durable') {
+      decide(message.through, null);
+      onSynced(message.ended, null);
+    } else if (message.event === 'syncFailed') {
+      // The error SQLite itself gives when the fsync inside a COMMIT fails (as wal-sync.ts).
+      const err = Object.assign(new Error(`WAL sync failed: ${message.error.message}`), { code: 'SQLITE_IOERR_FSYNC' });
+      decide(message.through, err);
+      onSynced(message.ended, err);
+    } else if (message.event === 'failed') {
+      decide(message.txn, errorFrom(message.error), true);
+    } else {
+      // A sync the tests hold (`options.sync`).
+      const id = message.id;
+      delegatedSync!().then(
+        () => worker.postMessage({ op: 'synced', id }),
+        (err: unknown) => worker.postMessage({ op: 'synced', id, error: { message: err instanceof Error ? err.message : String(err), code: (err as { code?: string }).code } }),
+      );
+    }
   }
 
   /**
@@ -260,7 +478,7 @@ export function createSqliteWriterThread(
     cancelIdleEnd = idleTimer(() => {
       cancelIdleEnd = null;
       const idle = current;
-      if (idle === null || idle.waiting.length > 0 || inTransaction) return;
+      if (idle === null || idle.waiting.length > 0 || inTransaction || undecided.length > 0) return;
       current = null; // the next message starts another thread
       idle.worker.postMessage({ op: 'close' });
     }, idleMs);
@@ -272,9 +490,9 @@ export function createSqliteWriterThread(
     cancelIdleEnd = null;
     current ??= start();
     if (message.op === 'run') inTransaction = true;
-    else if (message.op === 'commit' || message.op === 'rollback') inTransaction = false;
+    else if (message.op === 'finish' || message.op === 'rollback') inTransaction = false;
     const { worker, waiting } = current;
-    // Referenced while an answer is owed: an await on it must keep the process alive.
+    // Referenced while an answer or a durability is owed: an await on it must keep the process alive.
     worker.ref();
     worker.postMessage(message);
     return new Promise<Reply>((resolve, reject) => waiting.push({ resolve, reject }));
@@ -283,15 +501,18 @@ export function createSqliteWriterThread(
   return {
     counters,
     async run(units) {
-      const reply = (await send({ op: 'run', units })) as Extract<Reply, { outcomes: unknown }>;
-      return reply.outcomes.map((o) => ('error' in o ? { error: errorFrom(o.error) } : o));
+      const reply = (await send({ op: 'run', units })) as RunReply;
+      const outcomes = reply.outcomes.map((o): PlannedOutcome => ('error' in o ? { error: errorFrom(o.error) } : o));
+      return { outcomes, txn: reply.txn, durable: reply.durable };
     },
-    async commit() {
-      await send({ op: 'commit' });
+    async finish() {
+      await send({ op: 'finish' });
     },
-    async rollback() {
-      await send({ op: 'rollback' });
+    async rollback(reason) {
+      const reply = (await send({ op: 'rollback' })) as Extract<Reply, { done: true }>;
+      if (reply.rolledBack) decide(reply.rolledBack, reason, true);
     },
+    syncsItself: () => current !== null && !closed,
     pragma(text) {
       pragmas.push(text);
       if (current !== null && !closed) void send({ op: 'pragma', text }).catch(() => undefined);

@@ -80,6 +80,12 @@ export interface WalSync {
    */
   noteStatement(readonly: boolean, inTransaction: boolean, bookkeeping?: boolean): boolean;
   stats(): WalSyncStats;
+  /**
+   * The other connection (`externalCommits`) synced: its COMMITs ended before that sync started
+   * (`ended`) are durable, or failed to be (`error`); `ended` null: it stopped, and what it
+   * committed is this module's to sync.
+   */
+  noteElsewhere(ended: number | null, error: Error | null): void;
   /** Waits for the sync in flight and closes the file. */
   close(): Promise<void>;
 }
@@ -105,7 +111,15 @@ export interface WalSyncOptions {
    * show a commit once it has begun, and a sync covers it only if it started after it ended, so
    * `whenDurable` waits for the ones begun by then and a sync serves the ones ended before it.
    */
-  externalCommits?: { counters: Int32Array; begun: number; ended: number };
+  externalCommits?: {
+    counters: Int32Array;
+    begun: number;
+    ended: number;
+    /** Slot of the COMMITs made durable by the other connection's own syncs. */
+    durable: number;
+    /** Whether the other connection syncs after every COMMIT it ends (then this module waits for it instead of syncing). */
+    syncsItself: () => boolean;
+  };
 }
 
 interface Waiter {
@@ -131,7 +145,14 @@ export function createWalSync(options: WalSyncOptions): WalSync {
   const external = options.externalCommits;
   const begunElsewhere = external ? () => Atomics.load(external.counters, external.begun) : () => 0;
   const endedElsewhere = external ? () => Atomics.load(external.counters, external.ended) : () => 0;
+  const syncedElsewhere = external ? () => Atomics.load(external.counters, external.durable) : () => 0;
+  const syncsElsewhere = external ? external.syncsItself : () => false;
+  // The other connection's COMMITs known durable: through this module's syncs or its own.
   let durableElsewhere = 0;
+  const durableOutside = () => Math.max(durableElsewhere, syncedElsewhere());
+  /** This waiter needs a sync of this module's: a commit of its own, or one elsewhere that nobody else syncs. */
+  const needsSync = (w: { position: number; elsewhere: number }) =>
+    w.position > durable || (w.elsewhere > durableOutside() && !syncsElsewhere());
 
   function start(): void {
     const target = committed;
@@ -153,15 +174,16 @@ export function createWalSync(options: WalSyncOptions): WalSync {
     );
     void inFlight.then(() => {
       inFlight = null;
-      if (waiters.length > 0) start();
+      if (waiters.some(needsSync)) start();
     });
   }
 
   /** Settles the waiters that the sync up to `target` served; the rest wait for the next one. */
   function settle(target: number, targetElsewhere: number, err: unknown): void {
+    const elsewhere = err === null ? Math.max(targetElsewhere, durableOutside()) : targetElsewhere;
     const later: Waiter[] = [];
     for (const w of waiters) {
-      if (w.position > target || w.elsewhere > targetElsewhere) later.push(w);
+      if (w.position > target || w.elsewhere > elsewhere) later.push(w);
       else if (err === null) w.resolve();
       else w.reject(err);
     }
@@ -174,11 +196,26 @@ export function createWalSync(options: WalSyncOptions): WalSync {
     whenDurable(position = committed) {
       // Every thread COMMIT begun by now counts: a reader may already see it.
       const elsewhere = begunElsewhere();
-      if (position <= durable && elsewhere <= durableElsewhere) return null;
+      if (position <= durable && elsewhere <= durableOutside()) return null;
       return new Promise<void>((resolve, reject) => {
-        waiters.push({ position, elsewhere, resolve, reject });
-        if (inFlight === null) start();
+        const waiter = { position, elsewhere, resolve, reject };
+        waiters.push(waiter);
+        if (inFlight === null && needsSync(waiter)) start();
       });
+    },
+    noteElsewhere(ended, error) {
+      if (ended !== null && error === null && ended > durableElsewhere) durableElsewhere = ended;
+      if (waiters.length === 0) return;
+      const later: Waiter[] = [];
+      for (const w of waiters) {
+        const outside = w.elsewhere <= durableOutside();
+        if (outside && w.position <= durable) w.resolve();
+        // The waiters that sync was serving: what they would show is not known to be on disk.
+        else if (error !== null && ended !== null && !outside && w.elsewhere <= ended) w.reject(error);
+        else later.push(w);
+      }
+      waiters = later;
+      if (inFlight === null && waiters.some(needsSync)) start();
     },
     syncing: () => inFlight !== null,
     idle: () => (inFlight === null ? Promise.resolve() : inFlight),

@@ -178,21 +178,59 @@ describe('planned units in the writer thread [sqlite]', () => {
     };
     const thread = createSqliteWriterThread(path.join(testDb.dataDir, 'cds.sqlite'), ['busy_timeout = 5000', 'foreign_keys = ON'], { idleMs: 1234, idleTimer });
     try {
-      expect(await thread.run([[insertRow('idle-first')]])).toEqual([{ ok: true }]);
-      // A transaction is open: however long the batch stays open, no idle end is scheduled.
+      const first = await thread.run([[insertRow('idle-first')]]);
+      expect(first.outcomes).toEqual([{ ok: true }]);
+      // A session is open (no finish yet): however long it stays open, no idle end is scheduled.
       expect(pending).toBeNull();
-      await thread.commit();
+      await thread.finish();
+      // The thread synced the WAL itself (its own fdatasync here) before it may end.
+      await first.durable;
       expect(pending).toMatchObject({ ms: 1234 });
       expect(thread.started()).toBe(true);
       pending!.fire();
       expect(thread.started()).toBe(false);
-      expect(await thread.run([[insertRow('idle-second')]])).toEqual([{ ok: true }]);
+      const second = await thread.run([[insertRow('idle-second')]]);
+      expect(second.outcomes).toEqual([{ ok: true }]);
       expect(thread.started()).toBe(true);
-      await thread.commit();
+      await thread.finish();
+      await second.durable;
       expect(present('idle-first', 'idle-second')).toEqual(['idle-first', 'idle-second']);
     } finally {
       await thread.close();
     }
+  });
+
+  it('commits what ran during its sync as one transaction when the sync returns, and syncs it, with no message from the runner in between', async () => {
+    // A session that does not end by itself meanwhile: its end has the thread commit what it holds.
+    const runner = createTransactionRunner(storage, { ...always, maxWaitMs: 5_000, sessionMaxMs: 60_000 });
+    const wal = storage.walSync!;
+    const commits = () => wal.stats().commitsElsewhere;
+    gate.hold();
+    const first = runner.run(planOnly('first', [insertRow('cycle-first')]));
+    // No sync in flight: the thread committed the first at once and asked for its sync.
+    await until(() => present('cycle-first').length === 1 && gate.waiting === 1, 'the first committed and syncing');
+    const commitsBefore = commits();
+    const later = [runner.run(planOnly('b', [insertRow('cycle-b')])), runner.run(planOnly('c', [insertRow('cycle-c')]))];
+    // A unit that fails in the thread, posted with them: once it is answered, they have run.
+    const probe = runner.run(planOnly('probe', [{ sql: 'select name from wt_rows where name = ?', parameters: ['absent'], expect: { kind: 'row', failure: 'probe' } }]));
+    await expect(probe).rejects.toBeInstanceOf(PlannedUnitFailed);
+    // Run in the thread's open transaction while the sync is in flight: not committed.
+    expect(present('cycle-b', 'cycle-c')).toEqual([]);
+    const sessions = runner.stats().batches;
+    expect(commits()).toBe(commitsBefore);
+    expect(await settledState(first)).toBe('pending');
+    gate.releaseOne();
+    expect(await first).toBe('first');
+    // The sync returned: the thread committed both in one COMMIT and asked for the next sync.
+    await until(() => present('cycle-b', 'cycle-c').length === 2 && gate.waiting === 1, 'b and c committed and syncing');
+    expect(commits()).toBe(commitsBefore + 1);
+    expect(runner.stats().batches).toBe(sessions); // the session is still open: the thread committed on its own
+    for (const unit of later) expect(await settledState(unit)).toBe('pending');
+    gate.release();
+    expect(await Promise.all(later)).toEqual(['b', 'c']);
+    // A function unit ends the session (it runs on the main connection, after it).
+    expect(await runner.run(async () => 'end')).toBe('end');
+    expect(runner.stats().batches).toBe(sessions + 2);
   });
 
   it('resolves a planned unit only after the WAL sync that started after its COMMIT, and until then every answer waits', async () => {

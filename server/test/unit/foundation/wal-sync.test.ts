@@ -119,8 +119,8 @@ describe('WAL sync', () => {
 
   it("counts the writer thread's COMMITs apart: a response waits for one begun, and only a sync started after it ended serves it", async () => {
     const held = heldSyncs();
-    const counters = new Int32Array(new SharedArrayBuffer(8));
-    const wal = createWalSync({ file: '/nonexistent/db', sync: held.sync, externalCommits: { counters, begun: 0, ended: 1 } });
+    const counters = new Int32Array(new SharedArrayBuffer(12));
+    const wal = createWalSync({ file: '/nonexistent/db', sync: held.sync, externalCommits: { counters, begun: 0, ended: 1, durable: 2, syncsItself: () => false } });
     Atomics.add(counters, 0, 1); // the thread's COMMIT has begun: a reader may see it
     const response = wal.whenDurable()!;
     expect(response).toBeInstanceOf(Promise);
@@ -138,6 +138,41 @@ describe('WAL sync', () => {
     expect(await state(response)).toBe('resolved');
     expect(wal.whenDurable()).toBeNull();
     expect(wal.stats()).toEqual({ syncs: 3, failedSyncs: 0, commitsElsewhere: 1 });
+  });
+
+  it("leaves the writer thread's COMMITs to the thread's own syncs while it runs, and syncs them itself once it stopped", async () => {
+    const held = heldSyncs();
+    const counters = new Int32Array(new SharedArrayBuffer(12));
+    let threadRuns = true;
+    const wal = createWalSync({ file: '/nonexistent/db', sync: held.sync, externalCommits: { counters, begun: 0, ended: 1, durable: 2, syncsItself: () => threadRuns } });
+    // The thread's first COMMIT: a response waits for it, and no sync of this module starts for it.
+    Atomics.add(counters, 0, 1);
+    const first = wal.whenDurable()!;
+    expect(first).toBeInstanceOf(Promise);
+    expect(held.count).toBe(0);
+    Atomics.add(counters, 1, 1);
+    // The thread's sync returned (the shared count first, then its message).
+    Atomics.store(counters, 2, 1);
+    expect(wal.whenDurable()).toBeNull(); // the shared count alone answers a new response
+    wal.noteElsewhere(1, null);
+    expect(await state(first)).toBe('resolved');
+    // A second COMMIT whose sync fails: the responses that waited for it fail with it.
+    Atomics.add(counters, 0, 1);
+    Atomics.add(counters, 1, 1);
+    const second = wal.whenDurable()!;
+    wal.noteElsewhere(2, Object.assign(new Error('WAL sync failed: EIO'), { code: 'SQLITE_IOERR_FSYNC' }));
+    await expect(second).rejects.toMatchObject({ code: 'SQLITE_IOERR_FSYNC' });
+    // A third COMMIT, and the thread stops before syncing it: this module syncs it.
+    Atomics.add(counters, 0, 1);
+    Atomics.add(counters, 1, 1);
+    const third = wal.whenDurable()!;
+    expect(held.count).toBe(0);
+    threadRuns = false;
+    wal.noteElsewhere(null, null);
+    expect(held.count).toBe(1);
+    await held.finish();
+    expect(await state(third)).toBe('resolved');
+    expect(wal.whenDurable()).toBeNull();
   });
 
   it('a failed sync fails the callers it served with a storage error, and the next caller gets a new sync', async () => {
