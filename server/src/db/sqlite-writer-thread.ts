@@ -311,6 +311,11 @@ export interface SqliteWriterThread {
   pragma(text: string): void;
   /** Whether the thread is running (it starts on the first `run`, ends after `idleMs` without work). */
   started(): boolean;
+  /**
+   * Stops the running thread at once, as a crash would (what it owed fails; the next `run` starts
+   * another). For tests of that failure; `close` is the orderly end.
+   */
+  terminate(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -518,6 +523,12 @@ export function createSqliteWriterThread(file: string, initialPragmas: readonly 
       if (current !== null && !closed) void send({ op: 'pragma', text }).catch(() => undefined);
     },
     started: () => current !== null,
+    async terminate() {
+      const running = current;
+      if (running === null) return;
+      await running.worker.terminate();
+      await running.exited;
+    },
     async close() {
       closed = true;
       cancelIdleEnd?.();

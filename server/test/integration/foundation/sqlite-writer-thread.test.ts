@@ -233,6 +233,31 @@ describe('planned units in the writer thread [sqlite]', () => {
     expect(runner.stats().batches).toBe(sessions + 2);
   });
 
+  it('fails what a thread that stops owed, committed or not, syncs its COMMITs itself for the answers that wait, and starts another thread', async () => {
+    const runner = createTransactionRunner(storage, always);
+    const wal = storage.walSync!;
+    const thread = storage.writerThread!;
+    gate.hold();
+    const owed = runner.run(planOnly('owed', [insertRow('stopped-owed')]));
+    // Committed by the thread, its sync held.
+    await until(() => present('stopped-owed').length === 1 && gate.waiting === 1, 'committed and syncing');
+    const answer = wal.whenDurable()!; // a response that shows the commit (a poll, say)
+    expect(answer).toBeInstanceOf(Promise);
+    expect(gate.waiting).toBe(1); // the thread syncs its own COMMITs: no sync of the main thread for it
+    await thread.terminate();
+    // Nothing says the commit is on disk: the unit fails with the storage error (a 503 for a request).
+    await expect(owed).rejects.toMatchObject({ code: 'SQLITE_IOERR_WRITER_THREAD' });
+    // The thread is gone, so the main thread syncs what it committed, for the answer that waits.
+    await until(() => gate.waiting === 2, "the main thread's own sync");
+    expect(await settledState(answer)).toBe('pending');
+    gate.release();
+    await answer;
+    expect(wal.whenDurable()).toBeNull();
+    // The next planned unit starts another thread.
+    expect(await runner.run(planOnly('after', [insertRow('stopped-after')]))).toBe('after');
+    expect(thread.started()).toBe(true);
+  });
+
   it('resolves a planned unit only after the WAL sync that started after its COMMIT, and until then every answer waits', async () => {
     const runner = createTransactionRunner(storage, always);
     const wal = storage.walSync!;
