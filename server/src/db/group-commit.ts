@@ -112,7 +112,7 @@ export interface GroupCommitOptions {
   offload?: () => boolean;
   /**
    * SQLite with a writer thread: longest a session of the thread holds the main write connection
-   * (ms); the process's other writers wait for it meanwhile. Default 50.
+   * (ms); the process's other writers wait for it meanwhile. Default 20.
    */
   sessionMaxMs?: number;
 }
@@ -186,7 +186,7 @@ interface Pending {
   reject: (err: unknown) => void;
 }
 
-export const GROUP_COMMIT_DEFAULTS = { maxBatch: 64, maxWaitMs: 2, maxBatches: 4, lockTimeoutMs: 5_000, sessionMaxMs: 50 } as const;
+export const GROUP_COMMIT_DEFAULTS = { maxBatch: 64, maxWaitMs: 2, maxBatches: 4, lockTimeoutMs: 5_000, sessionMaxMs: 20 } as const;
 
 export function createTransactionRunner(
   storage: { db: Kysely<Database>; dialect: DialectName; walSync?: WalSync | null; writerThread?: SqliteWriterThread | null },
