@@ -18,7 +18,10 @@
  *   connection outside a transaction ends it). Everything up to a position is in the OS's hands.
  *   The writer thread's COMMITs (sqlite-writer-thread.ts) are counted apart, in shared memory
  *   (`externalCommits`): `whenDurable` waits for every one begun by then (a reader may see it
- *   already), and a sync serves only the ones that had ended when it started.
+ *   already), and a sync serves only the ones that had ended when it started. While the thread
+ *   runs it syncs after its own COMMITs (ADR 0035) and says so (`noteElsewhere`, and the shared
+ *   `durable` count): this module starts no sync for them then, and syncs them itself once the
+ *   thread has stopped.
  * - Syncs. One `fdatasync` at a time. A sync started at position P makes everything up to P
  *   durable when it returns, since everything up to P was written before it started. Callers
  *   that need a later position wait for the next sync, which starts as soon as the one in flight
