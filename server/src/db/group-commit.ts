@@ -4,9 +4,12 @@
  * How it works. `run(unit)` queues the unit and resolves with its result only after the COMMIT
  * that made it durable. A batch takes the write connection (`db.connection()`), opens ONE
  * transaction (SQLite `begin immediate`; PostgreSQL `begin` plus `set local lock_timeout`, in one
- * round trip), and runs the queued units one after another, each inside the savepoint `unit`:
- * a unit that throws is rolled back to that savepoint alone and its caller gets the error at
- * once (it wrote nothing), while its batch-mates go on. When the queue is empty the batch yields
+ * round trip), and runs the queued units one after another. On SQLite each runs inside the
+ * savepoint `unit`: a unit that throws is rolled back to that savepoint alone and its caller gets
+ * the error at once (it wrote nothing), while its batch-mates go on. On PostgreSQL a savepoint
+ * would cost a round trip per unit, a tenth of a create (ADR 0036), so there is none: a unit that
+ * throws gets its error at once, the batch is rolled back, and the units it had run go back to
+ * the head of the queue and run again in the next batch (nothing of them was written). When the queue is empty the batch yields
  * to the event loop once (setImmediate), so requests that arrived meanwhile can join; it COMMITs
  * when a yield brought nobody, when it holds `maxBatch` units, or `maxWaitMs` after it opened.
  * One fsync then covers every unit of the batch, which is what lifts SQLite's single writer from
@@ -25,7 +28,8 @@
  *
  * Rules for a unit: it writes only through the `trx` it is given (the batch holds the only write
  * connection on SQLite, so `db` would wait for the batch that waits for the unit), it does no slow
- * or external work (that belongs before `run`), and it must not open a transaction of its own.
+ * or external work (that belongs before `run`), it must not open a transaction of its own, and it
+ * may run more than once (PostgreSQL, when a batch-mate failed), so all it does goes through `trx`.
  * Units run serially, so a unit sees its batch-mates' writes exactly as it would after their
  * commits; a rolled-back unit's writes are gone before the next unit starts.
  *
@@ -161,6 +165,8 @@ export interface GroupCommitStats {
   failedUnits: number;
   failedBatches: number;
   largestBatch: number;
+  /** PostgreSQL: units run again because a batch-mate failed and rolled their batch back (ADR 0036). */
+  rerunUnits: number;
 }
 
 export interface TransactionRunner {
@@ -201,17 +207,16 @@ export function createTransactionRunner(
   const maxWaitMs = options.maxWaitMs ?? GROUP_COMMIT_DEFAULTS.maxWaitMs;
   const sessionMaxMs = options.sessionMaxMs ?? GROUP_COMMIT_DEFAULTS.sessionMaxMs;
   const maxBatches = dialect === 'sqlite' ? 1 : Math.max(1, options.maxBatches ?? GROUP_COMMIT_DEFAULTS.maxBatches);
-  // Multi-statement text runs as one round trip on PostgreSQL (simple protocol: no parameters).
-  const statements =
-    dialect === 'sqlite'
-      ? { open: ['begin immediate', 'savepoint unit'], next: ['release unit', 'savepoint unit'], undo: ['rollback to unit'] }
-      : {
-          open: [`begin; set local lock_timeout = '${Math.round(options.lockTimeoutMs ?? GROUP_COMMIT_DEFAULTS.lockTimeoutMs)}ms'; savepoint unit`],
-          next: ['release savepoint unit; savepoint unit'],
-          undo: ['rollback to savepoint unit'],
-        };
+  // SQLite: each unit in the savepoint `unit` (in-process calls, nothing to save). PostgreSQL: no
+  // savepoint, which would cost a round trip per unit (ADR 0036); a unit that fails rolls its
+  // batch back instead, and its batch-mates run again in the next one. Multi-statement text runs
+  // as one round trip on PostgreSQL (simple protocol: no parameters).
+  const savepoints = dialect === 'sqlite';
+  const statements = savepoints
+    ? { open: ['begin immediate', 'savepoint unit'], next: ['release unit', 'savepoint unit'], undo: ['rollback to unit'] }
+    : { open: [`begin; set local lock_timeout = '${Math.round(options.lockTimeoutMs ?? GROUP_COMMIT_DEFAULTS.lockTimeoutMs)}ms'`], next: [], undo: [] };
   const queue: Pending[] = [];
-  const stats: GroupCommitStats = { batches: 0, units: 0, failedUnits: 0, failedBatches: 0, largestBatch: 0 };
+  const stats: GroupCommitStats = { batches: 0, units: 0, failedUnits: 0, failedBatches: 0, largestBatch: 0, rerunUnits: 0 };
   let openBatches = 0;
   // A batch that waits for company while a WAL sync is in flight is woken by the next unit.
   let wake: (() => void) | null = null;
@@ -301,6 +306,15 @@ export function createTransactionRunner(
             current = null;
             stats.failedUnits++;
             failed.reject(err);
+            if (!savepoints) {
+              // PostgreSQL: the whole transaction goes, and the units it ran before this one go
+              // back to the head of the queue, in their order, to run again in the next batch.
+              // Nothing of them was written, so they run as if for the first time.
+              await sql.raw('rollback').execute(trx).catch(() => undefined);
+              for (let i = committed.length - 1; i >= 0; i--) queue.unshift(committed[i]!.pending);
+              stats.rerunUnits += committed.length;
+              return [];
+            }
             // If the savepoint cannot be restored the database undid the transaction itself
             // (SQLite does on a full disk or an I/O error): the batch fails with the unit's error.
             await exec(trx, statements.undo).catch(() => {
