@@ -7,9 +7,10 @@
  * round trip), and runs the queued units one after another. On SQLite each runs inside the
  * savepoint `unit`: a unit that throws is rolled back to that savepoint alone and its caller gets
  * the error at once (it wrote nothing), while its batch-mates go on. On PostgreSQL a savepoint
- * would cost a round trip per unit, a tenth of a create (ADR 0036), so there is none: a unit that
- * throws gets its error at once, the batch is rolled back, and the units it had run go back to
- * the head of the queue and run again in the next batch (nothing of them was written). When the queue is empty the batch yields
+ * would cost a round trip and a subtransaction per unit (about 7% of a create's CPU on each side,
+ * ADR 0036), so there is none: a unit that throws gets its error at once, the batch is rolled
+ * back, and the units it had run go back to the head of the queue and run again in the next
+ * batch (nothing of them was written). When the queue is empty the batch yields
  * to the event loop once (setImmediate), so requests that arrived meanwhile can join; it COMMITs
  * when a yield brought nobody, when it holds `maxBatch` units, or `maxWaitMs` after it opened.
  * One fsync then covers every unit of the batch, which is what lifts SQLite's single writer from
