@@ -439,10 +439,9 @@ export function createTransactionRunner(
       }
       // What the thread holds commits now (its durability is answered as above).
       await thread.finish();
-    } catch (err) {
-      // The thread stopped: every unit it answered fails with its transaction (sqlite-writer-thread.ts).
-      stats.failedBatches++;
-      await thread.rollback(err instanceof Error ? err : new Error(String(err))).catch(() => undefined);
+    } catch {
+      // Only `finish` can throw here, when the storage closed under the session: the thread's end
+      // failed every transaction it owed, and their units through `durable` (counted there).
     } finally {
       stats.batches++;
     }

@@ -16,7 +16,7 @@
  * - Messages, answered in order: `run` (open a transaction if none is, then run each unit in the
  *   savepoint `unit`: a unit whose statement fails, or finds other than it must, is rolled back to
  *   its savepoint alone and answered with why; its transaction-mates go on; the answer names the
- *   transaction), `finish` (commit what is open now: the session ends), `rollback`, `close`.
+ *   transaction), `finish` (commit what is open now: the session ends), `close`.
  * - Expectations: `row` (the statement must return a row: the idempotency claim, whose insert
  *   returns nothing when a live record holds the key), `equals` (the statement's single value
  *   must be this text: the fan-out's guard that the webhook endpoints are those the plan was made
@@ -173,8 +173,8 @@ function commitOpen() {
     parentPort.postMessage({ event: 'failed', txn: at, error: errorOf(err) });
   } finally {
     Atomics.add(counters, ${COMMITS_ENDED}, 1);
-    unitsInTxn = 0;
   }
+  unitsInTxn = 0;
 }
 // One sync at a time; it covers every COMMIT that ended before it started (failed ones too, so
 // that the main thread's count of COMMITs waited for always reaches the durable count).
@@ -228,13 +228,6 @@ parentPort.on('message', (message) => {
     parentPort.postMessage({ done: true });
     return;
   }
-  if (message.op === 'rollback') {
-    const at = txn;
-    const open = db.inTransaction;
-    rollbackOpen();
-    parentPort.postMessage({ done: true, rolledBack: open ? at : 0 });
-    return;
-  }
   if (message.op === 'finish') {
     if (db.inTransaction) commitOpen();
     startSync();
@@ -270,7 +263,7 @@ parentPort.on('message', (message) => {
 
 type Reply =
   | { outcomes: Array<{ ok: true } | { failed: string } | { error: ThreadError }>; txn: number }
-  | { done: true; rolledBack?: number }
+  | { done: true }
   | { error: ThreadError; txn?: number };
 type RunReply = Extract<Reply, { outcomes: unknown }> & { durable: Promise<void> };
 /** What the thread says unasked: a transaction's COMMIT failed, a sync returned or failed, a sync to run (tests). */
@@ -301,8 +294,6 @@ export interface SqliteWriterThread {
    * the next `run`. Resolves once committed (or failed: its `durable` says which); durability follows.
    */
   finish(): Promise<void>;
-  /** Rolls the open transaction back: its `durable` rejects with `reason`. */
-  rollback(reason: Error): Promise<void>;
   /** The shared commit counters (`COMMITS_BEGUN`, `COMMITS_ENDED`, `COMMITS_DURABLE`), for wal-sync.ts. */
   readonly counters: Int32Array;
   /** Whether every COMMIT the thread ends is followed by a sync of its own (it is running). */
@@ -363,7 +354,7 @@ export function createSqliteWriterThread(file: string, initialPragmas: readonly 
   let current: { worker: Worker; waiting: Waiter[]; exited: Promise<void> } | null = null;
   // Transactions that ran units and are not yet durable (or failed), by the thread's number, in order.
   let undecided: Array<{ txn: number; durability: Durability }> = [];
-  let inTransaction = false; // a `run` went out and its transaction's `finish` or `rollback` did not
+  let inTransaction = false; // a `run` went out and its session's `finish` did not
   let cancelIdleEnd: (() => void) | null = null;
   let closed = false;
 
@@ -495,7 +486,7 @@ export function createSqliteWriterThread(file: string, initialPragmas: readonly 
     cancelIdleEnd = null;
     current ??= start();
     if (message.op === 'run') inTransaction = true;
-    else if (message.op === 'finish' || message.op === 'rollback') inTransaction = false;
+    else if (message.op === 'finish') inTransaction = false;
     const { worker, waiting } = current;
     // Referenced while an answer or a durability is owed: an await on it must keep the process alive.
     worker.ref();
@@ -511,11 +502,13 @@ export function createSqliteWriterThread(file: string, initialPragmas: readonly 
       return { outcomes, txn: reply.txn, durable: reply.durable };
     },
     async finish() {
+      // No thread running: nothing is open (SQLite rolled back what a stopped one left), and
+      // starting one to commit nothing would only keep it idle.
+      if (current === null && !closed) {
+        inTransaction = false;
+        return;
+      }
       await send({ op: 'finish' });
-    },
-    async rollback(reason) {
-      const reply = (await send({ op: 'rollback' })) as Extract<Reply, { done: true }>;
-      if (reply.rolledBack) decide(reply.rolledBack, reason, true);
     },
     syncsItself: () => current !== null && !closed,
     pragma(text) {

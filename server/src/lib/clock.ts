@@ -55,6 +55,28 @@ export function randomBase62(random: Random, length: number): string {
 }
 
 /**
+ * Random bytes drawn `poolBytes` at a time and handed out as slices: one call into the random
+ * source per pool instead of one per value (`randomBytes(12)` alone costs about 3.5 µs, a call
+ * into OpenSSL each time). A pool is never written again once drawn (the next one is a new
+ * buffer), so a slice keeps its bytes; what is left of a pool too short for a request is dropped.
+ * For values that are not secrets: identifiers, IVs. Keys and tokens draw their own bytes.
+ */
+export function pooledBytes(random: Random, poolBytes = 4096): (n: number) => Buffer {
+  let pool: Buffer = Buffer.alloc(0);
+  let at = 0;
+  return (n) => {
+    if (n > poolBytes) throw new RangeError(`${n} bytes asked of a pool of ${poolBytes}`);
+    if (at + n > pool.length) {
+      pool = random.bytes(poolBytes);
+      at = 0;
+    }
+    const slice = pool.subarray(at, at + n);
+    at += n;
+    return slice;
+  };
+}
+
+/**
  * A source of base62 strings that draws random bytes `poolBytes` at a time: one call into the
  * random source per couple of hundred request ids instead of one per id (it showed as 2 to 5% of
  * a poll's CPU). Same rejection sampling as randomBase62. For identifiers, not secrets: keys and
@@ -91,26 +113,21 @@ const MAX_UNIX_MS = 2 ** 48 - 1;
  * handle without a time in it (tenants, keys, endpoints) keep using `Random.uuid`.
  *
  * Ids from the same millisecond are in random order (their time part is the same); nothing reads
- * an order from ids. Random bytes are drawn `poolBytes` at a time, as pooledBase62 does.
+ * an order from ids. Random bytes are drawn `poolBytes` at a time (`pooledBytes`).
  */
 export function timeOrderedUuids(random: Random, poolBytes = 4096): (unixMs: number) => string {
-  let pool = random.bytes(poolBytes);
-  let at = 0;
+  const take = pooledBytes(random, poolBytes);
   return (unixMs) => {
     if (!Number.isInteger(unixMs) || unixMs < 0 || unixMs > MAX_UNIX_MS) throw new RangeError(`not a Unix time in milliseconds: ${unixMs}`);
-    if (at + 10 > pool.length) {
-      pool = random.bytes(poolBytes);
-      at = 0;
-    }
+    const b = take(10);
     const high = Math.floor(unixMs / 0x10000); // the first 32 bits of the 48
-    const r = (i: number) => HEX[pool[at + i]!]!;
-    const id =
+    const r = (i: number) => HEX[b[i]!]!;
+    return (
       high.toString(16).padStart(8, '0') + '-' +
       (unixMs % 0x10000).toString(16).padStart(4, '0') + '-' +
-      HEX[0x70 | (pool[at]! & 0x0f)]! + r(1) + '-' + // version 7
-      HEX[0x80 | (pool[at + 2]! & 0x3f)]! + r(3) + '-' + // RFC 9562 variant
-      r(4) + r(5) + r(6) + r(7) + r(8) + r(9);
-    at += 10;
-    return id;
+      HEX[0x70 | (b[0]! & 0x0f)]! + r(1) + '-' + // version 7
+      HEX[0x80 | (b[2]! & 0x3f)]! + r(3) + '-' + // RFC 9562 variant
+      r(4) + r(5) + r(6) + r(7) + r(8) + r(9)
+    );
   };
 }

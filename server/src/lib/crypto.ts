@@ -6,7 +6,8 @@
  * so a later key rotation can add `v2.` without guessing. API keys are never encrypted: they are
  * high-entropy, so a SHA-256 hash is enough to look them up and nobody can reverse it.
  */
-import { createCipheriv, createDecipheriv, hash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createDecipheriv, hash, timingSafeEqual } from 'node:crypto';
+import { cryptoRandom, pooledBytes } from './clock.js';
 
 const VERSION = 'v1.';
 
@@ -17,31 +18,15 @@ export interface SecretBox {
 }
 
 /**
- * Fresh 12-byte IVs, drawn from the CSPRNG `count` at a time. `randomBytes(12)` costs about 3.5 µs
- * on this Node (a call into OpenSSL per IV), a quarter of sealing a stored response; a slice of a
- * block drawn at once costs 0.14 µs (docs/performance.md, "nineteenth session"). Every IV is still
- * 96 bits straight from the CSPRNG and used once: a block is never reused or written again (the
- * next block is a new buffer), and IVs are public anyway (they are stored beside the ciphertext).
+ * `associatedData` binds a ciphertext to its row (e.g. the consumer id) so it cannot be moved.
+ * IVs are sliced from pooled CSPRNG bytes (`pooledBytes`): a fresh 96 bits each, used once, at a
+ * 25th of `randomBytes(12)`'s cost (docs/performance.md, "nineteenth session"); they are public,
+ * stored beside the ciphertext. `takeBytes` is for tests (a small pool).
  */
-export function ivSource(count = 256): () => Buffer {
-  let block = Buffer.alloc(0);
-  let next = 0;
-  return () => {
-    if (next + 12 > block.length) {
-      block = randomBytes(12 * count);
-      next = 0;
-    }
-    const iv = block.subarray(next, next + 12);
-    next += 12;
-    return iv;
-  };
-}
-
-/** `associatedData` binds a ciphertext to its row (e.g. the consumer id) so it cannot be moved. */
-export function createSecretBox(key: Buffer, nextIv: () => Buffer = ivSource()): SecretBox {
+export function createSecretBox(key: Buffer, takeBytes: (n: number) => Buffer = pooledBytes(cryptoRandom, 12 * 256)): SecretBox {
   if (key.length !== 32) throw new RangeError('encryption key must be 32 bytes');
   const seal = (plaintext: string | Buffer, associatedData?: string): string => {
-    const iv = nextIv();
+    const iv = takeBytes(12);
     const cipher = createCipheriv('aes-256-gcm', key, iv);
     if (associatedData !== undefined) cipher.setAAD(Buffer.from(associatedData));
     const body = Buffer.concat([cipher.update(plaintext), cipher.final()]);

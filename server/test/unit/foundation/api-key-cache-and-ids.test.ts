@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
-import { cryptoRandom, pooledBase62, timeOrderedUuids, type Random } from '../../../src/lib/clock.js';
+import { cryptoRandom, pooledBase62, pooledBytes, timeOrderedUuids, type Random } from '../../../src/lib/clock.js';
 import { ApiKeyCache } from '../../../src/modules/api-keys/api-key-cache.js';
 import type { AuthenticatedKey } from '../../../src/modules/api-keys/api-keys.service.js';
 import { UUID_V7, unixMsOfUuid7 } from '../../support/ids.js';
@@ -38,6 +38,30 @@ describe('ApiKeyCache', () => {
     cache.set('h4', auth('k4'), cache.generation, 0);
     cache.clear();
     expect(cache.size).toBe(0);
+  });
+});
+
+describe('pooledBytes', () => {
+  it('hands out slices of pools drawn whole, never writes a slice handed out again, and refuses more than a pool', () => {
+    let calls = 0;
+    let counter = 0;
+    const random: Random = {
+      uuid: () => 'unused',
+      bytes: (n) => {
+        calls++;
+        return Buffer.from(Array.from({ length: n }, () => counter++ % 256));
+      },
+    };
+    const take = pooledBytes(random, 8);
+    const first = take(3);
+    expect([...first]).toEqual([0, 1, 2]);
+    expect([...take(3)]).toEqual([3, 4, 5]);
+    expect(calls).toBe(1);
+    // Two bytes left: a request for three takes a new pool (the rest is dropped), not the old one refilled.
+    expect([...take(3)]).toEqual([8, 9, 10]);
+    expect(calls).toBe(2);
+    expect([...first]).toEqual([0, 1, 2]);
+    expect(() => take(9)).toThrow(RangeError);
   });
 });
 
