@@ -246,7 +246,9 @@ describe.skipIf(!chromiumAvailable())('underwriting workplace in headless Chromi
     const viewer = underwriter.getByRole('dialog', { name: `Proof of income of decision ${ids.documents.slice(0, 8)}` });
     const img = viewer.getByRole('img', { name: 'Proof of income uploaded by the applicant' });
     await img.waitFor();
-    await underwriter.waitForFunction(`document.querySelector('img.document-view') && document.querySelector('img.document-view').naturalWidth === 240`);
+    // The image decoded (240 px wide). Read through the locator, not a string predicate: a string
+    // is evaluated with eval in the page when it must be polled, which the page's CSP refuses.
+    await expect.poll(() => underwriter.locator('img.document-view').evaluate((el) => (el as HTMLImageElement).naturalWidth), { timeout: 10_000 }).toBe(240);
     await screen(underwriter, 'document-viewer');
     await viewer.getByRole('button', { name: 'Close' }).click();
     await card.getByLabel(/Review note/).fill('Payslip matches the application');
