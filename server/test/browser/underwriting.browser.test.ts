@@ -248,7 +248,7 @@ describe.skipIf(!chromiumAvailable())('underwriting workplace in headless Chromi
     await img.waitFor();
     // The image decoded (240 px wide). Read through the locator, not a string predicate: a string
     // is evaluated with eval in the page when it must be polled, which the page's CSP refuses.
-    await expect.poll(() => underwriter.locator('img.document-view').evaluate((el) => (el as HTMLImageElement).naturalWidth), { timeout: 10_000 }).toBe(240);
+    await expect.poll(() => underwriter.locator('img.document-view').evaluate((el) => (el as unknown as { naturalWidth: number }).naturalWidth), { timeout: 10_000 }).toBe(240);
     await screen(underwriter, 'document-viewer');
     await viewer.getByRole('button', { name: 'Close' }).click();
     await card.getByLabel(/Review note/).fill('Payslip matches the application');
