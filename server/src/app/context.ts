@@ -125,7 +125,7 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
   // Every event appended also becomes its webhook deliveries, in the same transaction. Plans of
   // appends are made only when the runner would use them (SQLite's writer thread, saturated).
   const outbox = createOutbox({
-    db: storage.db, dialect: storage.dialect, clock, random, fanOut: createWebhookFanOut({ db: storage.db, readDb: storage.readDb, random }), plansWanted: transactions.plansWanted,
+    db: storage.db, dialect: storage.dialect, clock, random, fanOut: createWebhookFanOut({ db: storage.db, readDb: storage.readDb, random, dialect: storage.dialect }), plansWanted: transactions.plansWanted,
   });
   const webhooks = createWebhooksService({
     db: storage.db, readDb: storage.readDb, dialect: storage.dialect, clock, random, secretBox, outbox, allowPrivateNetworks: config.webhookAllowPrivateNetworks,

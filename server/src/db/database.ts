@@ -91,7 +91,8 @@ export interface Storage {
    * PostgreSQL: connections in pg's pipeline mode, where a statement goes out without waiting for
    * the answer to the one before (answers still come back in order), so a transaction can send
    * its BEGIN with its first statement and its COMMIT with its last. A small pool of their own,
-   * used by the webhook delivery worker's cycles (ADR 0023); the statements registered by
+   * used by the webhook delivery worker's cycles (ADR 0023) and the group commit's batches of
+   * planned units (ADR 0037); the statements registered by
    * statements.ts are named prepared statements here too. null on SQLite.
    */
   pipelined: PipelinedPool | null;
@@ -112,6 +113,8 @@ export interface PipelinedPool {
 export interface PipelinedConnection {
   /** Sends at once, whatever is still waiting for an answer on this connection. */
   query<R>(text: string, values?: readonly unknown[]): Promise<{ rows: R[]; command: string }>;
+  /** Runs `send`, whose queries then leave in one socket write (the socket corked meanwhile). */
+  corked(send: () => void): void;
   release(destroy?: boolean): void;
 }
 
@@ -350,11 +353,24 @@ export function openStorage(options: StorageOptions): Storage {
     writerThread: null,
     pipelined: {
       connect: async () => {
-        pipelinePool ??= newPool(4, true);
+        // The delivery worker's cycles (one at a time per worker) and the group commit's pipelined
+        // batches (up to GROUP_COMMIT_DEFAULTS.maxBatches at once, ADR 0037).
+        pipelinePool ??= newPool(8, true);
         const client = await pipelinePool.connect();
+        // pg corks the socket around each query's messages; a cork around several holds them all
+        // until the last, so a batch's statements cost one write (and wake the backend once).
+        const stream = (client as unknown as { connection?: { stream?: { cork?(): void; uncork?(): void } } }).connection?.stream;
         return {
           query: <R>(text: string, values?: readonly unknown[]) =>
             (client.query as (text: string, values?: readonly unknown[]) => Promise<pg.QueryResult>)(text, values) as Promise<{ rows: R[]; command: string }>,
+          corked: (send: () => void) => {
+            stream?.cork?.();
+            try {
+              send();
+            } finally {
+              stream?.uncork?.();
+            }
+          },
           release: (destroy?: boolean) => client.release(destroy === true),
         };
       },

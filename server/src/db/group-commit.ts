@@ -48,6 +48,19 @@
  * (`RUN_AS_FUNCTION`) runs as its function instead. Both forms must write the same; everywhere
  * else only functions run.
  *
+ * Pipelined batches (PostgreSQL, ADR 0037): planned units first in line run as a batch on a
+ * connection in pg's pipeline mode (`storage.pipelined`) instead of one after another. The BEGIN
+ * and each unit's statements go out as the units are taken, without waiting for answers (one
+ * socket write per turn: `corked`), and a yield lets units that arrived meanwhile join, by the
+ * same rule as above. When every answer is in, each statement's expectation is checked; all met,
+ * the COMMIT goes out: two round trips for the batch instead of one per unit plus two, and a batch
+ * no longer waits on the event loop between its units (the function form's round trips were what
+ * bounded PostgreSQL creates with CPU to spare, docs/performance.md). PostgreSQL runs what arrives
+ * in order, so the first unit whose statement fails or finds other than its plan expects is the
+ * culprit: the batch is rolled back, that unit gets its failure (or runs as its function, for
+ * `RUN_AS_FUNCTION`), and the others go back to the head of the queue, as in a function batch.
+ * A function unit in line ends the pipelined batch and runs in the next, so units run in order.
+ *
  * `maxBatches` batches may be open at once, each on its own connection: 1 on SQLite (one writer),
  * more on PostgreSQL, where a single batch would put every write behind one connection's round
  * trips. At low load a unit finds no company, so its batch is a plain transaction plus one event
@@ -57,9 +70,9 @@ import { performance } from 'node:perf_hooks';
 import { setImmediate as nextTurn, setTimeout as delay } from 'node:timers/promises';
 import { sql, type Kysely } from 'kysely';
 import type { Database } from './schema.js';
-import type { DialectName } from './database.js';
+import type { DialectName, PipelinedConnection, PipelinedPool } from './database.js';
 import { COMMIT_WITHOUT_WAITING, type WalSync } from './wal-sync.js';
-import type { PlannedStatement, SqliteWriterThread, ThreadRun } from './sqlite-writer-thread.js';
+import type { Expectation, PlannedStatement, SqliteWriterThread, ThreadRun } from './sqlite-writer-thread.js';
 
 export type Unit<T> = (trx: Kysely<Database>) => Promise<T>;
 
@@ -110,6 +123,8 @@ export interface GroupCommitOptions {
   maxBatches?: number;
   /** PostgreSQL: how long a statement of a unit may wait for a row lock (set local in the BEGIN round trip). */
   lockTimeoutMs?: number;
+  /** PostgreSQL: planned units run as pipelined batches (ADR 0037) when the storage has such connections. Default true. */
+  pipelined?: boolean;
   /**
    * SQLite with a writer thread: asked as each batch opens, whether its planned units go to the
    * thread (true) or run as functions on the event loop. Default `eventLoopBusy()`.
@@ -173,17 +188,35 @@ export interface GroupCommitStats {
 export interface TransactionRunner {
   /**
    * Runs `unit` in a shared transaction; resolves after its COMMIT, rejects if it or the COMMIT
-   * fails. A unit's plan (`unit.planned`) runs in the SQLite writer thread when there is one, the
-   * unit's function everywhere else: both must write the same.
+   * fails. A unit's plan (`unit.planned`) runs in the SQLite writer thread when there is one, in
+   * a pipelined batch on PostgreSQL, the unit's function everywhere else: both must write the same.
    */
   run<T>(unit: PlannableUnit<T>): Promise<T>;
   /**
-   * Whether a unit queued now would likely run as its plan (SQLite with its writer thread, the
-   * event loop saturated: `offload`). Elsewhere a plan would be made for nothing, so callers make
-   * one only when this says so; a unit without a plan simply runs as its function.
+   * Whether a unit queued now would likely run as its plan (PostgreSQL with pipelined batches;
+   * SQLite with its writer thread and the event loop saturated: `offload`). Elsewhere a plan would
+   * be made for nothing, so callers make one only when this says so; a unit without a plan simply
+   * runs as its function.
    */
   plansWanted(): boolean;
   stats(): GroupCommitStats;
+}
+
+/** A pipelined statement's answer: its rows, or the error PostgreSQL (or the connection) gave. */
+type Answer = { rows: unknown[] } | { error: unknown };
+const answerOf = (sent: ReturnType<PipelinedConnection['query']>): Promise<Answer> =>
+  sent.then(
+    (result) => ({ rows: result.rows }),
+    (error: unknown) => ({ error }),
+  );
+
+/** What a planned statement's rows fail of its expectation (sqlite-writer-thread.ts, `Expectation`), or null. */
+function unmetExpectation(expect: Expectation | undefined, rows: unknown[]): { failed: string } | null {
+  if (expect === undefined) return null;
+  const first = rows[0] as Record<string, unknown> | undefined;
+  if (expect.kind === 'row') return first === undefined ? { failed: expect.failure } : null;
+  for (const key in first) return first[key] === expect.value ? null : { failed: expect.failure };
+  return { failed: expect.failure };
 }
 
 interface Pending {
@@ -196,13 +229,16 @@ interface Pending {
 export const GROUP_COMMIT_DEFAULTS = { maxBatch: 64, maxWaitMs: 2, maxBatches: 4, lockTimeoutMs: 5_000, sessionMaxMs: 20 } as const;
 
 export function createTransactionRunner(
-  storage: { db: Kysely<Database>; dialect: DialectName; walSync?: WalSync | null; writerThread?: SqliteWriterThread | null },
+  storage: { db: Kysely<Database>; dialect: DialectName; walSync?: WalSync | null; writerThread?: SqliteWriterThread | null; pipelined?: PipelinedPool | null },
   options: GroupCommitOptions = {},
 ): TransactionRunner {
   const { db, dialect } = storage;
   const walSync = storage.walSync ?? null;
   const writer = storage.writerThread ?? null;
   const offload = writer === null ? () => false : (options.offload ?? eventLoopBusy());
+  const pipelined = dialect === 'postgres' && options.pipelined !== false ? (storage.pipelined ?? null) : null;
+  // Whether a planned unit first in line runs elsewhere than in a function batch (its own kind of batch).
+  const plannedElsewhere = (p: Pending) => p.planned !== null && (pipelined !== null || offload());
   const commit = walSync ? COMMIT_WITHOUT_WAITING : 'commit';
   const maxBatch = Math.max(1, options.maxBatch ?? GROUP_COMMIT_DEFAULTS.maxBatch);
   const maxWaitMs = options.maxWaitMs ?? GROUP_COMMIT_DEFAULTS.maxWaitMs;
@@ -229,7 +265,7 @@ export function createTransactionRunner(
 
   function run<T>(unit: PlannableUnit<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      queue.push({ unit, planned: writer !== null ? (unit.planned ?? null) : null, resolve: resolve as (value: unknown) => void, reject });
+      queue.push({ unit, planned: writer !== null || pipelined !== null ? (unit.planned ?? null) : null, resolve: resolve as (value: unknown) => void, reject });
       if (wake !== null) {
         const woken = wake;
         wake = null;
@@ -248,7 +284,10 @@ export function createTransactionRunner(
         try {
           // A planned unit first in line opens a batch of the writer thread; the main connection
           // is held meanwhile, so nothing else of the process writes (sqlite-writer-thread.ts).
-          const committed = await db.connection().execute((trx) => (queue[0]?.planned && offload() ? threadSession() : batch(trx)));
+          const committed =
+            pipelined !== null && queue[0]!.planned
+              ? await pipelinedBatch(pipelined)
+              : await db.connection().execute((trx) => (queue[0]?.planned && offload() ? threadSession() : batch(trx)));
           if (committed.length > 0) settle(committed);
         } catch (err) {
           // No connection (database down): every waiting unit would meet the same error.
@@ -293,8 +332,8 @@ export function createTransactionRunner(
       await exec(trx, statements.open);
       const opened = performance.now();
       for (;;) {
-        // A planned unit ends this batch when it is to go to the writer thread (the next batch).
-        while (queue.length > 0 && taken < maxBatch && !(queue[0]!.planned && offload())) {
+        // A planned unit ends this batch when it is to go to the writer thread or a pipelined batch (the next batch).
+        while (queue.length > 0 && taken < maxBatch && !plannedElsewhere(queue[0]!)) {
           current = queue.shift()!;
           taken++;
           stats.units++;
@@ -337,7 +376,7 @@ export function createTransactionRunner(
         }
         if (performance.now() - opened >= maxWaitMs) break;
         await nextTurn();
-        if (queue.length === 0 || (queue[0]!.planned && offload())) break;
+        if (queue.length === 0 || plannedElsewhere(queue[0]!)) break;
       }
       await sql.raw(commit).execute(trx);
     } catch (err) {
@@ -448,5 +487,94 @@ export function createTransactionRunner(
     return [];
   }
 
-  return { run, plansWanted: () => writer !== null && offload(), stats: () => ({ ...stats }) };
+  /**
+   * PostgreSQL: the planned units first in line as one transaction on a pipelined connection (see
+   * the top). Never throws but for want of a connection (the caller fails the queue then);
+   * returns the committed units with their values, for `settle`.
+   */
+  async function pipelinedBatch(pool: PipelinedPool): Promise<Array<{ pending: Pending; value: unknown }>> {
+    const conn = await pool.connect();
+    const sent: Array<{ pending: Pending; answers: Array<Promise<Answer>> }> = [];
+    let reusable = true;
+    try {
+      let begin: Promise<Answer> | null = null;
+      const opened = performance.now();
+      const send = () => {
+        begin ??= answerOf(conn.query(statements.open[0]!));
+        while (queue.length > 0 && sent.length < maxBatch && queue[0]!.planned !== null) {
+          const pending = queue.shift()!;
+          stats.units++;
+          const answers: Array<Promise<Answer>> = [];
+          for (const statement of pending.planned!.statements) answers.push(answerOf(conn.query(statement.sql, statement.parameters)));
+          sent.push({ pending, answers });
+        }
+      };
+      for (;;) {
+        conn.corked(send);
+        // Full, or a function unit is next (it runs in the next batch, after these).
+        if (sent.length >= maxBatch || queue.length > 0) break;
+        if (performance.now() - opened >= maxWaitMs) break;
+        await nextTurn();
+        if (queue.length === 0 || queue[0]!.planned === null) break;
+      }
+      const opening = await begin!;
+      if ('error' in opening) throw opening.error;
+      // The first unit that failed or found other than expected; everything after it was refused
+      // by PostgreSQL (the transaction had aborted) or must not commit.
+      let culprit = -1;
+      let outcome: { failed: string } | { error: unknown } | null = null;
+      for (let i = 0; i < sent.length && culprit < 0; i++) {
+        const { pending, answers } = sent[i]!;
+        const plan = pending.planned!.statements;
+        for (let j = 0; j < answers.length; j++) {
+          const answer = await answers[j]!;
+          const failure = 'error' in answer ? { error: answer.error } : unmetExpectation(plan[j]!.expect, answer.rows);
+          if (failure !== null) {
+            culprit = i;
+            outcome = failure;
+            break;
+          }
+        }
+      }
+      if (outcome === null) {
+        const done = await conn.query('commit');
+        // Had anything failed unseen, PostgreSQL would answer the COMMIT with ROLLBACK: nothing written.
+        if (done.command !== 'COMMIT') throw new Error(`the batch's COMMIT answered ${done.command}`);
+        return sent.map(({ pending }) => ({ pending, value: pending.planned!.value }));
+      }
+      await conn.query('rollback');
+      // Back to the head of the queue in their order, the culprit in its place when it is to run
+      // as its function; nothing of any of them was written.
+      const back: Pending[] = [];
+      sent.forEach(({ pending }, i) => {
+        if (i !== culprit) {
+          back.push(pending);
+        } else if ('failed' in outcome! && outcome.failed === RUN_AS_FUNCTION) {
+          pending.planned!.outdated?.();
+          back.push({ unit: pending.unit, planned: null, resolve: pending.resolve, reject: pending.reject });
+        } else {
+          stats.failedUnits++;
+          pending.reject('failed' in outcome! ? new PlannedUnitFailed(outcome.failed) : outcome!.error);
+        }
+      });
+      stats.rerunUnits += sent.length - 1;
+      queue.unshift(...back);
+      return [];
+    } catch (err) {
+      // The BEGIN, the COMMIT or the connection failed: nothing of the batch is known written.
+      stats.failedBatches++;
+      stats.failedUnits += sent.length;
+      for (const { pending } of sent) pending.reject(err);
+      await conn.query('rollback').catch(() => {
+        reusable = false;
+      });
+      return [];
+    } finally {
+      stats.batches++;
+      if (sent.length > stats.largestBatch) stats.largestBatch = sent.length;
+      conn.release(!reusable);
+    }
+  }
+
+  return { run, plansWanted: () => pipelined !== null || (writer !== null && offload()), stats: () => ({ ...stats }) };
 }

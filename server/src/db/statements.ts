@@ -97,10 +97,23 @@ export async function runTogether<R>(trx: Kysely<Database>, dialect: DialectName
     for (const write of writes) await trx.executeQuery(write);
     return trx.executeQuery(last);
   }
+  const { sql, parameters } = combinedStatement(writes, last);
+  return trx.executeQuery(CompiledQuery.raw(sql, parameters as unknown[]) as CompiledQuery<R>);
+}
+
+/** A statement's text and values: a compiled query, or a planned statement (group-commit.ts). */
+type Statement = { readonly sql: string; readonly parameters: readonly unknown[] };
+
+/**
+ * PostgreSQL: `writes` then `last` as the ONE statement `runTogether` sends, for a caller that
+ * sends it itself (a planned unit's statement, ADR 0037). No writes: `last` as it is.
+ */
+export function combinedStatement(writes: readonly Statement[], last: Statement): Statement {
+  if (writes.length === 0) return last;
   const parameters: unknown[] = [];
   for (const write of writes) for (const value of write.parameters) parameters.push(value);
   for (const value of last.parameters) parameters.push(value);
-  return trx.executeQuery(CompiledQuery.raw(combinedSql(writes, last), parameters) as CompiledQuery<R>);
+  return { sql: combinedSql(writes, last), parameters };
 }
 
 // The combined text of each sequence of statement texts seen, in a tree keyed by the parts'
@@ -116,7 +129,7 @@ const combinedRoot: CombinedNode = { next: new Map() };
  * once per sequence of texts. Every value of these statements is a parameter, so a `$` in their
  * text is always a placeholder.
  */
-function combinedSql(writes: readonly CompiledQuery[], last: CompiledQuery): string {
+function combinedSql(writes: readonly Statement[], last: Statement): string {
   let node = combinedRoot;
   for (const part of [...writes, last]) {
     let next = node.next.get(part.sql);
@@ -129,7 +142,7 @@ function combinedSql(writes: readonly CompiledQuery[], last: CompiledQuery): str
   if (node.sql !== undefined) return node.sql;
   if (/^\s*with\b/i.test(last.sql)) throw new Error('runTogether: the last statement must not have a WITH clause of its own');
   let offset = 0;
-  const renumber = (query: CompiledQuery) => {
+  const renumber = (query: Statement) => {
     const text = offset === 0 ? query.sql : query.sql.replace(PLACEHOLDER, (_, n: string) => `$${Number(n) + offset}`);
     offset += query.parameters.length;
     return text;

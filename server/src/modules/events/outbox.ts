@@ -14,15 +14,17 @@
  * the database as one statement on PostgreSQL (db/statements.ts `runTogether`), one after another
  * on SQLite; the deliveries are a second statement only when some endpoint subscribes.
  *
- * Planned (`plan`, SQLite's writer thread, ADR 0030): the same statements as data, made before
- * the transaction: the caller's writes, the events insert, the fan-out's guard in place of its
- * lookup, and the deliveries for the endpoints the guard checks (webhooks/fan-out.ts).
+ * Planned (`plan`, SQLite's writer thread, ADR 0030, and PostgreSQL's pipelined batches, ADR
+ * 0037): the same statements as data, made before the transaction: the caller's writes, the
+ * events insert, the fan-out's guard in place of its lookup, and the deliveries for the endpoints
+ * the guard checks (webhooks/fan-out.ts). On PostgreSQL all but the deliveries are one statement,
+ * as `append` sends them.
  */
 import type { CompiledQuery, Kysely } from 'kysely';
 import type { Environment } from '../../config/config.js';
 import type { DialectName } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
-import { insertStatement, runTogether } from '../../db/statements.js';
+import { combinedStatement, insertStatement, runTogether } from '../../db/statements.js';
 import { timeOrderedUuids, type Clock, type Random } from '../../lib/clock.js';
 import { plannedStatement, type PlannedStatement } from '../../db/sqlite-writer-thread.js';
 import type { PlannedFanOut } from '../webhooks/fan-out.js';
@@ -131,9 +133,10 @@ export function createOutbox(deps: {
   }
 
   /**
-   * `append` as a plan for the writer thread (see the opening comment), or null when no plan is
-   * wanted now (PostgreSQL, no writer thread, or an event loop with time to spare, where the unit
-   * runs as its function and a plan would be built for nothing): the caller then only has its function.
+   * `append` as a plan (see the opening comment) for SQLite's writer thread or PostgreSQL's
+   * pipelined batches (ADR 0037), or null when no plan is wanted now (SQLite without its writer
+   * thread, or with an event loop that has time to spare, where the unit runs as its function and
+   * a plan would be built for nothing): the caller then only has its function.
    */
   async function plan(scope: Scope, events: NewEvent[], options: AppendOptions = {}): Promise<PlannedAppend | null> {
     if (deps.plansWanted?.() !== true) return null;
@@ -146,6 +149,16 @@ export function createOutbox(deps: {
     const planned = fanOut ? await fanOut.planned!(scope) : null;
     const now = deps.clock.now().getTime();
     const { rows, stored } = eventRows(scope, events, now);
+    if (deps.dialect === 'postgres') {
+      // One statement, as `append` sends it: the writes and the events as CTEs, then the guard
+      // (whose value the plan expects) where `append` has the fan-out's lookup.
+      const writes = options.with ?? [];
+      if (planned === null) return { statements: [plannedStatement(combinedStatement(writes, insertEvents(rows)))] };
+      const together = [plannedStatement(combinedStatement([...writes, insertEvents(rows)], planned.guard), planned.guard.expect)];
+      const deliveries = planned.deliveries(stored, now);
+      if (deliveries !== null) together.push(deliveries);
+      return { statements: together, outdated: planned.forget };
+    }
     statements.push(plannedStatement(insertEvents(rows)));
     if (planned === null) return { statements };
     statements.push(planned.guard);

@@ -11,7 +11,7 @@
  * deleted endpoints get nothing (decisions.md section 9: a re-enabled endpoint recovers what it
  * missed with "resend failed since").
  *
- * Planned (SQLite's writer thread, ADR 0030): a plan is data, made before its transaction, so it
+ * Planned (SQLite's writer thread, ADR 0030; PostgreSQL's pipelined batches, ADR 0037): a plan is data, made before its transaction, so it
  * cannot read the endpoints in it. `planned(scope)` gives the scope's active endpoints as last
  * read (kept up to a second), and a guard statement that, run in the transaction where the
  * lookup would be, must find exactly those endpoints; if any changed meanwhile the unit is run
@@ -22,7 +22,8 @@
 import type { Kysely } from 'kysely';
 import type { Environment } from '../../config/config.js';
 import type { Database, WebhookDeliveriesTable } from '../../db/schema.js';
-import { insertStatement, template } from '../../db/statements.js';
+import { insertStatement, preparedOnPostgres, template } from '../../db/statements.js';
+import type { DialectName } from '../../db/database.js';
 import { RUN_AS_FUNCTION } from '../../db/group-commit.js';
 import { plannedStatement, type PlannedStatement } from '../../db/sqlite-writer-thread.js';
 import { timeOrderedUuids, type Random } from '../../lib/clock.js';
@@ -95,9 +96,16 @@ export interface PlannedFanOut {
 const GUARD_SQL =
   `select coalesce(group_concat("id" || ' ' || "event_types_json", char(10)), '') from ` +
   `(select "id", "event_types_json" from "webhook_endpoints" where "tenant_id" = ? and "environment" = ? and "state" = 'active' order by "id")`;
+// PostgreSQL: the same text, ordered by the ids' bytes (collation "C", which is JavaScript's order
+// of ASCII) whatever the database's collation. No `$` but the placeholders: it may become the last
+// part of a combined statement, which renumbers them (db/statements.ts).
+const GUARD_SQL_POSTGRES =
+  `select coalesce(string_agg("id" || ' ' || "event_types_json", chr(10) order by "id" collate "C"), '') as "endpoints" ` +
+  `from "webhook_endpoints" where "tenant_id" = $1 and "environment" = $2 and "state" = 'active'`;
 const guardValueOf = (targets: readonly Target[]) => targets.map((t) => `${t.id} ${t.event_types_json}`).join('\n');
 
-export function createWebhookFanOut(deps: { db: Kysely<Database>; readDb?: Kysely<Database>; random: Random }): EventFanOut<Target> & { planned(scope: Scope): Promise<PlannedFanOut> } {
+export function createWebhookFanOut(deps: { db: Kysely<Database>; readDb?: Kysely<Database>; random: Random; dialect?: DialectName }): EventFanOut<Target> & { planned(scope: Scope): Promise<PlannedFanOut> } {
+  const guardSql = deps.dialect === 'postgres' ? preparedOnPostgres(GUARD_SQL_POSTGRES) : GUARD_SQL;
   // Compiled once (it runs with every event appended); the parameters are the scope.
   const activeEndpoints = template(['tenantId', 'environment', 'state'], (p) =>
     deps.db.selectFrom('webhook_endpoints').select(['id', 'event_types_json']).where('tenant_id', '=', p.tenantId).where('environment', '=', p.environment).where('state', '=', p.state),
@@ -136,7 +144,7 @@ export function createWebhookFanOut(deps: { db: Kysely<Database>; readDb?: Kysel
       const { targets, guardValue } = entry;
       return {
         targets,
-        guard: { sql: GUARD_SQL, parameters: [scope.tenantId, scope.environment], expect: { kind: 'equals', value: guardValue, failure: RUN_AS_FUNCTION } },
+        guard: { sql: guardSql, parameters: [scope.tenantId, scope.environment], expect: { kind: 'equals', value: guardValue, failure: RUN_AS_FUNCTION } },
         deliveries(events, atMs) {
           const rows = targets.length === 0 ? [] : deliveryRows(scope, events, targets, atMs);
           return rows.length === 0 ? null : plannedStatement(insertDeliveries(rows));

@@ -146,6 +146,7 @@ describe.skipIf(!(await isPostgresReachable()))('delivery worker across a databa
             }
             return answer;
           },
+          corked: (send: () => void) => inner.corked(send),
           release: (destroy?: boolean) => inner.release(destroy),
         };
       },
@@ -189,6 +190,7 @@ describe.skipIf(!(await isPostgresReachable()))('delivery worker across a databa
             }
             return answer;
           },
+          corked: (send: () => void) => inner.corked(send),
           release: (destroy?: boolean) => inner.release(destroy),
         };
       },

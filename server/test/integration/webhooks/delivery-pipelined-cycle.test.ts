@@ -115,6 +115,7 @@ describe.skipIf(!(await isPostgresReachable()))('delivery worker cycles on a pip
             );
             return answer;
           },
+          corked: (send: () => void) => connection.corked(send),
           release: (destroy?: boolean) => connection.release(destroy),
         };
       },
