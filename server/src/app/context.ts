@@ -6,7 +6,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.js';
 import { openStorage, type Storage } from '../db/database.js';
-import { createTransactionRunner } from '../db/group-commit.js';
+import { createTransactionRunner, type TransactionRunner } from '../db/group-commit.js';
 import { cryptoRandom, systemClock, type Clock, type Random } from '../lib/clock.js';
 import { createSecretBox, type SecretBox } from '../lib/crypto.js';
 import { createLogger } from '../lib/logger.js';
@@ -46,6 +46,8 @@ export interface AppContext {
   apiKeys: ApiKeysService;
   tenants: TenantsService;
   idempotency: IdempotencyService;
+  /** The group commit every state change runs through (db/group-commit.ts); its `stats()` for tests and the bench. */
+  transactions: TransactionRunner;
   consumers: ConsumersService;
   outbox: Outbox;
   decisions: DecisionsService;
@@ -178,7 +180,7 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
   const events = createEventsService({ readDb: storage.readDb, clock });
 
   return {
-    config, storage, clock, random, logger, secretBox, rateLimiter, apiKeys, tenants, idempotency, consumers, outbox, decisions, verification, webhooks, webhookDelivery,
+    config, storage, clock, random, logger, secretBox, rateLimiter, apiKeys, tenants, idempotency, transactions, consumers, outbox, decisions, verification, webhooks, webhookDelivery,
     accounts,
     dealers,
     reporting,

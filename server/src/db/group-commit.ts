@@ -328,6 +328,9 @@ export function createTransactionRunner(
     let current: Pending | null = null;
     let taken = 0;
     let clean = true; // the savepoint holds no writes of a finished unit
+    // Taken by another batch while this one waited for its connection, or for another kind of
+    // batch: no transaction for nothing.
+    if (queue.length === 0 || plannedElsewhere(queue[0]!)) return committed;
     try {
       await exec(trx, statements.open);
       const opened = performance.now();
@@ -494,6 +497,12 @@ export function createTransactionRunner(
    */
   async function pipelinedBatch(pool: PipelinedPool): Promise<Array<{ pending: Pending; value: unknown }>> {
     const conn = await pool.connect();
+    // Another batch may have taken them while this one waited for its connection (batches open
+    // as units arrive, up to maxBatches): no transaction for nothing.
+    if (queue.length === 0 || queue[0]!.planned === null) {
+      conn.release();
+      return [];
+    }
     const sent: Array<{ pending: Pending; answers: Array<Promise<Answer>> }> = [];
     let reusable = true;
     try {
@@ -519,45 +528,46 @@ export function createTransactionRunner(
       }
       const opening = await begin!;
       if ('error' in opening) throw opening.error;
-      // The first unit that failed or found other than expected; everything after it was refused
-      // by PostgreSQL (the transaction had aborted) or must not commit.
-      let culprit = -1;
-      let outcome: { failed: string } | { error: unknown } | null = null;
-      for (let i = 0; i < sent.length && culprit < 0; i++) {
-        const { pending, answers } = sent[i]!;
+      const answered = await Promise.all(sent.map(({ answers }) => Promise.all(answers)));
+      // What each unit's answers say: null (all as planned), or the first failure among them.
+      const outcomes = sent.map(({ pending }, i) => {
         const plan = pending.planned!.statements;
-        for (let j = 0; j < answers.length; j++) {
-          const answer = await answers[j]!;
+        for (let j = 0; j < plan.length; j++) {
+          const answer = answered[i]![j]!;
           const failure = 'error' in answer ? { error: answer.error } : unmetExpectation(plan[j]!.expect, answer.rows);
-          if (failure !== null) {
-            culprit = i;
-            outcome = failure;
-            break;
-          }
+          if (failure !== null) return failure;
         }
-      }
-      if (outcome === null) {
+        return null;
+      });
+      // The first unit that failed or found other than expected is the culprit; PostgreSQL refused
+      // what came after a failed statement (the transaction had aborted), so those run again.
+      const culprit = outcomes.findIndex((outcome) => outcome !== null);
+      if (culprit < 0) {
         const done = await conn.query('commit');
         // Had anything failed unseen, PostgreSQL would answer the COMMIT with ROLLBACK: nothing written.
         if (done.command !== 'COMMIT') throw new Error(`the batch's COMMIT answered ${done.command}`);
         return sent.map(({ pending }) => ({ pending, value: pending.planned!.value }));
       }
       await conn.query('rollback');
-      // Back to the head of the queue in their order, the culprit in its place when it is to run
-      // as its function; nothing of any of them was written.
+      // Back to the head of the queue in their order; nothing of any of them was written. A plan
+      // found out of date runs as its function, the culprit's and any after it: plans made from
+      // the same stale read fail alike, and one batch per failure would run the rest again each time.
       const back: Pending[] = [];
+      let rerun = 0;
       sent.forEach(({ pending }, i) => {
-        if (i !== culprit) {
-          back.push(pending);
-        } else if ('failed' in outcome! && outcome.failed === RUN_AS_FUNCTION) {
+        const outcome = outcomes[i]!;
+        if (outcome !== null && 'failed' in outcome && outcome.failed === RUN_AS_FUNCTION && i >= culprit) {
           pending.planned!.outdated?.();
           back.push({ unit: pending.unit, planned: null, resolve: pending.resolve, reject: pending.reject });
-        } else {
+        } else if (i === culprit) {
           stats.failedUnits++;
           pending.reject('failed' in outcome! ? new PlannedUnitFailed(outcome.failed) : outcome!.error);
+        } else {
+          rerun++;
+          back.push(pending);
         }
       });
-      stats.rerunUnits += sent.length - 1;
+      stats.rerunUnits += rerun;
       queue.unshift(...back);
       return [];
     } catch (err) {

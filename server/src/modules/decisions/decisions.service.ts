@@ -261,9 +261,14 @@ export function createDecisionsService(deps: DecisionsDeps) {
       await deps.outbox.append(trx, scope, events, { with: writes });
       return created;
     };
-    // SQLite's writer thread: the same writes as data (group-commit.ts, ADR 0030).
+    // The same writes as data, for SQLite's writer thread or PostgreSQL's pipelined batches
+    // (group-commit.ts, ADRs 0030 and 0037); `outdated` tells the fan-out its read of the
+    // endpoints is stale, so the plans that follow read them again.
     const planned = await deps.outbox.plan(scope, events, { with: writes });
-    if (planned) unit.planned = { statements: planned.statements, value: created };
+    if (planned) {
+      unit.planned = { statements: planned.statements, value: created };
+      if (planned.outdated) unit.planned.outdated = planned.outdated;
+    }
     return unit;
   }
 
