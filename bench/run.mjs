@@ -73,6 +73,10 @@ const USAGE = `Usage: node bench/run.mjs [options]   (npm run bench -- [options]
                      for A/B runs (keep it under server/ so its packages resolve)
   --sql-timing       SQLite only: time every statement the server prepares and runs (a preload
                      that wraps better-sqlite3) and report where database time goes
+  --applicants N     creates name N returning consumers in turn (default 1: the tenant's soft
+                     sandbox consumer, as every recorded run did). N > 1 first creates N-1 more
+                     (creates for new applicants, keeping those approved at 200.00; counted with
+                     the warm-up's), as a lender's traffic spreads over many consumers
   -h, --help         this text
 `;
 
@@ -97,6 +101,7 @@ function options() {
       'api-processes': { type: 'string', default: '1' },
       redis: { type: 'string' },
       'log-level': { type: 'string', default: 'warn' },
+      applicants: { type: 'string', default: '1' },
       help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
@@ -126,6 +131,7 @@ function options() {
     apiProcesses: positiveInt('api-processes', values['api-processes']),
     redisUrl: values.redis ?? null,
     logLevel: values['log-level'],
+    applicants: positiveInt('applicants', values.applicants),
     scenarios: values.scenarios ? values.scenarios.split(',').map((x) => x.trim()).filter(Boolean) : null,
   };
 }
@@ -369,7 +375,64 @@ async function createTenant(env) {
   const tenant = JSON.parse(await runCli(['tenants', 'create', '--name', 'Bench Lending', '--json'], env));
   const soft = tenant.sandbox.consumers.find((c) => c.tier === 'soft');
   if (!soft) throw new Error('cds tenants create returned no soft sandbox consumer');
-  return { tenantId: tenant.tenant_id, apiKey: tenant.sandbox.api_key, softConsumerId: soft.consumer_id };
+  return { tenantId: tenant.tenant_id, apiKey: tenant.sandbox.api_key, softConsumerId: soft.consumer_id, applicantIds: [soft.consumer_id] };
+}
+
+/**
+ * --applicants N: N-1 more returning consumers for the tenant, each made by a create for a new
+ * applicant (20 at a time). A new applicant's sandbox credit file is drawn from its name and date
+ * of birth (docs/engine.md, "Sandbox credit files"), so only those approved at the bench's highest
+ * amount (200.00) are kept, as the run checks that every create is approved; their ids are then
+ * read from the database (a decision's body does not name its consumer). Every create goes into
+ * the ledger like the warm-up's.
+ */
+async function addApplicants({ server, database, tenant, ledger, count }) {
+  const headers = { authorization: `Bearer ${tenant.apiKey}`, 'content-type': 'application/json' };
+  const approved = [];
+  const one = async (i) => {
+    const body = {
+      consumer: {
+        first_name: 'Bench',
+        last_name: `Applicant${i}`,
+        email: `applicant${i}@bench.example`,
+        dob: '1985-04-12',
+        address: { line1: `${i} Bench Street`, city: 'Austin', state: 'TX', zip: '78701' },
+      },
+      transaction: { amount: '200.00', currency: 'USD', merchant_name: 'Bench Merchant', merchant_category: 'electronics' },
+    };
+    ledger.createsSent++;
+    const res = await fetch(`${server.url}/v1/decisions/bnpl`, { method: 'POST', headers, body: JSON.stringify(body) });
+    const text = await res.text();
+    ledger.createResponses++;
+    if (res.status !== 200) throw new Error(`--applicants: a new applicant's create answered ${res.status}: ${text.slice(0, 300)}`);
+    const answer = JSON.parse(text);
+    ledger.ackedIds.push(answer.decision_id);
+    if (answer.outcome === 'approved' && approved.length < count) approved.push(answer.decision_id);
+  };
+  for (let i = 0; approved.length < count; i += 20) {
+    if (i > count * 10) throw new Error(`--applicants: only ${approved.length} of ${i} new applicants approved`);
+    await Promise.all(Array.from({ length: 20 }, (_, j) => one(i + j)));
+  }
+  const sqlText = 'select consumer_id from decisions where id = any($1)';
+  let ids;
+  if (database.kind === 'sqlite') {
+    const db = new Database(path.join(database.dataDir, 'cds.sqlite'), { readonly: true, fileMustExist: true });
+    try {
+      ids = db.prepare('select consumer_id from decisions where id in (select value from json_each(?))').pluck().all(JSON.stringify(approved));
+    } finally {
+      db.close();
+    }
+  } else {
+    const client = new pg.Client({ connectionString: database.url });
+    await client.connect();
+    try {
+      ids = (await client.query(sqlText, [approved])).rows.map((r) => r.consumer_id);
+    } finally {
+      await client.end();
+    }
+  }
+  if (new Set(ids).size !== count) throw new Error(`--applicants: ${count} approved new applicants created, ${new Set(ids).size} found`);
+  tenant.applicantIds.push(...ids);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -530,7 +593,8 @@ function healthzRequests(check) {
 function createRequests({ tenant, ledger, check, idempotent, runTag, collectIds }) {
   let n = 0;
   const headers = { authorization: `Bearer ${tenant.apiKey}`, 'content-type': 'application/json' };
-  const prefix = `{"consumer":{"consumer_id":"${tenant.softConsumerId}"},"transaction":{"amount":"`;
+  // One body prefix per returning consumer, taken in turn (--applicants).
+  const prefixes = tenant.applicantIds.map((id) => `{"consumer":{"consumer_id":"${id}"},"transaction":{"amount":"`);
   const suffix = '","currency":"USD","merchant_name":"Bench Merchant","merchant_category":"electronics"}}';
   return [
     {
@@ -543,7 +607,7 @@ function createRequests({ tenant, ledger, check, idempotent, runTag, collectIds 
         const amount = `${Math.floor(cents / 100)}.${String(cents % 100).padStart(2, '0')}`;
         context.amount = amount;
         ledger.createsSent++;
-        const out = { ...req, body: prefix + amount + suffix };
+        const out = { ...req, body: prefixes[i % prefixes.length] + amount + suffix };
         if (idempotent) {
           ledger.idempotentSent++;
           context.key = `bench-${runTag}-${keySequence++}`;
@@ -781,6 +845,10 @@ async function benchDatabase(kind, opts, runTag) {
     const ledger = newLedger();
     const before = await storedCounts(database, tenant.tenantId);
     if (before.ids.length !== 0) throw new Error(`a fresh tenant already has ${before.ids.length} decisions`);
+    if (opts.applicants > 1) {
+      await addApplicants({ server, database, tenant, ledger, count: opts.applicants - 1 });
+      log(`[${kind}] creates spread over ${tenant.applicantIds.length} returning consumers (--applicants)`);
+    }
 
     // Warm-up: JIT, prepared statements, connection pools; its creates count in the ledger.
     const warm = opts.quick ? 1 : 2;
@@ -1108,6 +1176,7 @@ async function main() {
       durationS: opts.duration,
       connections: opts.connections,
       pipelining: 1,
+      applicants: opts.applicants,
       createRatePerS: CREATE_RATE,
       pollRatePerS: POLL_RATE,
       rateSlices: RATE_SLICES,

@@ -120,7 +120,7 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
       ? postgresInvalidationFeed({ databaseUrl: config.databaseUrl, cache: apiKeyCache, logger, ...overrides.apiKeyInvalidation })
       : localInvalidationFeed();
   const apiKeys = createApiKeysService({ db: storage.db, readDb: storage.readDb, clock, random, cache: apiKeyCache, feed: apiKeyFeed });
-  const consumers = createConsumersService({ db: storage.db, readDb: storage.readDb, clock, random, secretBox });
+  const consumers = createConsumersService({ db: storage.db, readDb: storage.readDb, clock, random, secretBox, dialect: storage.dialect });
   const tenants = createTenantsService({ db: storage.db, clock, random, apiKeys, consumers });
   const transactions = createTransactionRunner(storage, config.sqliteWriterThread === 'always' ? { offload: () => true } : {});
   const idempotency = createIdempotencyService({ db: storage.db, readDb: storage.readDb, transactions, clock, secretBox });
