@@ -282,8 +282,9 @@ export function createTransactionRunner(
     try {
       while (queue.length > 0) {
         try {
-          // A planned unit first in line opens a batch of the writer thread; the main connection
-          // is held meanwhile, so nothing else of the process writes (sqlite-writer-thread.ts).
+          // A planned unit first in line opens a pipelined batch (PostgreSQL) or a session of the
+          // writer thread (SQLite: the main connection is held meanwhile, so nothing else of the
+          // process writes, sqlite-writer-thread.ts); anything else, a function batch.
           const committed =
             pipelined !== null && queue[0]!.planned
               ? await pipelinedBatch(pipelined)
