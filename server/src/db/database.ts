@@ -80,11 +80,10 @@ export interface Storage {
    *   object: a third cheaper to build), without Kysely's connection mutex and promises. One
    *   statement is one read transaction, so one snapshot for the whole batch.
    * - PostgreSQL: `id = any($1::text[])`, one round trip per batch instead of one per poll (that
-   *   was most of the server's and the backend's CPU for a poll). Unnamed, so planned for each
-   *   batch's ids: a named statement's cached generic plan for `= any(array)` is a sequential scan
-   *   on a table without statistics, and it would stay for the connection's life; the parse it
-   *   would save is shared by the whole batch anyway. Named columns, never `*`. One batch in
-   *   flight at a time: the reads that arrive meanwhile go out together once it answers.
+   *   was most of the server's and the backend's CPU for a poll). A named prepared statement
+   *   (docs/performance.md, "twelfth session": parsed and planned once per connection). Named
+   *   columns, never `*`. One batch in flight at a time: the reads that arrive meanwhile go out
+   *   together once it answers.
    */
   readByIds: <T extends keyof Database & string>(table: T, columns: readonly (keyof Database[T] & string)[], options?: ReadByIdsOptions) => ReadById;
   /**

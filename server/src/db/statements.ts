@@ -185,6 +185,11 @@ export function preparedOnPostgres(sql: string): string {
   return sql;
 }
 
+/** Every registered text, in the order registered (tests read a hot statement's plan by its text). */
+export function registeredStatements(): string[] {
+  return [...preparedNames.keys()];
+}
+
 /** The prepared statement name of a registered text (PostgreSQL), or undefined. */
 export function preparedNameOf(sql: string): string | undefined {
   return preparedNames.get(sql);

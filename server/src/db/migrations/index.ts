@@ -22,6 +22,7 @@ import * as m0016 from './0016-webhook-pending-index.js';
 import * as m0017 from './0017-delivery-list-index.js';
 import * as m0018 from './0018-audit-record-compression.js';
 import * as m0019 from './0019-data-key-check.js';
+import * as m0020 from './0020-consumer-history-function.js';
 
 export const migrations: Record<string, Migration> = {
   '0001-foundation': m0001,
@@ -43,4 +44,5 @@ export const migrations: Record<string, Migration> = {
   '0017-delivery-list-index': m0017,
   '0018-audit-record-compression': m0018,
   '0019-data-key-check': m0019,
+  '0020-consumer-history-function': m0020,
 };

@@ -135,31 +135,38 @@ export function createConsumersService(deps: { db: Kysely<Database>; readDb: Kys
       // Named columns, not `*` (a prepared statement's columns must not change: db/statements.ts).
       .select(CONSUMER_COLUMNS.map((column) => `c.${column}` as const))
       .select(
-        sql<string>`(select count(*) || ',' || count(*) filter (where h.outcome = 'approved') || ',' || count(*) filter (where h.outcome = 'declined') || ',' || count(*) filter (where h.outcome = 'referred')
+        deps.dialect === 'postgres'
+          ? // A plan that stops after the window whatever PostgreSQL estimates (migration 0020).
+            sql<string>`cds_consumer_history(c.id, coalesce(c.history_reset_at, 0), ${sql.lit(HISTORY_WINDOW)})`.as('history_counts')
+          : sql<string>`(select count(*) || ',' || count(*) filter (where h.outcome = 'approved') || ',' || count(*) filter (where h.outcome = 'declined') || ',' || count(*) filter (where h.outcome = 'referred')
           from (select d.outcome from decisions d where d.consumer_id = c.id and d.created_at >= coalesce(c.history_reset_at, 0) order by d.created_at desc limit ${sql.lit(HISTORY_WINDOW)}) h)`.as('history_counts'),
       );
   type ApplicantRow = ConsumersTable & { history_counts: string };
-  // PostgreSQL: one statement per create, on the pool (a batched statement, one out at a time,
-  // made creates 10 to 18% slower there: docs/performance.md, "twentieth session").
-  const consumerForDecision = template(['id', 'tenantId', 'environment'], (p) =>
-    applicantColumns(deps.readDb).where('c.id', '=', p.id).where('c.tenant_id', '=', p.tenantId).where('c.environment', '=', p.environment),
-  );
-  // SQLite: the creates that arrive together read their applicants in one statement
-  // (batched-read.ts), by id, the tenant and environment checked on the row (another tenant's
-  // consumer is not found). The reader connection's page cache starts cold after every commit of
-  // the writer, so each read paid the warm-up; now a batch shares it (+26 to +33% creates over
-  // 1,000 consumers, docs/performance.md, "twentieth session").
-  const consumersForDecision = template(['ids'], (p) => applicantColumns(deps.readDb).where(sql<boolean>`c.id in (select value from json_each(${p.ids}))`));
-  const readApplicant =
+  // The applicants of creates that arrive together are read by one statement (batched-read.ts),
+  // by primary key alone, their tenant and environment checked on the row below (another tenant's
+  // consumer is not found). By key alone because a statement's plan must not depend on table
+  // statistics: filtered by tenant too, PostgreSQL's generic plan for a table never analysed read
+  // the tenant's every consumer through `consumers_tenant` (test/integration/foundation/
+  // generic-plans.test.ts). Batched because each read a create made on its own cost more than
+  // the row: on SQLite a read transaction whose page cache starts cold after every commit of the
+  // writer (+26 to +33% creates over 1,000 consumers); on PostgreSQL a round trip on each side, and
+  // creates that read together commit together, in fewer and larger batches (+55% over 1,000
+  // consumers, +15% over one: docs/performance.md, "twenty-first session"). Two statements out at
+  // a time there, so a read need not wait for the one before it to answer.
+  const consumersForDecision =
     deps.dialect === 'postgres'
-      ? null
-      : batchedRead({
-          keyIndex: 0,
-          fetch: async (ids) => {
-            const { rows } = await deps.readDb.executeQuery(consumersForDecision({ ids: JSON.stringify(ids) }));
-            return rows.map((row) => [row.id, row]);
-          },
-        });
+      ? // `in (select unnest(…))`: the array's ids, each looked up by the primary key, in the
+        // generic plan as in a custom one.
+        template(['ids'], (p) => applicantColumns(deps.readDb).where(sql<boolean>`c.id in (select unnest(${p.ids}::text[]))`))
+      : template(['ids'], (p) => applicantColumns(deps.readDb).where(sql<boolean>`c.id in (select value from json_each(${p.ids}))`));
+  const readApplicant = batchedRead({
+    keyIndex: 0,
+    fetch: async (ids) => {
+      const { rows } = await deps.readDb.executeQuery(consumersForDecision({ ids: deps.dialect === 'postgres' ? ids : JSON.stringify(ids) }));
+      return rows.map((row) => [row.id, row]);
+    },
+    ...(deps.dialect === 'postgres' ? { maxBatchesInFlight: 2 } : {}),
+  });
 
   /**
    * The consumer, its ssn_last4 (opened) and its history from one read: a create needs all three
@@ -169,9 +176,7 @@ export function createConsumersService(deps: { db: Kysely<Database>; readDb: Kys
     scope: { tenantId: string; environment: Environment },
     consumerId: string,
   ): Promise<{ consumer: Consumer; ssnLast4: string | null; history: ConsumerHistory } | null> {
-    const row: ApplicantRow | undefined = readApplicant
-      ? ((await readApplicant(consumerId))?.[1] as ApplicantRow | undefined)
-      : (await deps.readDb.executeQuery(consumerForDecision({ id: consumerId, tenantId: scope.tenantId, environment: scope.environment }))).rows[0];
+    const row = (await readApplicant(consumerId))?.[1] as ApplicantRow | undefined;
     if (!row || row.tenant_id !== scope.tenantId || row.environment !== scope.environment) return null;
     const [applications, approvals, declines, referrals] = row.history_counts.split(',').map(Number) as [number, number, number, number];
     return {
@@ -238,6 +243,12 @@ export function createConsumersService(deps: { db: Kysely<Database>; readDb: Kys
    * long-standing customer's whole history on every decision would cost time and tell nothing more.
    */
   async function history(consumerId: string, db: Kysely<Database> = deps.readDb): Promise<ConsumerHistory> {
+    if (deps.dialect === 'postgres') {
+      // The same counts through migration 0020's function, whose plan stops after the window.
+      const { rows } = await sql<{ counts: string }>`select cds_consumer_history(${consumerId}, coalesce((select history_reset_at from consumers where id = ${consumerId}), 0), ${HISTORY_WINDOW}) as counts`.execute(db);
+      const [applications, approvals, declines, referrals] = rows[0]!.counts.split(',').map(Number) as [number, number, number, number];
+      return { priorApplications: applications, priorApprovals: approvals, priorDeclines: declines, priorReferrals: referrals };
+    }
     const rows = await db
       .selectFrom('decisions')
       .select('outcome')
