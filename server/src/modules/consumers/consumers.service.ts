@@ -150,8 +150,8 @@ export function createConsumersService(deps: { db: Kysely<Database>; readDb: Kys
   // generic-plans.test.ts). Batched because each read a create made on its own cost more than
   // the row: on SQLite a read transaction whose page cache starts cold after every commit of the
   // writer (+26 to +33% creates over 1,000 consumers); on PostgreSQL a round trip on each side, and
-  // creates that read together commit together, in fewer and larger batches (+55% over 1,000
-  // consumers, +15% over one: docs/performance.md, "twenty-first session"). Two statements out at
+  // creates that read together commit together, in fewer and larger batches (+28 to +36% over
+  // 1,000 consumers, +8 to +27% over one: docs/performance.md, "twenty-first session"). Two statements out at
   // a time there, so a read need not wait for the one before it to answer.
   const consumersForDecision =
     deps.dialect === 'postgres'
