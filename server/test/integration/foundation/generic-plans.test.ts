@@ -9,7 +9,9 @@
  * The applicant is now read by its primary key alone and its tenant and environment checked in code
  * (consumers.service.ts), as the poll's read is. These tests prepare the registered texts on a
  * connection of their own and EXPLAIN them under `plan_cache_mode = force_generic_plan`, on a
- * tenant with many consumers and no statistics.
+ * tenant with many consumers and no statistics; and count the pages the applicant read touches
+ * for a consumer with many decisions (its history through migration 0020's function, ADR 0038).
+ * The poll's read and the idempotency record's are checked the same way.
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -119,6 +121,14 @@ describe.runIf(await isPostgresReachable())('generic plans of the create path (P
       payload: { consumer: { consumer_id: consumerId }, order: { amount: '100.00', currency: 'USD', installment_count: 4 } },
     });
     expect(response.statusCode).toBe(200);
+  });
+
+  it('reads polled decisions by the primary key of decisions', async () => {
+    const text = registered(/^select "id", [^]* from "decisions" where "id" = any\(\$1::text\[\]\)$/);
+    const { rows } = await client.query<{ id: string }>('select id from decisions limit 2');
+    const plan = await genericPlan(text, [`{${rows.map((row) => row.id).join(',')}}`]);
+    expect(plan).toMatch(/decisions_pkey/);
+    expect(plan).not.toMatch(/Seq Scan/);
   });
 
   it("finds a keyed request's record by the idempotency key's primary key", async () => {
