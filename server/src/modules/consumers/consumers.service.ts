@@ -88,6 +88,12 @@ export interface ConsumerHistory {
   priorReferrals: number;
 }
 
+/** The history counts as SQL gives them, "applications,approvals,declines,referrals". */
+function historyOfCounts(counts: string): ConsumerHistory {
+  const [applications, approvals, declines, referrals] = counts.split(',').map(Number) as [number, number, number, number];
+  return { priorApplications: applications, priorApprovals: approvals, priorDeclines: declines, priorReferrals: referrals };
+}
+
 /** Opened ssn_last4 values kept per process at most. */
 const OPENED_SSN_LIMIT = 10_000;
 
@@ -151,18 +157,22 @@ export function createConsumersService(deps: { db: Kysely<Database>; readDb: Kys
   // the row: on SQLite a read transaction whose page cache starts cold after every commit of the
   // writer (+26 to +33% creates over 1,000 consumers); on PostgreSQL a round trip on each side, and
   // creates that read together commit together, in fewer and larger batches (+28 to +36% over
-  // 1,000 consumers, +8 to +27% over one: docs/performance.md, "twenty-first session"). Two statements out at
-  // a time there, so a read need not wait for the one before it to answer.
-  const consumersForDecision =
-    deps.dialect === 'postgres'
-      ? // `in (select unnest(…))`: the array's ids, each looked up by the primary key, in the
-        // generic plan as in a custom one.
-        template(['ids'], (p) => applicantColumns(deps.readDb).where(sql<boolean>`c.id in (select unnest(${p.ids}::text[]))`))
-      : template(['ids'], (p) => applicantColumns(deps.readDb).where(sql<boolean>`c.id in (select value from json_each(${p.ids}))`));
+  // 1,000 consumers, +8 to +27% over one: docs/performance.md, "twenty-first session"). Two
+  // statements out at a time there, so a read need not wait for the one before it to answer.
+  const consumersForDecision = ((): ((ids: string[]) => CompiledQuery<ApplicantRow>) => {
+    if (deps.dialect === 'postgres') {
+      // `in (select unnest(…))`: the array's ids, each looked up by the primary key, in the
+      // generic plan as in a custom one.
+      const statement = template(['ids'], (p) => applicantColumns(deps.readDb).where(sql<boolean>`c.id in (select unnest(${p.ids}::text[]))`));
+      return (ids) => statement({ ids });
+    }
+    const statement = template(['ids'], (p) => applicantColumns(deps.readDb).where(sql<boolean>`c.id in (select value from json_each(${p.ids}))`));
+    return (ids) => statement({ ids: JSON.stringify(ids) });
+  })();
   const readApplicant = batchedRead({
     keyIndex: 0,
     fetch: async (ids) => {
-      const { rows } = await deps.readDb.executeQuery(consumersForDecision({ ids: deps.dialect === 'postgres' ? ids : JSON.stringify(ids) }));
+      const { rows } = await deps.readDb.executeQuery(consumersForDecision(ids));
       return rows.map((row) => [row.id, row]);
     },
     ...(deps.dialect === 'postgres' ? { maxBatchesInFlight: 2 } : {}),
@@ -178,11 +188,10 @@ export function createConsumersService(deps: { db: Kysely<Database>; readDb: Kys
   ): Promise<{ consumer: Consumer; ssnLast4: string | null; history: ConsumerHistory } | null> {
     const row = (await readApplicant(consumerId))?.[1] as ApplicantRow | undefined;
     if (!row || row.tenant_id !== scope.tenantId || row.environment !== scope.environment) return null;
-    const [applications, approvals, declines, referrals] = row.history_counts.split(',').map(Number) as [number, number, number, number];
     return {
       consumer: toConsumer(row),
       ssnLast4: row.ssn_last4_sealed ? openSsnLast4(row.ssn_last4_sealed, row.id) : null,
-      history: { priorApplications: applications, priorApprovals: approvals, priorDeclines: declines, priorReferrals: referrals },
+      history: historyOfCounts(row.history_counts),
     };
   }
 
@@ -246,8 +255,7 @@ export function createConsumersService(deps: { db: Kysely<Database>; readDb: Kys
     if (deps.dialect === 'postgres') {
       // The same counts through migration 0020's function, whose plan stops after the window.
       const { rows } = await sql<{ counts: string }>`select cds_consumer_history(${consumerId}, coalesce((select history_reset_at from consumers where id = ${consumerId}), 0), ${HISTORY_WINDOW}) as counts`.execute(db);
-      const [applications, approvals, declines, referrals] = rows[0]!.counts.split(',').map(Number) as [number, number, number, number];
-      return { priorApplications: applications, priorApprovals: approvals, priorDeclines: declines, priorReferrals: referrals };
+      return historyOfCounts(rows[0]!.counts);
     }
     const rows = await db
       .selectFrom('decisions')
