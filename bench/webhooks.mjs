@@ -12,8 +12,9 @@
  *                                            [--out NAME] [--dist DIR]
  *
  * CPU per delivery is reported next to the rates (it is much steadier than the rate on a shared
- * machine): this process (the worker, plus the bench's own progress query every 20 ms), the
- * PostgreSQL backends serving the bench database, and the receiver. Profile the worker with
+ * machine): this process (the worker, plus the bench's check of the worker's own counters every
+ * 5 ms, which puts nothing on the database), the PostgreSQL backends serving the bench database,
+ * and the receiver. Profile the worker with
  * `node --cpu-prof --cpu-prof-dir DIR bench/webhooks.mjs ...` (the receiver writes its own profile).
  *
  * Every delivery is checked: the receiver must see each (event, endpoint) pair, every row must end
