@@ -159,23 +159,20 @@ export function createConsumersService(deps: { db: Kysely<Database>; readDb: Kys
   // creates that read together commit together, in fewer and larger batches (+28 to +36% over
   // 1,000 consumers, +8 to +27% over one: docs/performance.md, "twenty-first session"). Two
   // statements out at a time there, so a read need not wait for the one before it to answer.
-  const consumersForDecision = ((): ((ids: string[]) => CompiledQuery<ApplicantRow>) => {
-    if (deps.dialect === 'postgres') {
-      // `in (select unnest(…))`: the array's ids, each looked up by the primary key, in the
-      // generic plan as in a custom one.
-      const statement = template(['ids'], (p) => applicantColumns(deps.readDb).where(sql<boolean>`c.id in (select unnest(${p.ids}::text[]))`));
-      return (ids) => statement({ ids });
-    }
-    const statement = template(['ids'], (p) => applicantColumns(deps.readDb).where(sql<boolean>`c.id in (select value from json_each(${p.ids}))`));
-    return (ids) => statement({ ids: JSON.stringify(ids) });
-  })();
+  // `in (select unnest(…))` on PostgreSQL: the array's ids, each looked up by the primary key, in
+  // the generic plan as in a custom one. SQLite takes the ids as a JSON array.
+  const postgres = deps.dialect === 'postgres';
+  const consumersForDecision = template(['ids'], (p) =>
+    applicantColumns(deps.readDb).where(postgres ? sql<boolean>`c.id in (select unnest(${p.ids}::text[]))` : sql<boolean>`c.id in (select value from json_each(${p.ids}))`),
+  );
+  const idsParameter: (ids: string[]) => unknown = postgres ? (ids) => ids : (ids) => JSON.stringify(ids);
   const readApplicant = batchedRead({
     keyIndex: 0,
     fetch: async (ids) => {
-      const { rows } = await deps.readDb.executeQuery(consumersForDecision(ids));
+      const { rows } = await deps.readDb.executeQuery(consumersForDecision({ ids: idsParameter(ids) }));
       return rows.map((row) => [row.id, row]);
     },
-    ...(deps.dialect === 'postgres' ? { maxBatchesInFlight: 2 } : {}),
+    ...(postgres ? { maxBatchesInFlight: 2 } : {}),
   });
 
   /**
