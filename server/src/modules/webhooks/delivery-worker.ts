@@ -440,6 +440,18 @@ with released as (
      )
 select count(*)::integer as released from released`);
 
+/**
+ * How a PostgreSQL cycle's transaction begins. Its commit does not wait for the disk (see
+ * `inTransaction`). And its statements run with generic plans: PostgreSQL plans each once per
+ * connection instead of at every execution. Left to itself it made a custom plan for every claim
+ * (a custom plan's estimate, from the values, beat the generic one's, so it never switched), which
+ * was 7% of PostgreSQL's CPU per delivery in a profile; forced, PostgreSQL's CPU per delivery fell
+ * 7 to 13% (docs/performance.md, "twenty-third session"). The plans do not depend on the values:
+ * every statement reaches the queue by endpoint or primary key whatever the statistics say,
+ * which delivery-pipelined-cycle.test.ts checks on a queue without statistics.
+ */
+export const CYCLE_BEGIN = 'begin; set local synchronous_commit = off; set local plan_cache_mode = force_generic_plan';
+
 /** The claim's listing statements, for the suite that checks what they read (many-endpoints.test.ts). */
 export const LISTING_STATEMENTS = { sqlite: SQLITE_CANDIDATES, postgres: PG_CANDIDATES, postgresAfterResults: PG_RESULTS_THEN_CANDIDATES } as const;
 
@@ -1010,7 +1022,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
     let begun: Promise<unknown> | null = null;
     /** Set when the COMMIT goes out: a statement sent after it would run outside the transaction. */
     let ended = false;
-    const begin = () => (begun ??= connection.query('begin; set local synchronous_commit = off'));
+    const begin = () => (begun ??= connection.query(CYCLE_BEGIN));
     const send = <R>(query: CompiledQuery<R>) => {
       if (ended) throw new Error('a statement after the cycle\'s COMMIT');
       return connection.query<R>(query.sql, query.parameters) as Promise<QueryResult<R>>;

@@ -7,19 +7,23 @@
  * What must hold: the BEGIN goes out with the first statement and the COMMIT with the claim (a
  * cycle that records and claims is two round trips), and a statement that fails takes the whole
  * cycle with it: the COMMIT sent behind it answers ROLLBACK, nothing of the cycle stays written,
- * and the connection serves the next cycles.
+ * and the connection serves the next cycles. And a cycle's statements run with generic plans
+ * (`CYCLE_BEGIN`): PostgreSQL plans each once per connection, never from the values, and those
+ * plans reach the queue through its indexes on a queue of 12,000 rows without statistics.
  */
 import type { Kysely } from 'kysely';
+import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { PipelinedPool } from '../../../src/db/database.js';
 import type { Database } from '../../../src/db/schema.js';
+import { registeredStatements } from '../../../src/db/statements.js';
 import { ManualClock } from '../../../src/lib/clock.js';
 import { createDeliveryWorker, type DeliveryWorker, type DeliveryWorkerOptions } from '../../../src/modules/webhooks/delivery-worker.js';
 import type { WebhookScope } from '../../../src/modules/webhooks/webhooks.service.js';
 import { createTestDatabase, isPostgresReachable, type TestDatabase } from '../../support/databases.js';
 import { pollUntil } from '../../support/server-process.js';
 import { createTestApp, type TestApp } from '../../support/test-app.js';
-import { endpointWithEvents } from '../../support/webhook-events.js';
+import { appendEvents, endpointWithEvents } from '../../support/webhook-events.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../../support/webhook-receiver.js';
 
 type Kind = 'begin' | 'commit' | 'rollback' | 'results' | 'claim' | 'listing' | 'other';
@@ -203,4 +207,111 @@ describe.skipIf(!(await isPostgresReachable()))('delivery worker cycles on a pip
     expect((await deliveriesOf(endpointId)).every((d) => d.attempts === 1 && d.leased_until === null)).toBe(true);
     expect(worker!.stats()).toMatchObject({ delivered: 6, leasesLost: 0 });
   });
+
+  it("runs every statement of a cycle with a generic plan: PostgreSQL plans each once per connection, not at each execution", async () => {
+    const { endpointId } = await endpointWithEvents(t, scope, receiver.url('/generic'), 24, 'generic plans');
+    // What each connection's session says of its prepared statements, read as the worker gives
+    // the connection back (after its COMMIT was answered); the last reading of each is its total.
+    const counts = new Map<string, { kind: Kind; generic: number; custom: number }>();
+    const readings: Array<Promise<void>> = [];
+    let connections = 0;
+    const pool: PipelinedPool = {
+      connect: async () => {
+        const connection = await t.ctx.storage.pipelined!.connect();
+        const session = ++connections;
+        return {
+          query: (text, values) => connection.query(text, values),
+          corked: (send) => connection.corked(send),
+          release: (destroy) => {
+            readings.push(
+              connection
+                .query<{ name: string; statement: string; generic_plans: string; custom_plans: string }>(
+                  'select name, statement, generic_plans, custom_plans from pg_prepared_statements where not from_sql',
+                )
+                .then(({ rows }) => {
+                  for (const row of rows) {
+                    counts.set(`${session}/${row.name}`, { kind: kindOf(row.statement), generic: Number(row.generic_plans), custom: Number(row.custom_plans) });
+                  }
+                })
+                .finally(() => connection.release(destroy)),
+            );
+          },
+        };
+      },
+    };
+    // Cap 2 for 24 deliveries: a dozen cycles, each statement executed more than the five times
+    // after which PostgreSQL, left to itself, may stop making custom plans.
+    startWorker(pool, { concurrency: 16, perEndpointConcurrency: 2, pollIntervalMs: 600_000 });
+    await pollUntil(async () => (await deliveriesOf(endpointId)).every((d) => d.state === 'delivered'), { timeoutMs: 10_000, intervalMs: 25 });
+    await worker!.stop();
+    await Promise.all(readings);
+
+    const byKind = (kind: Kind) => [...counts.values()].filter((c) => c.kind === kind);
+    // The listing alone runs in the cycles without results (the first); the others in every cycle.
+    for (const [kind, executions] of [['results', 6], ['claim', 6], ['listing', 1]] as const) {
+      const statements = byKind(kind);
+      expect(statements.length, `${kind}: prepared statements seen`).toBeGreaterThan(0);
+      expect(statements.reduce((n, c) => n + c.generic, 0), `${kind}: executions with the generic plan`).toBeGreaterThanOrEqual(executions);
+      expect(statements.map((c) => c.custom), `${kind}: custom plans made`).toEqual(statements.map(() => 0));
+    }
+    expect(worker!.stats()).toMatchObject({ delivered: 24, leasesLost: 0 });
+  });
+
+  it('those generic plans reach the queue through its indexes: a queue of 12,000 rows without statistics is never read whole', async () => {
+    const { endpoint } = await t.ctx.webhooks.createEndpoint(scope, { url: receiver.url('/big-queue'), events: '*', description: 'big queue' });
+    // In transactions of 1,000 events (a statement's parameters are bounded).
+    const append = async (events: number) => {
+      for (let i = 0; i < events; i += 1_000) await appendEvents(t, scope, 1_000);
+    };
+    await append(6_000);
+    // Half of them delivered long ago: history the listing and the claim must step around.
+    await store
+      .updateTable('webhook_deliveries')
+      .set({ state: 'delivered', attempts: 1, finished_at: 1 })
+      .where('endpoint_id', '=', endpoint.id)
+      .where('id', 'in', (eb) => eb.selectFrom('webhook_deliveries').select('id').where('endpoint_id', '=', endpoint.id).orderBy('id').limit(3_000))
+      .execute();
+    await append(6_000);
+    const client = new pg.Client({ connectionString: db.databaseUrl! });
+    await client.connect();
+    try {
+      const tables = ['webhook_deliveries', 'webhook_attempts', 'webhook_endpoints', 'webhook_in_flight', 'events'];
+      // No statistics, whatever autovacuum would do meanwhile: the plans are made from the tables' sizes alone.
+      for (const table of tables) await client.query(`alter table ${table} set (autovacuum_enabled = false)`);
+      const { rows: analysed } = await client.query<{ n: string }>(
+        `select count(*) as n from pg_stat_user_tables where relname = any($1) and (last_analyze is not null or last_autoanalyze is not null)`,
+        [tables],
+      );
+      expect(Number(analysed[0]!.n)).toBe(0);
+
+      const now = String(clock.now().getTime());
+      const arrays = (n: number) => Array.from({ length: n }, () => '{}');
+      const cycleStatements = registeredStatements().filter((text) => /webhook_deliveries/.test(text) && /webhook_in_flight/.test(text));
+      const shapes: Array<{ name: string; test: (text: string) => boolean; values: string[] }> = [
+        { name: 'claim', test: (x) => x.includes('for update skip locked'), values: [`{${endpoint.id}}`, '{8}', '8', now, now, 'token', 'worker', '{0}', '2'] },
+        { name: 'results', test: (x) => x.includes('insert into webhook_attempts') && !x.includes('pending_endpoints'), values: [...arrays(18), 'worker', '{}', '{}', now] },
+        { name: 'results, then the listing', test: (x) => x.includes('insert into webhook_attempts') && x.includes('pending_endpoints'), values: [...arrays(18), 'worker', '{}', '{}', now, now, '8', '64', '{}', '{}', '2'] },
+        { name: 'listing', test: (x) => !x.includes('insert into webhook_attempts') && x.includes('pending_endpoints'), values: [now, '8', '64', 'worker', '2'] },
+        { name: 'undo of claims in doubt', test: (x) => x.includes('undone as'), values: ['{}', '{}', now, '{}', 'worker'] },
+        { name: 'release of claims given back', test: (x) => x.includes('released as'), values: ['{}', '{}', now, 'worker', '{}', '{}', now] },
+      ];
+      for (const shape of shapes) {
+        const texts = cycleStatements.filter(shape.test);
+        expect(texts, `${shape.name}: registered statements`).toHaveLength(1);
+        await client.query(`prepare cycle_statement as ${texts[0]}`);
+        await client.query('set plan_cache_mode = force_generic_plan');
+        try {
+          const { rows } = await client.query<{ 'QUERY PLAN': string }>(`explain execute cycle_statement(${shape.values.map((v) => `'${v}'`).join(', ')})`);
+          const plan = rows.map((row) => row['QUERY PLAN']).join('\n');
+          expect(plan, shape.name).toMatch(/Index (Only )?Scan using webhook_deliveries_\w+ on webhook_deliveries|Bitmap Index Scan on webhook_deliveries_\w+/);
+          expect(plan, shape.name).not.toMatch(/Seq Scan on (webhook_deliveries|webhook_attempts|webhook_endpoints|events)\b/);
+        } finally {
+          await client.query('reset plan_cache_mode');
+          await client.query('deallocate cycle_statement');
+        }
+      }
+    } finally {
+      await client.end();
+    }
+  }, 60_000);
 });
