@@ -23,6 +23,7 @@ import * as m0017 from './0017-delivery-list-index.js';
 import * as m0018 from './0018-audit-record-compression.js';
 import * as m0019 from './0019-data-key-check.js';
 import * as m0020 from './0020-consumer-history-function.js';
+import * as m0021 from './0021-audit-id-in-row.js';
 
 export const migrations: Record<string, Migration> = {
   '0001-foundation': m0001,
@@ -45,4 +46,5 @@ export const migrations: Record<string, Migration> = {
   '0018-audit-record-compression': m0018,
   '0019-data-key-check': m0019,
   '0020-consumer-history-function': m0020,
+  '0021-audit-id-in-row': m0021,
 };
