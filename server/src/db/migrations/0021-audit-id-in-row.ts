@@ -6,8 +6,8 @@
  * over PostgreSQL's 2 KB TOAST target. PostgreSQL then moves the row's other values that may leave
  * it (`EXTENDED`, the default for text) to the TOAST table, biggest first, before it would touch a
  * MAIN value: that was the 36-byte id, every time. So each create wrote a TOAST row and its index
- * entry for an id, and every read of the id (the audit's key, compared on each lookup) fetched it
- * back. Found in the twenty-third session (docs/performance.md): the TOAST table held one 36-byte
+ * entry for an id, and every read of a row's id fetched it back from there (the key's index holds
+ * its own copy). Found in the twenty-third session (docs/performance.md): the TOAST table held one 36-byte
  * chunk per audit record. Measured on 40,000 inserts of real records into copies of the table
  * (psql `\timing`, two rounds): 51 and 59 µs per insert with the id moved out, 41 and 44 µs with
  * it kept. With `PLAIN` nothing of the row can leave it but the record itself (MAIN goes out only

@@ -446,11 +446,12 @@ select count(*)::integer as released from released`);
  * connection instead of at every execution. Left to itself it made a custom plan for every claim
  * (a custom plan's estimate, from the values, beat the generic one's, so it never switched), which
  * was 7% of PostgreSQL's CPU per delivery in a profile; forced, PostgreSQL's CPU per delivery fell
- * 7 to 13% (docs/performance.md, "twenty-third session"). The plans do not depend on the values:
- * every statement reaches the queue by endpoint or primary key whatever the statistics say,
- * which delivery-pipelined-cycle.test.ts checks on a queue without statistics.
+ * 6% on average over ten alternating pairs (docs/performance.md, "twenty-third session", ADR 0039).
+ * The plans do not depend on the values: every statement reaches the queue by endpoint or primary
+ * key whatever the statistics say, which delivery-pipelined-cycle.test.ts checks on a queue
+ * without statistics.
  */
-export const CYCLE_BEGIN = 'begin; set local synchronous_commit = off; set local plan_cache_mode = force_generic_plan';
+const CYCLE_BEGIN = 'begin; set local synchronous_commit = off; set local plan_cache_mode = force_generic_plan';
 
 /** The claim's listing statements, for the suite that checks what they read (many-endpoints.test.ts). */
 export const LISTING_STATEMENTS = { sqlite: SQLITE_CANDIDATES, postgres: PG_CANDIDATES, postgresAfterResults: PG_RESULTS_THEN_CANDIDATES } as const;

@@ -210,27 +210,26 @@ describe.skipIf(!(await isPostgresReachable()))('delivery worker cycles on a pip
 
   it("runs every statement of a cycle with a generic plan: PostgreSQL plans each once per connection, not at each execution", async () => {
     const { endpointId } = await endpointWithEvents(t, scope, receiver.url('/generic'), 24, 'generic plans');
-    // What each connection's session says of its prepared statements, read as the worker gives
-    // the connection back (after its COMMIT was answered); the last reading of each is its total.
+    // What each session (a backend, by its pid) says of its prepared statements, read as the
+    // worker gives the connection back (after its COMMIT was answered); a session's counts only
+    // grow, so its last reading is its total.
     const counts = new Map<string, { kind: Kind; generic: number; custom: number }>();
     const readings: Array<Promise<void>> = [];
-    let connections = 0;
     const pool: PipelinedPool = {
       connect: async () => {
         const connection = await t.ctx.storage.pipelined!.connect();
-        const session = ++connections;
         return {
           query: (text, values) => connection.query(text, values),
           corked: (send) => connection.corked(send),
           release: (destroy) => {
             readings.push(
               connection
-                .query<{ name: string; statement: string; generic_plans: string; custom_plans: string }>(
-                  'select name, statement, generic_plans, custom_plans from pg_prepared_statements where not from_sql',
+                .query<{ pid: number; name: string; statement: string; generic_plans: string; custom_plans: string }>(
+                  'select pg_backend_pid() as pid, name, statement, generic_plans, custom_plans from pg_prepared_statements where not from_sql',
                 )
                 .then(({ rows }) => {
                   for (const row of rows) {
-                    counts.set(`${session}/${row.name}`, { kind: kindOf(row.statement), generic: Number(row.generic_plans), custom: Number(row.custom_plans) });
+                    counts.set(`${row.pid}/${row.name}`, { kind: kindOf(row.statement), generic: Number(row.generic_plans), custom: Number(row.custom_plans) });
                   }
                 })
                 .finally(() => connection.release(destroy)),
