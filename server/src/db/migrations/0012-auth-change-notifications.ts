@@ -9,9 +9,8 @@
  * SQLite: nothing to do. It runs as one server process whose services invalidate the cache
  * themselves (api-keys.service.ts explains the bound on changes written by other processes).
  */
-import { PostgresAdapter, sql, type Kysely } from 'kysely';
-
-const isPostgres = (db: Kysely<unknown>) => db.getExecutor().adapter instanceof PostgresAdapter;
+import { sql, type Kysely } from 'kysely';
+import { isPostgres } from './dialect.js';
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   if (!isPostgres(db)) return;

@@ -12,9 +12,8 @@ default trigger), nothing else changes.
  *
  * SQLite: nothing to do (its updates rewrite rows in place; freed pages are reused).
  */
-import { PostgresAdapter, sql, type Kysely } from 'kysely';
-
-const isPostgres = (db: Kysely<unknown>) => db.getExecutor().adapter instanceof PostgresAdapter;
+import { sql, type Kysely } from 'kysely';
+import { isPostgres } from './dialect.js';
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   if (!isPostgres(db)) return;

@@ -25,9 +25,8 @@
  * SQLite does the same without the storage parameters (it updates rows in place); it loses two
  * indexes to maintain on claims and results.
  */
-import { PostgresAdapter, sql, type Kysely } from 'kysely';
-
-const isPostgres = (db: Kysely<unknown>) => db.getExecutor().adapter instanceof PostgresAdapter;
+import { sql, type Kysely } from 'kysely';
+import { isPostgres } from './dialect.js';
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema

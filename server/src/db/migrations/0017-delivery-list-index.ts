@@ -17,9 +17,8 @@
  * (ADR 0025). Its list runs in the database, off the event loop, and plans from statistics.
  * On SQLite the build reads the table once at start-up (a second or so per million rows).
  */
-import { PostgresAdapter, sql, type Kysely } from 'kysely';
-
-const isPostgres = (db: Kysely<unknown>) => db.getExecutor().adapter instanceof PostgresAdapter;
+import { sql, type Kysely } from 'kysely';
+import { isPostgres } from './dialect.js';
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   if (isPostgres(db)) return;

@@ -18,9 +18,8 @@
  * 14 or later built with it (Debian's and the managed services' are): elsewhere this does nothing
  * and records stay pglz. SQLite stores text as it is (no compression to choose).
  */
-import { PostgresAdapter, sql, type Kysely } from 'kysely';
-
-const isPostgres = (db: Kysely<unknown>) => db.getExecutor().adapter instanceof PostgresAdapter;
+import { sql, type Kysely } from 'kysely';
+import { isPostgres } from './dialect.js';
 
 /** Whether this PostgreSQL can compress with LZ4: 14+ and built with it (it then lists lz4 among the values of default_toast_compression). */
 async function lz4Available(db: Kysely<unknown>): Promise<boolean> {

@@ -17,9 +17,8 @@
  * plpgsql, not sql: a plpgsql function keeps its statement's plan for the session (a sql function
  * with `set` clauses is not inlined and is planned again in every statement that calls it).
  */
-import { PostgresAdapter, sql, type Kysely } from 'kysely';
-
-const isPostgres = (db: Kysely<unknown>) => db.getExecutor().adapter instanceof PostgresAdapter;
+import { sql, type Kysely } from 'kysely';
+import { isPostgres } from './dialect.js';
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   if (!isPostgres(db)) return;

@@ -17,6 +17,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registeredStatements } from '../../../src/db/statements.js';
 import { createTestDatabase, isPostgresReachable, type TestDatabase } from '../../support/databases.js';
+import { genericPlan } from '../../support/generic-plans.js';
 import { bearer, createTestApp, type TestApp } from '../../support/test-app.js';
 
 const CONSUMERS = 2_000;
@@ -69,21 +70,6 @@ describe.runIf(await isPostgresReachable())('generic plans of the create path (P
     await db?.drop();
   });
 
-  /** The generic plan of a registered text, with these values for EXPLAIN EXECUTE. */
-  let prepared = 0;
-  async function genericPlan(text: string, values: readonly string[]): Promise<string> {
-    const name = `plan_${++prepared}`;
-    await client.query(`prepare ${name} as ${text}`);
-    await client.query('set plan_cache_mode = force_generic_plan');
-    try {
-      const { rows } = await client.query<{ 'QUERY PLAN': string }>(`explain execute ${name}(${values.map((v) => `'${v}'`).join(', ')})`);
-      return rows.map((row) => row['QUERY PLAN']).join('\n');
-    } finally {
-      await client.query('reset plan_cache_mode');
-      await client.query(`deallocate ${name}`);
-    }
-  }
-
   const registered = (pattern: RegExp) => {
     const texts = registeredStatements().filter((text) => pattern.test(text));
     expect(texts, `registered statements matching ${pattern}`).toHaveLength(1);
@@ -92,7 +78,7 @@ describe.runIf(await isPostgresReachable())('generic plans of the create path (P
 
   it('reads a returning applicant by the primary key of consumers, whatever the tenant holds', async () => {
     const text = registered(/history_counts[\s\S]*from "consumers" as "c" where c.id in \(select unnest\(\$1::text\[\]\)\)/);
-    const plan = await genericPlan(text, [`{${consumerId}}`]);
+    const plan = await genericPlan(client, text, [`{${consumerId}}`]);
     // The consumer row by its key, no filter over other rows.
     expect(plan).toMatch(/Index Scan using consumers_pkey on consumers c/);
     expect(plan).not.toMatch(/consumers_tenant/);
@@ -149,14 +135,14 @@ describe.runIf(await isPostgresReachable())('generic plans of the create path (P
   it('reads polled decisions by the primary key of decisions', async () => {
     const text = registered(/^select "id", [^]* from "decisions" where "id" = any\(\$1::text\[\]\)$/);
     const { rows } = await client.query<{ id: string }>('select id from decisions limit 2');
-    const plan = await genericPlan(text, [`{${rows.map((row) => row.id).join(',')}}`]);
+    const plan = await genericPlan(client, text, [`{${rows.map((row) => row.id).join(',')}}`]);
     expect(plan).toMatch(/decisions_pkey/);
     expect(plan).not.toMatch(/Seq Scan/);
   });
 
   it("finds a keyed request's record by the idempotency key's primary key", async () => {
     const text = registered(/^select "fingerprint", "status_code", "response_body", "request_id" from "idempotency_keys"/);
-    const plan = await genericPlan(text, [t.tenant.tenantId, 'sandbox', 'generic-plan-0', '0']);
+    const plan = await genericPlan(client, text, [t.tenant.tenantId, 'sandbox', 'generic-plan-0', '0']);
     expect(plan).toMatch(/idempotency_keys_pk/);
     expect(plan).not.toMatch(/Seq Scan|idempotency_keys_expiry/);
   });

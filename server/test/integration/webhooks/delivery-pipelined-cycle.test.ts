@@ -21,6 +21,7 @@ import { ManualClock } from '../../../src/lib/clock.js';
 import { createDeliveryWorker, type DeliveryWorker, type DeliveryWorkerOptions } from '../../../src/modules/webhooks/delivery-worker.js';
 import type { WebhookScope } from '../../../src/modules/webhooks/webhooks.service.js';
 import { createTestDatabase, isPostgresReachable, type TestDatabase } from '../../support/databases.js';
+import { genericPlan } from '../../support/generic-plans.js';
 import { pollUntil } from '../../support/server-process.js';
 import { createTestApp, type TestApp } from '../../support/test-app.js';
 import { appendEvents, endpointWithEvents } from '../../support/webhook-events.js';
@@ -297,17 +298,9 @@ describe.skipIf(!(await isPostgresReachable()))('delivery worker cycles on a pip
       for (const shape of shapes) {
         const texts = cycleStatements.filter(shape.test);
         expect(texts, `${shape.name}: registered statements`).toHaveLength(1);
-        await client.query(`prepare cycle_statement as ${texts[0]}`);
-        await client.query('set plan_cache_mode = force_generic_plan');
-        try {
-          const { rows } = await client.query<{ 'QUERY PLAN': string }>(`explain execute cycle_statement(${shape.values.map((v) => `'${v}'`).join(', ')})`);
-          const plan = rows.map((row) => row['QUERY PLAN']).join('\n');
-          expect(plan, shape.name).toMatch(/Index (Only )?Scan using webhook_deliveries_\w+ on webhook_deliveries|Bitmap Index Scan on webhook_deliveries_\w+/);
-          expect(plan, shape.name).not.toMatch(/Seq Scan on (webhook_deliveries|webhook_attempts|webhook_endpoints|events)\b/);
-        } finally {
-          await client.query('reset plan_cache_mode');
-          await client.query('deallocate cycle_statement');
-        }
+        const plan = await genericPlan(client, texts[0]!, shape.values);
+        expect(plan, shape.name).toMatch(/Index (Only )?Scan using webhook_deliveries_\w+ on webhook_deliveries|Bitmap Index Scan on webhook_deliveries_\w+/);
+        expect(plan, shape.name).not.toMatch(/Seq Scan on (webhook_deliveries|webhook_attempts|webhook_endpoints|events)\b/);
       }
     } finally {
       await client.end();
