@@ -123,7 +123,7 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
   const consumers = createConsumersService({ db: storage.db, readDb: storage.readDb, clock, random, secretBox, dialect: storage.dialect });
   const tenants = createTenantsService({ db: storage.db, clock, random, apiKeys, consumers });
   const transactions = createTransactionRunner(storage, config.sqliteWriterThread === 'always' ? { offload: () => true } : {});
-  const idempotency = createIdempotencyService({ db: storage.db, readDb: storage.readDb, transactions, clock, secretBox });
+  const idempotency = createIdempotencyService({ db: storage.db, readDb: storage.readDb, transactions, clock, secretBox, dialect: storage.dialect });
   // Every event appended also becomes its webhook deliveries, in the same transaction. Plans of
   // appends are made only when the runner would use them (SQLite's writer thread, saturated).
   const outbox = createOutbox({

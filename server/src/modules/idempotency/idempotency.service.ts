@@ -6,7 +6,9 @@
  * not matter). The life of a keyed request:
  *
  * 1. Look for a finished record. Same fingerprint: replay its status and body byte for byte (with
- *    `Idempotent-Replayed: true`). Different fingerprint: 409 `idempotency_conflict`.
+ *    `Idempotent-Replayed: true`). Different fingerprint: 409 `idempotency_conflict`. On
+ *    PostgreSQL the lookups of keyed requests that arrive together go as one statement
+ *    (db/batched-read.ts, as a create's applicant reads do), each key found by the primary key.
  * 2. If this process is already running the same key, wait for it (at most 5 s), then go to 1;
  *    still running after 5 s: 409.
  * 3. Otherwise prepare (slow work such as a credit pull runs here, outside any transaction), then
@@ -30,7 +32,7 @@
  * decisions table itself keeps only sealed. Bodies stored before sealing (plain JSON) still replay.
  */
 import { createHash } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Clock } from '../../lib/clock.js';
 import type { SecretBox } from '../../lib/crypto.js';
 import type { Environment } from '../../config/config.js';
@@ -39,6 +41,8 @@ import { PlannedUnitFailed, type PlannableUnit, type TransactionRunner } from '.
 import { PURGE_BATCH, purgeInBatches } from '../../db/batched-purge.js';
 import { plannedStatement } from '../../db/sqlite-writer-thread.js';
 import { template } from '../../db/statements.js';
+import { batchedRead } from '../../db/batched-read.js';
+import type { DialectName } from '../../db/database.js';
 import { ApiError, errorBody } from '../../http/errors/error-registry.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -110,6 +114,7 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
+type FinishedRow = { fingerprint: string; status_code: number | null; response_body: string | null; request_id: string };
 class KeyAlreadyClaimed extends Error {}
 
 /** A planned claim's failure when a live record holds the key (the insert returned no row). */
@@ -119,7 +124,14 @@ const alreadyClaimed = (err: unknown) => err instanceof KeyAlreadyClaimed || (er
 /** A keyed request's parameters, its fingerprint computed once. */
 type KeyedParams = Omit<ExecuteParams, 'key' | 'fingerprint'> & { key: string; fingerprint: string };
 
-export function createIdempotencyService(deps: { db: Kysely<Database>; readDb: Kysely<Database>; transactions: TransactionRunner; clock: Clock; secretBox: SecretBox }) {
+export function createIdempotencyService(deps: {
+  db: Kysely<Database>;
+  readDb: Kysely<Database>;
+  transactions: TransactionRunner;
+  clock: Clock;
+  secretBox: SecretBox;
+  dialect: DialectName;
+}) {
   const { db, transactions, clock } = deps;
   const inFlight = new Map<string, Promise<unknown>>();
 
@@ -159,6 +171,11 @@ export function createIdempotencyService(deps: { db: Kysely<Database>; readDb: K
   }
 
   // The statements of every keyed request, built and compiled once (db/statements.ts).
+  //
+  // SQLite: one key's finished record. Its statement is a synchronous call on this thread, so
+  // there is no round trip to save; batching its lookups was measured slower (docs/performance.md,
+  // "twenty-fourth session").
+  const postgres = deps.dialect === 'postgres';
   const finishedRecord = template(['tenantId', 'environment', 'key', 'now'], (p) =>
     deps.readDb
       .selectFrom('idempotency_keys')
@@ -168,6 +185,58 @@ export function createIdempotencyService(deps: { db: Kysely<Database>; readDb: K
       .where('idempotency_key', '=', p.key)
       .where('expires_at', '>', p.now),
   );
+  // PostgreSQL: the finished records of several keys ($1, $2, $3 their tenants, environments and
+  // keys; $4 now), each with its scope so that rows can be matched to the requests that asked.
+  // Each key is found by the primary key on its own (a LATERAL lookup with LIMIT 1: a plan made
+  // without statistics cannot turn it into a join that scans the table; generic-plans.test.ts).
+  const finishedRecords = template(['tenants', 'environments', 'keys', 'now'], (p) =>
+    deps.readDb
+      .selectFrom(
+        sql<{ tenant_id: string; environment: string; idempotency_key: string }>`(select * from unnest(${p.tenants}::text[], ${p.environments}::text[], ${p.keys}::text[]) as u(tenant_id, environment, idempotency_key))`.as('k'),
+      )
+      .innerJoinLateral(
+        (eb) =>
+          eb
+            .selectFrom('idempotency_keys as i')
+            .select(['i.fingerprint', 'i.status_code', 'i.response_body', 'i.request_id'])
+            .whereRef('i.tenant_id', '=', 'k.tenant_id')
+            .whereRef('i.environment', '=', 'k.environment')
+            .whereRef('i.idempotency_key', '=', 'k.idempotency_key')
+            .where('i.expires_at', '>', p.now)
+            .limit(sql.lit(1))
+            .as('r'),
+        (join) => join.onTrue(),
+      )
+      .select(['k.tenant_id', 'k.environment', 'k.idempotency_key', 'r.fingerprint', 'r.status_code', 'r.response_body', 'r.request_id']),
+  );
+  /** Scope and key as one string, the batched reader's id (keys are printable ASCII: no NUL). */
+  const lookupId = (tenantId: string, environment: string, key: string) => `${tenantId}\u0000${environment}\u0000${key}`;
+  // The lookups of keyed requests that arrive together, as one statement (db/batched-read.ts):
+  // each statement on its own cost a round trip, a backend's wake-up and an executor start. Two
+  // statements out at a time, as the applicant reads (consumers.service.ts).
+  const readFinishedTogether = batchedRead({
+    keyIndex: 0,
+    fetch: async (ids) => {
+      const tenants: string[] = [];
+      const environments: string[] = [];
+      const keys: string[] = [];
+      for (const id of ids) {
+        const [tenant, environment, key] = id.split('\u0000') as [string, string, string];
+        tenants.push(tenant);
+        environments.push(environment);
+        keys.push(key);
+      }
+      const { rows } = await deps.readDb.executeQuery(finishedRecords({ tenants, environments, keys, now: clock.now().getTime() }));
+      return rows.map((row) => [lookupId(row.tenant_id, row.environment, row.idempotency_key), row]);
+    },
+    maxBatchesInFlight: 2,
+  });
+  async function readFinished(params: KeyedParams): Promise<FinishedRow | undefined> {
+    const { tenantId, environment } = params.scope;
+    if (postgres) return (await readFinishedTogether(lookupId(tenantId, environment, params.key)))?.[1] as FinishedRow | undefined;
+    const { rows } = await deps.readDb.executeQuery(finishedRecord({ tenantId, environment, key: params.key, now: clock.now().getTime() }));
+    return rows[0];
+  }
   const claimRecord = template(['tenantId', 'environment', 'key', 'fingerprint', 'statusCode', 'body', 'requestId', 'now', 'expiresAt'], (p) => {
     const values = { fingerprint: p.fingerprint, status_code: p.statusCode, response_body: p.body, request_id: p.requestId, created_at: p.now, expires_at: p.expiresAt };
     return db
@@ -178,10 +247,7 @@ export function createIdempotencyService(deps: { db: Kysely<Database>; readDb: K
   });
 
   async function findFinished(params: KeyedParams): Promise<FinalResponse | null> {
-    const { rows } = await deps.readDb.executeQuery(
-      finishedRecord({ tenantId: params.scope.tenantId, environment: params.scope.environment, key: params.key, now: clock.now().getTime() }),
-    );
-    const row = rows[0];
+    const row = await readFinished(params);
     if (!row || row.status_code === null || row.response_body === null) return null;
     if (row.fingerprint !== params.fingerprint) {
       throw new ApiError('idempotency_conflict', 'This Idempotency-Key was already used with a different request; use a new key for a new request.');

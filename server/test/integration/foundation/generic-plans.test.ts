@@ -11,7 +11,7 @@
  * connection of their own and EXPLAIN them under `plan_cache_mode = force_generic_plan`, on a
  * tenant with many consumers and no statistics; and count the rows the applicant read takes from
  * decisions for a consumer with many (its history through migration 0020's function, ADR 0038).
- * The poll's read and the idempotency record's are checked the same way.
+ * The poll's read and the idempotency records' (several keys at once) are checked the same way.
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -142,10 +142,21 @@ describe.runIf(await isPostgresReachable())('generic plans of the create path (P
     expect(plan).not.toMatch(/Seq Scan/);
   });
 
-  it("finds a keyed request's record by the idempotency key's primary key", async () => {
-    const text = registered(/^select "fingerprint", "status_code", "response_body", "request_id" from "idempotency_keys"/);
-    const plan = await genericPlan(client, text, [t.tenant.tenantId, 'sandbox', 'generic-plan-0', '0']);
-    expect(plan).toMatch(/idempotency_keys_pk/);
-    expect(plan).not.toMatch(/Seq Scan|idempotency_keys_expiry/);
+  it("finds keyed requests' records, several at once, each by the idempotency key's primary key", async () => {
+    const text = registered(/unnest\(\$1::text\[\], \$2::text\[\], \$3::text\[\]\)[\s\S]*from "idempotency_keys" as "i"/);
+    // Many records of the same tenant and environment, and still no statistics.
+    await client.query(
+      `insert into idempotency_keys
+         select tenant_id, environment, idempotency_key || '-copy-' || g, fingerprint, status_code, response_body, request_id, created_at, expires_at
+         from idempotency_keys, generate_series(1, 2000) g where idempotency_key = 'generic-plan-0'`,
+    );
+    const tenant = t.tenant.tenantId;
+    const values = [`{${tenant},${tenant},${tenant}}`, '{sandbox,sandbox,live}', '{generic-plan-0,generic-plan-2,generic-plan-0}', '0'];
+    const plan = await genericPlan(client, text, values);
+    expect(plan).toMatch(/Index Scan using idempotency_keys_pk on idempotency_keys i/);
+    expect(plan).not.toMatch(/Seq Scan on idempotency_keys|idempotency_keys_expiry/);
+    // Each key with its scope: the live one was never stored.
+    const { rows } = await client.query<{ environment: string; idempotency_key: string }>(text, values);
+    expect(rows.map((row) => `${row.environment} ${row.idempotency_key}`).sort()).toEqual(['sandbox generic-plan-0', 'sandbox generic-plan-2']);
   });
 });

@@ -296,7 +296,7 @@ describe('the planned idempotency claim [sqlite]', () => {
   it('answers with the record that another writer committed between the lookup and the planned claim, and writes nothing of its own', async () => {
     const clock = new ManualClock('2026-03-03T10:00:00.000Z');
     const secretBox = createSecretBox(Buffer.alloc(32, 7));
-    const idempotency = createIdempotencyService({ db: storage.db, readDb: storage.readDb, transactions: createTransactionRunner(storage, always), clock, secretBox });
+    const idempotency = createIdempotencyService({ db: storage.db, readDb: storage.readDb, transactions: createTransactionRunner(storage, always), clock, secretBox, dialect: storage.dialect });
     const scope = { tenantId: 'tenant-race', environment: 'sandbox' as const };
     // The other writer: a second connection of its own to the file (another process would do the same).
     const other = new SqliteDatabase(path.join(testDb.dataDir, 'cds.sqlite'));
