@@ -64,7 +64,7 @@ describe.runIf(await isPostgresReachable())('idempotency lookups of requests tha
       .execute();
   }
 
-  it('sends one statement for the lookups of five keyed requests, and gives each request its own record', async () => {
+  it('sends one statement for the lookups of six keyed requests (five keys), and gives each request its own record', async () => {
     // The same key in three scopes, each with its own answer; one expired record; one key never used.
     await stored(tenantA, 'order-1', '{"scope":"a sandbox"}', 'req_a');
     await stored(tenantALive, 'order-1', '{"scope":"a live"}', 'req_a_live');
