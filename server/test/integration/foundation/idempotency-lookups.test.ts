@@ -5,11 +5,12 @@
  * found, and a different body under a found key is still a 409 for that request alone.
  *
  * The service runs on a real PostgreSQL database, with its lookups counted: they are the only
- * statements it sends through `readDb`.
+ * statements it sends through `readDb`. A look-up that fails fails the requests of its batch, and
+ * the next batch runs.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KyselyPlugin } from 'kysely';
-import { migrateToLatest, openStorage, type Storage } from '../../../src/db/database.js';
+import { isDatabaseUnavailable, migrateToLatest, openStorage, type Storage } from '../../../src/db/database.js';
 import { createTransactionRunner } from '../../../src/db/group-commit.js';
 import { createIdempotencyService, type IdempotencyScope } from '../../../src/modules/idempotency/idempotency.service.js';
 import { createSecretBox } from '../../../src/lib/crypto.js';
@@ -23,10 +24,15 @@ describe.runIf(await isPostgresReachable())('idempotency lookups of requests tha
   const clock = new ManualClock('2026-11-29T12:00:00.000Z');
   const secretBox = createSecretBox(Buffer.alloc(32, 9));
   let lookups = 0;
+  /** When set, the next look-up fails with this error after it ran, as a lost connection would. */
+  let failNext: Error | null = null;
   const counting: KyselyPlugin = {
     transformQuery: (args) => args.node,
     transformResult: async (args) => {
       lookups += 1;
+      const failure = failNext;
+      failNext = null;
+      if (failure) throw failure;
       return args.result;
     },
   };
@@ -124,5 +130,47 @@ describe.runIf(await isPostgresReachable())('idempotency lookups of requests tha
     expect(again[0]).toMatchObject({ statusCode: 201, body: '{"ran":"order-old"}', replayed: true });
     expect(again[1]).toMatchObject({ statusCode: 201, body: '{"ran":"order-new"}', replayed: true });
     expect(ran).toBe(2);
+  });
+
+  it("fails every request of a batch whose look-up failed, with the database's error, and the next batch runs", async () => {
+    await stored(tenantA, 'order-after-outage', '{"scope":"kept"}', 'req_kept');
+    const service = createIdempotencyService({
+      db: storage.db,
+      readDb: storage.readDb.withPlugin(counting),
+      transactions: createTransactionRunner(storage),
+      clock,
+      secretBox,
+      dialect: storage.dialect,
+    });
+    let ran = 0;
+    const request = (key: string) =>
+      service
+        .execute({
+          scope: tenantA,
+          key,
+          fingerprint: () => `fingerprint-of-${key}`,
+          requestId: `req_${key}`,
+          prepare: async () => {
+            ran += 1;
+            return async () => ({ statusCode: 201, body: '{}' });
+          },
+        })
+        .catch((err: unknown) => err);
+
+    const lost = Object.assign(new Error('Connection terminated unexpectedly'), { code: 'ECONNRESET' });
+    failNext = lost;
+    lookups = 0;
+    const failed = await Promise.all([request('order-after-outage'), request('order-during-outage')]);
+    expect(lookups).toBe(1);
+    // Both get the error itself, which the HTTP layer answers with a 503, and neither ran its work.
+    expect(failed).toEqual([lost, lost]);
+    expect(isDatabaseUnavailable(lost)).toBe(true);
+    expect(ran).toBe(0);
+
+    // The reader is not stuck behind the failure: the same requests are answered in the next batch.
+    const answered = await Promise.all([request('order-after-outage'), request('order-during-outage')]);
+    expect(answered[0]).toMatchObject({ statusCode: 200, body: '{"scope":"kept"}', replayed: true });
+    expect(answered[1]).toMatchObject({ statusCode: 201, replayed: false });
+    expect(ran).toBe(1);
   });
 });
