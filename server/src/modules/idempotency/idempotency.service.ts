@@ -115,6 +115,80 @@ export function canonicalJson(value: unknown): string {
 }
 
 type FinishedRow = { fingerprint: string; status_code: number | null; response_body: string | null; request_id: string };
+/** A key's finished record (not expired), or undefined. */
+type FinishedLookup = (scope: IdempotencyScope, key: string) => Promise<FinishedRow | undefined>;
+
+/**
+ * SQLite: one statement per look-up. It is a synchronous call on this thread, so there is no round
+ * trip to save; batching these look-ups was measured slower (docs/performance.md, "twenty-fourth
+ * session").
+ */
+function finishedLookup(readDb: Kysely<Database>, clock: Clock): FinishedLookup {
+  const finishedRecord = template(['tenantId', 'environment', 'key', 'now'], (p) =>
+    readDb
+      .selectFrom('idempotency_keys')
+      .select(['fingerprint', 'status_code', 'response_body', 'request_id'])
+      .where('tenant_id', '=', p.tenantId)
+      .where('environment', '=', p.environment)
+      .where('idempotency_key', '=', p.key)
+      .where('expires_at', '>', p.now),
+  );
+  return async (scope, key) =>
+    (await readDb.executeQuery(finishedRecord({ tenantId: scope.tenantId, environment: scope.environment, key, now: clock.now().getTime() }))).rows[0];
+}
+
+/**
+ * PostgreSQL: the look-ups of keyed requests that arrive together, as one statement
+ * (db/batched-read.ts): each statement on its own cost a round trip, a backend's wake-up and an
+ * executor start. Two statements out at a time, as the applicant reads (consumers.service.ts).
+ * The statement ($1, $2, $3 the tenants, environments and keys; $4 now) finds each key by the
+ * primary key on its own (a LATERAL lookup with LIMIT 1: a plan made without statistics cannot
+ * turn it into a join that scans the table; generic-plans.test.ts), and returns it with its scope,
+ * so that rows can be matched to the requests that asked.
+ */
+function finishedLookupsTogether(readDb: Kysely<Database>, clock: Clock): FinishedLookup {
+  const finishedRecords = template(['tenants', 'environments', 'keys', 'now'], (p) =>
+    readDb
+      .selectFrom(
+        sql<{ tenant_id: string; environment: string; idempotency_key: string }>`(select * from unnest(${p.tenants}::text[], ${p.environments}::text[], ${p.keys}::text[]) as u(tenant_id, environment, idempotency_key))`.as('k'),
+      )
+      .innerJoinLateral(
+        (eb) =>
+          eb
+            .selectFrom('idempotency_keys as i')
+            .select(['i.fingerprint', 'i.status_code', 'i.response_body', 'i.request_id'])
+            .whereRef('i.tenant_id', '=', 'k.tenant_id')
+            .whereRef('i.environment', '=', 'k.environment')
+            .whereRef('i.idempotency_key', '=', 'k.idempotency_key')
+            .where('i.expires_at', '>', p.now)
+            .limit(sql.lit(1))
+            .as('r'),
+        (join) => join.onTrue(),
+      )
+      .select(['k.tenant_id', 'k.environment', 'k.idempotency_key', 'r.fingerprint', 'r.status_code', 'r.response_body', 'r.request_id']),
+  );
+  /** Scope and key as one string, the batched reader's id (keys are printable ASCII: no NUL). */
+  const lookupId = (tenantId: string, environment: string, key: string) => `${tenantId}\u0000${environment}\u0000${key}`;
+  const read = batchedRead({
+    keyIndex: 0,
+    fetch: async (ids) => {
+      const tenants: string[] = [];
+      const environments: string[] = [];
+      const keys: string[] = [];
+      for (const id of ids) {
+        const [tenant, environment, key] = id.split('\u0000') as [string, string, string];
+        tenants.push(tenant);
+        environments.push(environment);
+        keys.push(key);
+      }
+      const { rows } = await readDb.executeQuery(finishedRecords({ tenants, environments, keys, now: clock.now().getTime() }));
+      return rows.map((row) => [lookupId(row.tenant_id, row.environment, row.idempotency_key), row]);
+    },
+    maxBatchesInFlight: 2,
+  });
+  return async (scope, key) => (await read(lookupId(scope.tenantId, scope.environment, key)))?.[1] as FinishedRow | undefined;
+}
+
 class KeyAlreadyClaimed extends Error {}
 
 /** A planned claim's failure when a live record holds the key (the insert returned no row). */
@@ -171,72 +245,7 @@ export function createIdempotencyService(deps: {
   }
 
   // The statements of every keyed request, built and compiled once (db/statements.ts).
-  //
-  // SQLite: one key's finished record. Its statement is a synchronous call on this thread, so
-  // there is no round trip to save; batching its lookups was measured slower (docs/performance.md,
-  // "twenty-fourth session").
-  const postgres = deps.dialect === 'postgres';
-  const finishedRecord = template(['tenantId', 'environment', 'key', 'now'], (p) =>
-    deps.readDb
-      .selectFrom('idempotency_keys')
-      .select(['fingerprint', 'status_code', 'response_body', 'request_id'])
-      .where('tenant_id', '=', p.tenantId)
-      .where('environment', '=', p.environment)
-      .where('idempotency_key', '=', p.key)
-      .where('expires_at', '>', p.now),
-  );
-  // PostgreSQL: the finished records of several keys ($1, $2, $3 their tenants, environments and
-  // keys; $4 now), each with its scope so that rows can be matched to the requests that asked.
-  // Each key is found by the primary key on its own (a LATERAL lookup with LIMIT 1: a plan made
-  // without statistics cannot turn it into a join that scans the table; generic-plans.test.ts).
-  const finishedRecords = template(['tenants', 'environments', 'keys', 'now'], (p) =>
-    deps.readDb
-      .selectFrom(
-        sql<{ tenant_id: string; environment: string; idempotency_key: string }>`(select * from unnest(${p.tenants}::text[], ${p.environments}::text[], ${p.keys}::text[]) as u(tenant_id, environment, idempotency_key))`.as('k'),
-      )
-      .innerJoinLateral(
-        (eb) =>
-          eb
-            .selectFrom('idempotency_keys as i')
-            .select(['i.fingerprint', 'i.status_code', 'i.response_body', 'i.request_id'])
-            .whereRef('i.tenant_id', '=', 'k.tenant_id')
-            .whereRef('i.environment', '=', 'k.environment')
-            .whereRef('i.idempotency_key', '=', 'k.idempotency_key')
-            .where('i.expires_at', '>', p.now)
-            .limit(sql.lit(1))
-            .as('r'),
-        (join) => join.onTrue(),
-      )
-      .select(['k.tenant_id', 'k.environment', 'k.idempotency_key', 'r.fingerprint', 'r.status_code', 'r.response_body', 'r.request_id']),
-  );
-  /** Scope and key as one string, the batched reader's id (keys are printable ASCII: no NUL). */
-  const lookupId = (tenantId: string, environment: string, key: string) => `${tenantId}\u0000${environment}\u0000${key}`;
-  // The lookups of keyed requests that arrive together, as one statement (db/batched-read.ts):
-  // each statement on its own cost a round trip, a backend's wake-up and an executor start. Two
-  // statements out at a time, as the applicant reads (consumers.service.ts).
-  const readFinishedTogether = batchedRead({
-    keyIndex: 0,
-    fetch: async (ids) => {
-      const tenants: string[] = [];
-      const environments: string[] = [];
-      const keys: string[] = [];
-      for (const id of ids) {
-        const [tenant, environment, key] = id.split('\u0000') as [string, string, string];
-        tenants.push(tenant);
-        environments.push(environment);
-        keys.push(key);
-      }
-      const { rows } = await deps.readDb.executeQuery(finishedRecords({ tenants, environments, keys, now: clock.now().getTime() }));
-      return rows.map((row) => [lookupId(row.tenant_id, row.environment, row.idempotency_key), row]);
-    },
-    maxBatchesInFlight: 2,
-  });
-  async function readFinished(params: KeyedParams): Promise<FinishedRow | undefined> {
-    const { tenantId, environment } = params.scope;
-    if (postgres) return (await readFinishedTogether(lookupId(tenantId, environment, params.key)))?.[1] as FinishedRow | undefined;
-    const { rows } = await deps.readDb.executeQuery(finishedRecord({ tenantId, environment, key: params.key, now: clock.now().getTime() }));
-    return rows[0];
-  }
+  const readFinished = deps.dialect === 'postgres' ? finishedLookupsTogether(deps.readDb, clock) : finishedLookup(deps.readDb, clock);
   const claimRecord = template(['tenantId', 'environment', 'key', 'fingerprint', 'statusCode', 'body', 'requestId', 'now', 'expiresAt'], (p) => {
     const values = { fingerprint: p.fingerprint, status_code: p.statusCode, response_body: p.body, request_id: p.requestId, created_at: p.now, expires_at: p.expiresAt };
     return db
@@ -247,7 +256,7 @@ export function createIdempotencyService(deps: {
   });
 
   async function findFinished(params: KeyedParams): Promise<FinalResponse | null> {
-    const row = await readFinished(params);
+    const row = await readFinished(params.scope, params.key);
     if (!row || row.status_code === null || row.response_body === null) return null;
     if (row.fingerprint !== params.fingerprint) {
       throw new ApiError('idempotency_conflict', 'This Idempotency-Key was already used with a different request; use a new key for a new request.');
