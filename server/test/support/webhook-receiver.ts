@@ -20,6 +20,8 @@ export type ReceiverMode =
   | { kind: 'status'; status: number; body?: string; delayMs?: number; delaysMs?: number[] }
   /** Accept the request and never answer (the sender must time out). */
   | { kind: 'hang' }
+  /** Hold the answer (200) until the test releases it (`release`), oldest first. */
+  | { kind: 'held' }
   /** Destroy the connection with a TCP reset instead of answering. */
   | { kind: 'reset' }
   /** 3xx with a Location pointing at `/redirected` on this receiver (which must never be hit). */
@@ -49,6 +51,8 @@ export interface WebhookReceiver {
   setMode(pathname: string | '*', mode: ReceiverMode | number): void;
   /** Most requests in flight at once on a path. */
   maxConcurrent(pathname: string): number;
+  /** Answers the oldest `count` requests a `held` mode is holding on a path (all of them by default); returns how many. */
+  release(pathname: string, count?: number): number;
   /** Resolves once predicate holds; on time-out the error says how many arrived and, if given, describe()'s text (say, the server's log tail). */
   waitFor(predicate: (requests: ReceivedWebhook[]) => boolean, timeoutMs?: number, describe?: () => string): Promise<void>;
   clear(): void;
@@ -115,6 +119,8 @@ export async function startWebhookReceiver(options: { certificate?: 'trusted' | 
   const maxInFlight = new Map<string, number>();
   const sockets = new Set<Socket>();
   const waiters = new Set<() => void>();
+  /** Per path, the answers a `held` mode is holding, oldest first. */
+  const holding = new Map<string, Array<() => void>>();
 
   const server: Server = createServer({ cert: leaf.cert, key: leaf.key }, (req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
@@ -191,6 +197,17 @@ export async function startWebhookReceiver(options: { certificate?: 'trusted' | 
       }
       case 'hang':
         return;
+      case 'held': {
+        const pathname = (req.url ?? '/').split('?')[0]!;
+        const queue = holding.get(pathname) ?? [];
+        holding.set(pathname, queue);
+        queue.push(() => {
+          if (res.destroyed) return;
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.end('{"received":true}');
+        });
+        return;
+      }
       case 'reset': {
         // resetAndDestroy works on the TCP socket under the TLS one (a TLSSocket refuses it).
         const tcp = (req.socket as unknown as { _parent?: Socket })._parent;
@@ -216,6 +233,12 @@ export async function startWebhookReceiver(options: { certificate?: 'trusted' | 
       modes.set(pathname, typeof mode === 'number' ? { kind: 'status', status: mode } : mode);
     },
     maxConcurrent: (pathname) => maxInFlight.get(pathname) ?? 0,
+    release(pathname, count = Infinity) {
+      const queue = holding.get(pathname) ?? [];
+      const answers = queue.splice(0, count);
+      for (const answerNow of answers) answerNow();
+      return answers.length;
+    },
     waitFor(predicate, timeoutMs = 10_000, describe) {
       return new Promise((resolve, reject) => {
         const check = () => {

@@ -14,7 +14,8 @@
  *    where this worker's lease token still matches; every attempt row; each final outcome moves its
  *    endpoint's consecutive-failure count, the 50th failure in a row disabling it. On PostgreSQL the
  *    common case (no final failure) is one statement for the whole batch. The row stays leased
- *    until this commits; its send slot was freed when its HTTP exchange ended.
+ *    until this commits; its send slot was freed when its HTTP exchange ended, and so was its
+ *    place in what the worker holds at the endpoint (below).
  * 2. Claim. List endpoints (active only) with due, unleased deliveries, oldest due first, with how
  *    many of each are in flight anywhere (only the endpoints with pending deliveries are looked
  *    at, found by skipping through the queue's index: ADR 0025), and deal the free slots
@@ -32,6 +33,8 @@
  *    A worker claims ahead (ADR 0031): up to twice what it may send, at each endpoint and in all.
  *    What it may send at an endpoint is the cap minus what the other workers held there when it
  *    last claimed there; the rest waits in the worker, in due order, for a slot of its endpoint.
+ *    What a worker holds is what it has still to send there, sending or waiting: a delivery whose
+ *    send ended counts no more, though its result may wait for the next cycle.
  * 3. Send. A claimed delivery starts as soon as it has a send slot, at once or when a send at its
  *    endpoint ends (not at the next cycle: that is what claiming ahead is for): envelope {id, type,
  *    created, attempt, data}, a fresh signature for this attempt (two `v1=` during a rotation
@@ -673,9 +676,12 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
   /** Sends in progress (they hold the slots). */
   const inFlight = new Map<string, Promise<void>>();
   /**
-   * Per endpoint, the deliveries this worker holds: claimed and their result not yet written (or
-   * given up). What each transaction that claims or records writes to `webhook_in_flight` under
-   * `workerId`, for the per-endpoint cap (ADR 0021).
+   * Per endpoint, the deliveries this worker holds: claimed and not yet sent to the end (sending,
+   * or waiting for a slot). What each transaction that claims or records writes to
+   * `webhook_in_flight` under `workerId`, for the per-endpoint cap (ADR 0021). A delivery leaves it
+   * when its send ends, not when its result is written: the cap is on sends, and a result written
+   * by the next cycle would otherwise keep room from the claim of the cycle that runs meanwhile
+   * (ADR 0031, amended; the sends at the bench's receiver end within a cycle).
    */
   const held = new Map<string, number>();
   /**
@@ -844,10 +850,6 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
         } catch (single) {
           b.reject(single);
         }
-        // Written or given up, this worker no longer holds it. Given up, the stored count still
-        // includes it until this worker next writes that endpoint's count or the count expires:
-        // an overcount, on the side of the cap.
-        release(b.outcome.delivery.endpointId);
       }
       throw err;
     }
@@ -858,7 +860,6 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
     if (batch.length > 0) {
       counters.writes += 1;
       report(outcomes, done.written);
-      for (const o of outcomes) release(o.delivery.endpointId);
       for (const b of batch) b.resolve();
       // What waits for an endpoint this batch disabled is not sent.
       for (const endpointId of done.written.disabled) giveBack(endpointId);
@@ -875,7 +876,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
     return done.claimed.length;
   }
 
-  /** Written, given up or given back: this worker no longer holds the delivery. */
+  /** Its send ended, or it was given back unsent: this worker no longer holds the delivery. */
   function release(endpointId: string): void {
     const n = (held.get(endpointId) ?? 0) - 1;
     if (n > 0) held.set(endpointId, n);
@@ -920,11 +921,12 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
    * What this worker will hold at each endpoint `recorded` or `claimed` touches once the
    * transaction that writes them commits (ADR 0021): written in that transaction, so the counts
    * commit with the results and leases they describe, and a rolled-back transaction leaves the
-   * previous counts, still true. Sorted by endpoint.
+   * previous counts, an overcount at most (a result's delivery left `held` when its send ended,
+   * so writing it changes nothing there; its endpoint's count is written anew). Sorted by endpoint.
    */
   function heldAfter(recorded: readonly Outcome[], claimed: readonly ClaimedDelivery[]): [string, number][] {
     const after = new Map<string, number>();
-    for (const o of recorded) after.set(o.delivery.endpointId, (after.get(o.delivery.endpointId) ?? heldNow(o.delivery.endpointId)) - 1);
+    for (const o of recorded) after.set(o.delivery.endpointId, after.get(o.delivery.endpointId) ?? heldNow(o.delivery.endpointId));
     for (const d of claimed) after.set(d.endpointId, (after.get(d.endpointId) ?? heldNow(d.endpointId)) + 1);
     return [...after].map(([id, n]): [string, number] => [id, Math.max(0, n)]).sort((a, b) => compare(a[0], b[0]));
   }
@@ -1208,6 +1210,9 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
       })
       .finally(() => {
         inFlight.delete(delivery.id);
+        // Its send has ended: it no longer counts against the cap, though its row stays leased
+        // until its result is written (ADR 0031, amended).
+        release(delivery.endpointId);
         const n = (sendingAt.get(delivery.endpointId) ?? 0) - 1;
         if (n > 0) sendingAt.set(delivery.endpointId, n);
         else sendingAt.delete(delivery.endpointId);
@@ -1408,10 +1413,15 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
       const results = CompiledQuery.raw(PG_RESULTS, parameters) as CompiledQuery<ResultRow>;
       answer = (await (last ? tx.runLast(results) : tx.run(results))).rows;
     } else {
-      // All this worker holds once the results are written: what it holds now, where the batch
-      // touched an endpoint its count after.
+      // What the listing counts as this worker's: what it holds now, less the sends still out.
+      // Those may end before the claim is planned (their answer comes while this statement runs),
+      // and the claim counts what it holds then (claimDue), so an endpoint is only left out where
+      // deliveries wait for its slots. Counted in full, an endpoint just claimed to its limit was
+      // left out of the next cycle, however many of its sends ended meanwhile: every other cycle
+      // claimed there (ADR 0031, amended).
       const mine = new Map([...held.keys()].map((endpointId) => [endpointId, Math.max(0, heldNow(endpointId))]));
       for (const [endpointId, n] of counts) mine.set(endpointId, n);
+      for (const [endpointId, n] of sendingAt) mine.set(endpointId, Math.max(0, (mine.get(endpointId) ?? 0) - n));
       parameters.push(clock.now().getTime(), options.perEndpointConcurrency, free, [...mine.keys()], [...mine.values()], ahead);
       answer = (await tx.run(CompiledQuery.raw(PG_RESULTS_THEN_CANDIDATES, parameters) as CompiledQuery<ResultOrCandidateRow>)).rows;
     }

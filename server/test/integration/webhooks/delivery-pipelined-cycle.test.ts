@@ -209,6 +209,79 @@ describe.skipIf(!(await isPostgresReachable()))('delivery worker cycles on a pip
     expect(worker!.stats()).toMatchObject({ delivered: 6, leasesLost: 0 });
   });
 
+  it('a claim counts what its worker has still to send (sends that ended while the cycle ran free their room, their results not yet written), and the listing does not count the sends still out (ADR 0031)', async () => {
+    const { endpointId, eventIds } = await endpointWithEvents(t, scope, receiver.url('/room'), 20, 'room');
+    // The receiver answers only when the test says, so the test knows what is sending, waiting
+    // and finished at every step.
+    receiver.setMode('/room', { kind: 'held' });
+    // Every claim's counts per endpoint (its $2), and a gate in front of each of the first three
+    // results statements: the test decides when each goes out, and so what ends meanwhile.
+    const claims: number[][] = [];
+    const gates = Array.from({ length: 3 }, () => {
+      let open!: () => void;
+      let reach!: () => void;
+      const opened = new Promise<void>((resolve) => (open = resolve));
+      const reached = new Promise<void>((resolve) => (reach = resolve));
+      return { opened, open, reached, reach };
+    });
+    let resultsSent = 0;
+    const pool: PipelinedPool = {
+      connect: async () => {
+        const connection = await t.ctx.storage.pipelined!.connect();
+        return {
+          query: <R>(text: string, values?: readonly unknown[]) => {
+            const kind = kindOf(text);
+            if (kind === 'claim') claims.push([...(values![1] as number[])]);
+            const gate = kind === 'results' ? gates[resultsSent++] : undefined;
+            if (!gate) return connection.query<R>(text, values);
+            gate.reach();
+            return gate.opened.then(() => connection.query<R>(text, values));
+          },
+          corked: (send: () => void) => connection.corked(send),
+          release: (destroy?: boolean) => connection.release(destroy),
+        };
+      },
+    };
+    const seen = (n: number) => receiver.waitFor(() => receiver.requestsTo('/room').length === n);
+    // Cap 4, claiming ahead: the worker holds up to 8 there. No poll: only ended sends drive cycles.
+    startWorker(pool, { concurrency: 16, perEndpointConcurrency: 4, pollIntervalMs: 600_000 });
+    await seen(4);
+    expect(claims).toEqual([[8]]);
+
+    // The first send ends (1 finished, 4 sending, 3 waiting): a cycle starts, its results held.
+    receiver.release('/room', 1);
+    await gates[0]!.reached;
+    await seen(5);
+    // Two more end while that cycle waits: 3 finished, 4 sending, 1 waiting.
+    receiver.release('/room', 2);
+    await seen(7);
+    gates[0]!.open();
+    // The cycle wrote the first result and claimed 8 - (4 sending + 1 waiting) = 3. Counting the
+    // two finished sends whose results wait for the next cycle, it would have claimed 1.
+    await gates[1]!.reached;
+    expect(claims).toEqual([[8], [3]]);
+
+    // The next cycle (the two results) left when the worker held 8: 4 sending and 4 waiting. Its
+    // listing must still offer the endpoint, as those sends may end before the claim: one does.
+    receiver.release('/room', 1);
+    await seen(8);
+    gates[1]!.open();
+    // 4 sending + 3 waiting: room for 1. Listed with all 8 counted, the endpoint would have been
+    // left out, and nothing claimed until a later cycle.
+    await gates[2]!.reached;
+    expect(claims).toEqual([[8], [3], [1]]);
+
+    gates[2]!.open();
+    receiver.setMode('/room', 200);
+    receiver.release('/room');
+    await pollUntil(async () => (await deliveriesOf(endpointId)).every((d) => d.state === 'delivered'), { timeoutMs: 10_000, intervalMs: 25 });
+    await worker!.stop();
+    expect(receiver.requestsTo('/room').map((r) => r.headers['svc-webhook-id']).sort()).toEqual([...eventIds].sort());
+    expect(receiver.maxConcurrent('/room')).toBeLessThanOrEqual(4);
+    expect(await attemptsOf(endpointId)).toHaveLength(20);
+    expect(worker!.stats()).toMatchObject({ delivered: 20, leasesLost: 0 });
+  });
+
   it("runs every statement of a cycle with a generic plan: PostgreSQL plans each once per connection, not at each execution", async () => {
     const { endpointId } = await endpointWithEvents(t, scope, receiver.url('/generic'), 24, 'generic plans');
     // What each session (a backend, by its pid) says of its prepared statements, read as the
