@@ -243,37 +243,43 @@ describe.skipIf(!(await isPostgresReachable()))('delivery worker cycles on a pip
       },
     };
     const seen = (n: number) => receiver.waitFor(() => receiver.requestsTo('/room').length === n);
-    // Cap 4, claiming ahead: the worker holds up to 8 there. No poll: only ended sends drive cycles.
-    startWorker(pool, { concurrency: 16, perEndpointConcurrency: 4, pollIntervalMs: 600_000 });
-    await seen(4);
-    expect(claims).toEqual([[8]]);
+    // Whatever happens below, nothing stays held: the worker's stop (afterEach) waits for its sends and cycles.
+    const letGo = () => {
+      for (const gate of gates) gate.open();
+      receiver.setMode('/room', 200);
+      receiver.release('/room');
+    };
+    try {
+      // Cap 4, claiming ahead: the worker holds up to 8 there. No poll: only ended sends drive cycles.
+      startWorker(pool, { concurrency: 16, perEndpointConcurrency: 4, pollIntervalMs: 600_000 });
+      await seen(4);
+      expect(claims).toEqual([[8]]);
 
-    // The first send ends (1 finished, 4 sending, 3 waiting): a cycle starts, its results held.
-    receiver.release('/room', 1);
-    await gates[0]!.reached;
-    await seen(5);
-    // Two more end while that cycle waits: 3 finished, 4 sending, 1 waiting.
-    receiver.release('/room', 2);
-    await seen(7);
-    gates[0]!.open();
-    // The cycle wrote the first result and claimed 8 - (4 sending + 1 waiting) = 3. Counting the
-    // two finished sends whose results wait for the next cycle, it would have claimed 1.
-    await gates[1]!.reached;
-    expect(claims).toEqual([[8], [3]]);
+      // The first send ends (1 finished, 4 sending, 3 waiting): a cycle starts, its results held.
+      receiver.release('/room', 1);
+      await gates[0]!.reached;
+      await seen(5);
+      // Two more end while that cycle waits: 3 finished, 4 sending, 1 waiting.
+      receiver.release('/room', 2);
+      await seen(7);
+      gates[0]!.open();
+      // The cycle wrote the first result and claimed 8 - (4 sending + 1 waiting) = 3. Counting the
+      // two finished sends whose results wait for the next cycle, it would have claimed 1.
+      await gates[1]!.reached;
+      expect(claims).toEqual([[8], [3]]);
 
-    // The next cycle (the two results) left when the worker held 8: 4 sending and 4 waiting. Its
-    // listing must still offer the endpoint, as those sends may end before the claim: one does.
-    receiver.release('/room', 1);
-    await seen(8);
-    gates[1]!.open();
-    // 4 sending + 3 waiting: room for 1. Listed with all 8 counted, the endpoint would have been
-    // left out, and nothing claimed until a later cycle.
-    await gates[2]!.reached;
-    expect(claims).toEqual([[8], [3], [1]]);
-
-    gates[2]!.open();
-    receiver.setMode('/room', 200);
-    receiver.release('/room');
+      // The next cycle (the two results) left when the worker held 8: 4 sending and 4 waiting. Its
+      // listing must still offer the endpoint, as those sends may end before the claim: one does.
+      receiver.release('/room', 1);
+      await seen(8);
+      gates[1]!.open();
+      // 4 sending + 3 waiting: room for 1. Listed with all 8 counted, the endpoint would have been
+      // left out, and nothing claimed until a later cycle.
+      await gates[2]!.reached;
+      expect(claims).toEqual([[8], [3], [1]]);
+    } finally {
+      letGo();
+    }
     await pollUntil(async () => (await deliveriesOf(endpointId)).every((d) => d.state === 'delivered'), { timeoutMs: 10_000, intervalMs: 25 });
     await worker!.stop();
     expect(receiver.requestsTo('/room').map((r) => r.headers['svc-webhook-id']).sort()).toEqual([...eventIds].sort());
