@@ -1422,7 +1422,12 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
       const mine = new Map([...held.keys()].map((endpointId) => [endpointId, Math.max(0, heldNow(endpointId))]));
       for (const [endpointId, n] of counts) mine.set(endpointId, n);
       for (const [endpointId, n] of sendingAt) mine.set(endpointId, Math.max(0, (mine.get(endpointId) ?? 0) - n));
-      parameters.push(clock.now().getTime(), options.perEndpointConcurrency, free, [...mine.keys()], [...mine.values()], ahead);
+      // So the listing may also offer an endpoint with no room once the claim is planned: at most
+      // one per endpoint with sends out. Its LIMIT grows by as many, or such endpoints, listed first
+      // for their older due rows, could fill it and leave out one with room (it would wait until
+      // their sends ended: a slow receiver holding up a fast one, what fairness.ts is there to stop).
+      const listLimit = free + sendingAt.size;
+      parameters.push(clock.now().getTime(), options.perEndpointConcurrency, listLimit, [...mine.keys()], [...mine.values()], ahead);
       answer = (await tx.run(CompiledQuery.raw(PG_RESULTS_THEN_CANDIDATES, parameters) as CompiledQuery<ResultOrCandidateRow>)).rows;
     }
     const applied = new Set<string>();

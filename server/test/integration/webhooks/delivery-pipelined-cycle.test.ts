@@ -288,6 +288,40 @@ describe.skipIf(!(await isPostgresReachable()))('delivery worker cycles on a pip
     expect(worker!.stats()).toMatchObject({ delivered: 20, leasesLost: 0 });
   });
 
+  it('an endpoint with room is still listed when endpoints with sends out and no room come before it: the LIMIT of the listing counts them too', async () => {
+    // Five slow receivers (they hold every answer) whose deliveries are older, and a fast one.
+    const slow = ['/slow-0', '/slow-1', '/slow-2', '/slow-3', '/slow-4'];
+    for (const path of slow) {
+      receiver.setMode(path, { kind: 'held' });
+      await t.ctx.webhooks.createEndpoint(scope, { url: receiver.url(path), events: '*', description: `slow ${path}` });
+    }
+    // Four each: two are claimed at first, and two stay due, older than any of the fast one's.
+    await appendEvents(t, scope, 4);
+    clock.advance(1_000);
+    const { endpointId: fast } = await endpointWithEvents(t, scope, receiver.url('/fast'), 6, 'fast');
+    const letGo = () => {
+      for (const path of slow) {
+        receiver.setMode(path, 200);
+        receiver.release(path);
+      }
+    };
+    try {
+      // Cap 1 and a concurrency of 6: every endpoint sends one and holds one more, so after the
+      // first claim only a slot or two are free, and each slow endpoint, with its send out, has
+      // no room. No poll: only the fast endpoint's ended sends drive the cycles, and each cycle
+      // lists after its results. With the LIMIT at the free slots alone, the slow endpoints
+      // (older) filled the listing and the fast one stopped after the two it first claimed.
+      startWorker(t.ctx.storage.pipelined!, { concurrency: 6, perEndpointConcurrency: 1, pollIntervalMs: 600_000 });
+      await pollUntil(async () => (await deliveriesOf(fast)).filter((d) => d.state === 'delivered').length === 6, { timeoutMs: 10_000, intervalMs: 25 });
+      for (const path of slow) expect(receiver.requestsTo(path)).toHaveLength(1);
+    } finally {
+      letGo();
+    }
+    await worker!.stop();
+    expect(receiver.maxConcurrent('/fast')).toBe(1);
+    expect(receiver.requestsTo('/fast').map((r) => r.headers['svc-webhook-id'])).toHaveLength(6);
+  });
+
   it("runs every statement of a cycle with a generic plan: PostgreSQL plans each once per connection, not at each execution", async () => {
     const { endpointId } = await endpointWithEvents(t, scope, receiver.url('/generic'), 24, 'generic plans');
     // What each session (a backend, by its pid) says of its prepared statements, read as the
