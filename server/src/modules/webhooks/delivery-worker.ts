@@ -377,7 +377,8 @@ select id, true from already`);
  * statement's, so it does not see the results' own writes: the deliveries they record were leased
  * in it, and so not due, as they are not after; and this worker's counts in it are the ones
  * before the results, so the candidates count every other worker's live rows (`others`) and take
- * this worker's counts after the results from the caller ($26 endpoints, $27 sends: all it holds).
+ * this worker's counts after the results from the caller ($26 endpoints, $27 sends: what it holds,
+ * less its sends still out, as writeResultsPostgres says).
  * Rows: a recorded delivery (`id`, `already` as in PG_RESULTS), or a candidate (`id` null, the
  * other columns).
  */
