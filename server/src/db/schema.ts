@@ -255,8 +255,9 @@ export interface WebhookDeliveriesTable {
 }
 
 /**
- * The sends one delivery worker holds at one endpoint (claimed, result not yet written): the
- * per-endpoint cap sums the live rows (ADR 0021). Written only by that worker.
+ * The sends one delivery worker holds at one endpoint (claimed and not yet sent to the end:
+ * sending, or waiting for a slot; ADR 0031 as amended): the per-endpoint cap sums the live rows
+ * (ADR 0021). Written only by that worker.
  */
 export interface WebhookInFlightTable {
   endpoint_id: string;

@@ -162,7 +162,7 @@ export async function startWebhookReceiver(options: { certificate?: 'trusted' | 
         return end(...args);
       }) as typeof res.end;
       for (const w of waiters) w();
-      answer(modes.get(pathname) ?? modes.get('*')!, req, res);
+      answer(modes.get(pathname) ?? modes.get('*')!, pathname, req, res);
     });
   });
   server.on('connection', (socket: Socket) => {
@@ -180,7 +180,7 @@ export async function startWebhookReceiver(options: { certificate?: 'trusted' | 
 
   /** Requests answered per mode (as set), for `delaysMs`. */
   const answered = new WeakMap<ReceiverMode, number>();
-  function answer(mode: ReceiverMode, req: IncomingMessage, res: ServerResponse): void {
+  function answer(mode: ReceiverMode, pathname: string, req: IncomingMessage, res: ServerResponse): void {
     switch (mode.kind) {
       case 'status': {
         const send = () => {
@@ -198,7 +198,6 @@ export async function startWebhookReceiver(options: { certificate?: 'trusted' | 
       case 'hang':
         return;
       case 'held': {
-        const pathname = (req.url ?? '/').split('?')[0]!;
         const queue = holding.get(pathname) ?? [];
         holding.set(pathname, queue);
         queue.push(() => {

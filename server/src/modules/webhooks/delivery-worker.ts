@@ -814,7 +814,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
         if (doubted.length > 0) await undoClaims(tx, doubted);
         const released = releasing.length > 0 ? await releaseClaims(tx, releasing) : 0;
         const written = outcomes.length > 0 ? await writeResults(tx, outcomes, free) : { applied: new Set<string>(), disabled: new Set<string>(), recordedBefore: new Set<string>() };
-        const claimed = free > 0 ? await claimDue(tx, free, outcomes, written.candidates) : [];
+        const claimed = free > 0 ? await claimDue(tx, free, written.candidates) : [];
         return { written, claimed, released };
       });
       claimsInDoubt.splice(0, doubted.length);
@@ -922,12 +922,13 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
    * What this worker will hold at each endpoint `recorded` or `claimed` touches once the
    * transaction that writes them commits (ADR 0021): written in that transaction, so the counts
    * commit with the results and leases they describe, and a rolled-back transaction leaves the
-   * previous counts, an overcount at most (a result's delivery left `held` when its send ended,
-   * so writing it changes nothing there; its endpoint's count is written anew). Sorted by endpoint.
+   * previous counts, an overcount at most. A recorded delivery left `held` when its send ended, so
+   * its endpoint's count is written as it stands, which may have fallen since last written. Sorted
+   * by endpoint.
    */
   function heldAfter(recorded: readonly Outcome[], claimed: readonly ClaimedDelivery[]): [string, number][] {
     const after = new Map<string, number>();
-    for (const o of recorded) after.set(o.delivery.endpointId, after.get(o.delivery.endpointId) ?? heldNow(o.delivery.endpointId));
+    for (const o of recorded) after.set(o.delivery.endpointId, heldNow(o.delivery.endpointId));
     for (const d of claimed) after.set(d.endpointId, (after.get(d.endpointId) ?? heldNow(d.endpointId)) + 1);
     return [...after].map(([id, n]): [string, number] => [id, Math.max(0, n)]).sort((a, b) => compare(a[0], b[0]));
   }
@@ -1056,17 +1057,18 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
 
   /**
    * Claims due work for up to `free` more deliveries held, fairly between endpoints (fairness.ts),
-   * after `recorded` was written in the same transaction; writes this worker's new counts. At each
+   * after the cycle's results were written in the same transaction; writes this worker's new
+   * counts. What it holds is `held` as it stands (a result's delivery left it when its send
+   * ended, so writing results does not change it). At each
    * endpoint it may hold up to `ahead` times what it may send there (ADR 0031): the planner sees
    * a cap of `ahead * cap` and, in flight, `ahead` times what the other workers hold plus what this
    * one holds, so its room is ahead * (cap - others) - mine.
    */
-  async function claimDue(tx: CycleTx, free: number, recorded: readonly Outcome[], listed?: Listed[]): Promise<ClaimedDelivery[]> {
+  async function claimDue(tx: CycleTx, free: number, listed?: Listed[]): Promise<ClaimedDelivery[]> {
     const now = clock.now().getTime();
     const candidates = listed ?? (await dueEndpoints(tx, now, free));
     if (candidates.length === 0) return [];
-    const mine = new Map(heldAfter(recorded, []));
-    const mineAt = (endpointId: string) => mine.get(endpointId) ?? heldNow(endpointId);
+    const mineAt = (endpointId: string) => Math.max(0, heldNow(endpointId));
     const cap = options.perEndpointConcurrency;
     // Ahead only while the endpoints' caps bind, not this worker's concurrency: when the listed
     // endpoints could take more sends than it may have in flight, what it held ahead would wait
@@ -1088,7 +1090,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
     // One writer under `begin immediate`: what the listing found the others hold is still true.
     const slots = new Map(candidates.map((c) => [c.endpointId, cap - c.others]));
     const claimed = await claimSqlite(tx, plan, now, token, slots);
-    await writeHeldSqlite(tx, heldAfter(recorded, claimed).filter(([endpointId]) => claimed.some((c) => c.endpointId === endpointId)));
+    await writeHeldSqlite(tx, heldAfter([], claimed));
     return claimed;
   }
 
@@ -1420,9 +1422,8 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
       // deliveries wait for its slots. Counted in full, an endpoint just claimed to its limit was
       // left out of the next cycle, however many of its sends ended meanwhile: every other cycle
       // claimed there (ADR 0031, amended).
-      const mine = new Map([...held.keys()].map((endpointId) => [endpointId, Math.max(0, heldNow(endpointId))]));
-      for (const [endpointId, n] of counts) mine.set(endpointId, n);
-      for (const [endpointId, n] of sendingAt) mine.set(endpointId, Math.max(0, (mine.get(endpointId) ?? 0) - n));
+      // (An endpoint where it holds nothing is left out: the statement counts it as 0.)
+      const mine = new Map([...held.keys()].map((endpointId) => [endpointId, Math.max(0, heldNow(endpointId) - (sendingAt.get(endpointId) ?? 0))]));
       // So the listing may also offer an endpoint with no room once the claim is planned: at most
       // one per endpoint with sends out. Its LIMIT grows by as many, or such endpoints, listed first
       // for their older due rows, could fill it and leave out one with room (it would wait until

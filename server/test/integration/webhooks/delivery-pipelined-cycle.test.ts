@@ -31,6 +31,7 @@ type Kind = 'begin' | 'commit' | 'rollback' | 'results' | 'claim' | 'listing' | 
 
 interface Sent {
   kind: Kind;
+  values: readonly unknown[] | undefined;
   /** Answers this connection had received when the statement went out. */
   answered: number;
   /** The command tag of its answer (COMMIT, ROLLBACK, ...), or 'failed'. */
@@ -95,8 +96,14 @@ describe.skipIf(!(await isPostgresReachable()))('delivery worker cycles on a pip
     await receiver?.stop();
   });
 
-  /** The storage's pipelined pool, recording; `rewrite` may swap a statement's text before it goes out. */
-  function recordingPool(rewrite: (text: string, kind: Kind) => string = (text) => text): { pool: PipelinedPool; sent: Sent[] } {
+  /**
+   * The storage's pipelined pool, recording; `rewrite` may swap a statement's text before it goes
+   * out, and `hold` may keep it back until the promise it returns settles.
+   */
+  function recordingPool(
+    rewrite: (text: string, kind: Kind) => string = (text) => text,
+    hold: (kind: Kind) => Promise<void> | undefined = () => undefined,
+  ): { pool: PipelinedPool; sent: Sent[] } {
     const sent: Sent[] = [];
     const pool: PipelinedPool = {
       connect: async () => {
@@ -104,9 +111,12 @@ describe.skipIf(!(await isPostgresReachable()))('delivery worker cycles on a pip
         let answered = 0;
         return {
           query: <R>(text: string, values?: readonly unknown[]) => {
-            const entry: Sent = { kind: kindOf(text), answered };
+            const entry: Sent = { kind: kindOf(text), values, answered };
             sent.push(entry);
-            const answer = connection.query<R>(rewrite(text, entry.kind), values);
+            const held = hold(entry.kind);
+            const answer = held
+              ? held.then(() => connection.query<R>(rewrite(text, entry.kind), values))
+              : connection.query<R>(rewrite(text, entry.kind), values);
             // Registered before the worker's own handlers, so the count is up to date when it sends next.
             answer.then(
               (r) => {
@@ -214,9 +224,8 @@ describe.skipIf(!(await isPostgresReachable()))('delivery worker cycles on a pip
     // The receiver answers only when the test says, so the test knows what is sending, waiting
     // and finished at every step.
     receiver.setMode('/room', { kind: 'held' });
-    // Every claim's counts per endpoint (its $2), and a gate in front of each of the first three
-    // results statements: the test decides when each goes out, and so what ends meanwhile.
-    const claims: number[][] = [];
+    // A gate in front of each of the first three results statements: the test decides when each
+    // goes out, and so what ends meanwhile. Every claim's counts per endpoint are its $2.
     const gates = Array.from({ length: 3 }, () => {
       let open!: () => void;
       let reach!: () => void;
@@ -225,23 +234,12 @@ describe.skipIf(!(await isPostgresReachable()))('delivery worker cycles on a pip
       return { opened, open, reached, reach };
     });
     let resultsSent = 0;
-    const pool: PipelinedPool = {
-      connect: async () => {
-        const connection = await t.ctx.storage.pipelined!.connect();
-        return {
-          query: <R>(text: string, values?: readonly unknown[]) => {
-            const kind = kindOf(text);
-            if (kind === 'claim') claims.push([...(values![1] as number[])]);
-            const gate = kind === 'results' ? gates[resultsSent++] : undefined;
-            if (!gate) return connection.query<R>(text, values);
-            gate.reach();
-            return gate.opened.then(() => connection.query<R>(text, values));
-          },
-          corked: (send: () => void) => connection.corked(send),
-          release: (destroy?: boolean) => connection.release(destroy),
-        };
-      },
-    };
+    const { pool, sent } = recordingPool(undefined, (kind) => {
+      const gate = kind === 'results' ? gates[resultsSent++] : undefined;
+      gate?.reach();
+      return gate?.opened;
+    });
+    const claims = () => sent.filter((s) => s.kind === 'claim').map((s) => s.values![1] as number[]);
     const seen = (n: number) => receiver.waitFor(() => receiver.requestsTo('/room').length === n);
     // Whatever happens below, nothing stays held: the worker's stop (afterEach) waits for its sends and cycles.
     const letGo = () => {
@@ -253,7 +251,7 @@ describe.skipIf(!(await isPostgresReachable()))('delivery worker cycles on a pip
       // Cap 4, claiming ahead: the worker holds up to 8 there. No poll: only ended sends drive cycles.
       startWorker(pool, { concurrency: 16, perEndpointConcurrency: 4, pollIntervalMs: 600_000 });
       await seen(4);
-      expect(claims).toEqual([[8]]);
+      expect(claims()).toEqual([[8]]);
 
       // The first send ends (1 finished, 4 sending, 3 waiting): a cycle starts, its results held.
       receiver.release('/room', 1);
@@ -266,7 +264,7 @@ describe.skipIf(!(await isPostgresReachable()))('delivery worker cycles on a pip
       // The cycle wrote the first result and claimed 8 - (4 sending + 1 waiting) = 3. Counting the
       // two finished sends whose results wait for the next cycle, it would have claimed 1.
       await gates[1]!.reached;
-      expect(claims).toEqual([[8], [3]]);
+      expect(claims()).toEqual([[8], [3]]);
 
       // The next cycle (the two results) left when the worker held 8: 4 sending and 4 waiting. Its
       // listing must still offer the endpoint, as those sends may end before the claim: one does.
@@ -276,7 +274,7 @@ describe.skipIf(!(await isPostgresReachable()))('delivery worker cycles on a pip
       // 4 sending + 3 waiting: room for 1. Listed with all 8 counted, the endpoint would have been
       // left out, and nothing claimed until a later cycle.
       await gates[2]!.reached;
-      expect(claims).toEqual([[8], [3], [1]]);
+      expect(claims()).toEqual([[8], [3], [1]]);
     } finally {
       letGo();
     }
