@@ -28,9 +28,20 @@ function lingeringClose(this: Socket): void {
   this.resume();
 }
 
+/**
+ * A request without a body (neither Content-Length nor Transfer-Encoding, or a Content-Length of
+ * 0: RFC 9112 section 6.3) has nothing left to read, whatever `complete` says: Node sets it only
+ * after the request's handlers ran, so a GET refused at once (an unknown path, a malformed id)
+ * would otherwise close a connection that can carry the next request.
+ */
+function hasNoBody(request: IncomingMessage): boolean {
+  const length = request.headers['content-length'];
+  return request.headers['transfer-encoding'] === undefined && (length === undefined || length === '0');
+}
+
 /** Called as the answer is sent: if `request`'s body is not all in, the answer closes the connection, lingering. */
 export function closeIfUnread(request: IncomingMessage, reply: { header(name: string, value: string): unknown }): void {
-  if (request.complete) return;
+  if (request.complete || hasNoBody(request)) return;
   reply.header('Connection', 'close');
   const socket = request.socket as Socket | null;
   if (socket) socket.destroySoon = lingeringClose;
