@@ -1,8 +1,8 @@
 /**
  * A refusal that has nothing left to read keeps the connection (http/lingering-close.ts). Only an
  * answer sent before a request's body was all read must close it; a GET, a DELETE or a POST with
- * no body that is refused at once (a malformed id, an unknown path, a missing key) used to be
- * answered `Connection: close` too, because Node marks a bodiless request complete only after its
+ * no body that is refused at once (a malformed id, an unknown path) used to be answered
+ * `Connection: close` too, because Node marks a bodiless request complete only after its
  * first answer may already have been written: an SDK polling with a wrong id paid a new connection
  * (a new TLS handshake) for every try.
  */
@@ -52,6 +52,8 @@ describe('keep-alive after refusals [sqlite]', () => {
       const key = bearer(t.tenant.sandbox.apiKey);
       const first = await send('GET', '/healthz');
       expect(first).toMatchObject({ status: 200, reused: false });
+      // The key is cached from here on, so the refusals below that need it are answered in the turn their request arrived.
+      expect(await send('GET', '/v1/decisions/bnpl/00000000-0000-4000-8000-000000000000', key)).toMatchObject({ status: 404, reused: true });
       const refusals: Array<[string, string, string, Record<string, string>, number]> = [
         ['a poll with a malformed id (400, answered before any await)', 'GET', '/v1/decisions/bnpl/not-a-uuid', key, 400],
         ['an unknown path with a key (404)', 'GET', '/v1/nowhere', key, 404],
