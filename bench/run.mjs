@@ -342,6 +342,25 @@ async function startServer({ env, dataDir, cpuProfDir, sqlTiming, role = null, l
   };
 }
 
+/**
+ * The server's warnings and errors during the run (pino level 40 and up), grouped by message: a
+ * stall in a run's latencies may have one of its own to explain it (a long WAL checkpoint hold, a
+ * lost database connection). The first of each keeps its fields; the logs never hold PII.
+ */
+function warningsOf(lines) {
+  const byMessage = new Map();
+  for (const l of lines) {
+    if (!(l.level >= 40)) continue;
+    const seen = byMessage.get(l.msg);
+    if (seen) seen.count++;
+    else {
+      const { level, time, pid: _pid, hostname: _hostname, service: _service, msg, ...fields } = l;
+      byMessage.set(msg, { level, msg, count: 1, first: { time, ...fields } });
+    }
+  }
+  return [...byMessage.values()];
+}
+
 /** The server's JSON log lines (pino), skipping anything that is not JSON. */
 function logLines(file) {
   let text = '';
@@ -898,6 +917,7 @@ async function benchDatabase(kind, opts, runTag) {
       );
     }
     result.serverRssMbAfter = processRssMb(server.pid);
+    result.serverWarnings = warningsOf(server.logLines());
     if (apiServers.length) result.apiProcessesRssMbAfter = apiServers.map((e) => processRssMb(e.pid));
 
     // Reconcile the database with what the load generator saw, while the server is still up:
@@ -1072,6 +1092,14 @@ function markdownReport(report) {
       out.push(
         `- ${db.database}: PostgreSQL ${ps.server_version} on the same machine; autovacuum ${ps.autovacuum}, synchronous_commit ${ps.synchronous_commit}, fsync ${ps.fsync}, shared_buffers ${ps.shared_buffers}; ` +
           (db.postgresAnalyzedAfterWarmUp ? 'ANALYZE run after the warm-up (--pg-analyze)' : 'no ANALYZE by the bench (with autovacuum off the tables keep no statistics)'),
+      );
+    }
+    if (db.serverWarnings) {
+      out.push(
+        db.serverWarnings.length === 0
+          ? `- ${db.database}: no warning or error in the server's log during the run`
+          : `- ${db.database}: **the server's log during the run**: ` +
+              db.serverWarnings.map((w) => `${w.level >= 50 ? 'error' : 'warning'} "${w.msg}" ×${w.count} (first: \`${JSON.stringify(w.first)}\`)`).join('; '),
       );
     }
     if (db.reconciliation) out.push(`- ${db.database}: ${db.reconciliation.eventsStored.toLocaleString('en-US')} outbox events (${db.reconciliation.eventsPerDecision} per decision); server start-up to ready ${db.startupToReadyMs} ms on a fresh database; server RSS after the run ${db.serverRssMbAfter ?? '–'} MB`);

@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/config.js';
 import { openStorage, type Storage } from '../db/database.js';
 import { createTransactionRunner, type TransactionRunner } from '../db/group-commit.js';
+import { logCheckpoint } from '../db/wal-checkpointer.js';
 import { cryptoRandom, systemClock, type Clock, type Random } from '../lib/clock.js';
 import { createSecretBox, type SecretBox } from '../lib/crypto.js';
 import { createLogger } from '../lib/logger.js';
@@ -103,9 +104,7 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
       onSilentConnection: (silentMs) => logger.warn({ silentMs }, 'database connection gave no answer; ended it, the pool will reconnect'),
       onCheckpointError: (err) => logger.warn({ err: err.message }, 'background WAL checkpoint failed; the next one retries'),
       checkpoints: {
-        onCheckpoint: (r) => {
-          if (r.held) logger.debug({ frames: r.frames, truncated: r.truncated, checkpointMs: Math.round(r.checkpointMs * 100) / 100, heldMs: Math.round(r.heldMs * 100) / 100 }, 'WAL checkpoint with the writer held');
-        },
+        onCheckpoint: (r) => logCheckpoint(logger, r),
       },
     });
   const secretBox = createSecretBox(config.dataEncryptionKey);
