@@ -13,9 +13,9 @@ import { pooledBase62 } from '../lib/clock.js';
 import { registerOpenApi } from './openapi.js';
 import { createLazyCompilers, type LazyCompilers } from './lazy-compilers.js';
 import { collectRoutes, handleFrameworkError, registerErrorHandling, sendError, writeClientError } from './plugins/errors.js';
-import { registerAuthentication } from './plugins/authentication.js';
+import { authenticationHook, registerAuthentication } from './plugins/authentication.js';
 import { registerPrefetch } from './plugins/prefetch.js';
-import { registerRateLimit } from './plugins/rate-limit.js';
+import { rateLimitHook, registerRateLimit } from './plugins/rate-limit.js';
 import { registerSystemRoutes } from './routes/system.routes.js';
 import { HSTS_VALUE, servedOverHttps } from './transport-security.js';
 import { registerBnplRoutes } from '../modules/decisions/bnpl.routes.js';
@@ -195,7 +195,8 @@ export async function buildAppWithCompilers(ctx: AppContext, options: BuildAppOp
   );
 
   await app.after();
-  finishRoutes();
+  // A method a /v1 path does not have is refused like any /v1 request: the key first (401), then its limit.
+  finishRoutes({ '/v1': [authenticationHook(ctx), rateLimitHook(ctx)] });
   return { app, compilers };
 }
 

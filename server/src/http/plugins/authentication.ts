@@ -4,7 +4,7 @@
  * Failed attempts draw from a per-client-address bucket; an address that keeps failing gets 429
  * instead of another chance to guess.
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { AppContext } from '../../app/context.js';
 import type { AuthenticatedKey } from '../../modules/api-keys/api-keys.service.js';
 import { ApiError } from '../errors/error-registry.js';
@@ -21,8 +21,13 @@ export const FAILED_AUTH_LIMITS = { ratePerSecond: 1, burst: 60 };
 
 export function registerAuthentication(app: FastifyInstance, ctx: AppContext): void {
   app.decorateRequest('auth', null as unknown as AuthenticatedKey);
+  app.addHook('onRequest', authenticationHook(ctx));
+}
+
+/** The hook itself, also given to the 405 routes of `/v1` paths (plugins/errors.ts `collectRoutes`), so they refuse a missing key first too. */
+export function authenticationHook(ctx: AppContext): onRequestHookHandler {
   // Callback style: a cached key (SQLite) is accepted synchronously, no promise per request.
-  app.addHook('onRequest', (request, _reply, done) => {
+  return (request, _reply, done) => {
     const key = bearerToken(request);
     const auth = key === null ? null : ctx.apiKeys.authenticate(key);
     if (auth !== null && !(auth instanceof Promise)) {
@@ -38,7 +43,7 @@ export function registerAuthentication(app: FastifyInstance, ctx: AppContext): v
             request.auth = found;
           });
     settled.then(() => done(), done);
-  });
+  };
 }
 
 /** Throws the 401, or the 429 for an address that keeps failing. */

@@ -5,7 +5,7 @@
  * outages become 503 with Retry-After; anything else is a 500 that says nothing about internals
  * while the log line (with the same request id) says everything.
  */
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { Duplex } from 'node:stream';
 import { isDatabaseUnavailable } from '../../db/database.js';
 import { ApiError, ERROR_REGISTRY, errorBody, type ErrorCode } from '../errors/error-registry.js';
@@ -122,26 +122,32 @@ export function describeFramework4xx(error: Error, code: string | undefined): st
 
 /**
  * A path that exists with other methods answers 405 with Allow instead of 404. Routes are
- * collected as they are declared; `addMethodNotAllowedRoutes` runs once they all are.
+ * collected as they are declared; the function returned adds the 405 routes once they all are.
+ * The 405 routes are the root's, outside the plugin whose hooks the path's own routes run: a path
+ * declared in a plugin registered with one of `hooksByPrefix`'s prefixes (`/v1`) gets that
+ * prefix's onRequest hooks on its 405 route too, so a missing key is still 401 before anything
+ * else, whatever the method (docs/errors.md).
  */
-export function collectRoutes(app: FastifyInstance): () => void {
-  const methodsByUrl = new Map<string, Set<string>>();
+export function collectRoutes(app: FastifyInstance): (hooksByPrefix?: Record<string, onRequestHookHandler[]>) => void {
+  const methodsByUrl = new Map<string, { methods: Set<string>; prefix: string }>();
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
-    const set = methodsByUrl.get(route.url) ?? new Set<string>();
-    for (const m of methods) set.add(m.toUpperCase());
-    methodsByUrl.set(route.url, set);
+    const seen = methodsByUrl.get(route.url) ?? { methods: new Set<string>(), prefix: route.prefix };
+    for (const m of methods) seen.methods.add(m.toUpperCase());
+    methodsByUrl.set(route.url, seen);
   });
-  return () => {
-    for (const [url, methods] of [...methodsByUrl]) {
+  return (hooksByPrefix = {}) => {
+    for (const [url, { methods, prefix }] of [...methodsByUrl]) {
       if (methods.has('GET')) methods.add('HEAD');
       const missing = ALL_METHODS.filter((m) => !methods.has(m));
       if (missing.length === 0) continue;
       const allow = [...methods].sort().join(', ');
+      const hooks = Object.entries(hooksByPrefix).find(([p]) => prefix === p || prefix.startsWith(`${p}/`))?.[1] ?? [];
       app.route({
         method: missing,
         url,
         schema: { hide: true },
+        ...(hooks.length > 0 ? { onRequest: hooks } : {}),
         handler: async (_request, reply) => sendError(reply, 'method_not_allowed', `Method not allowed here; allowed: ${allow}.`, { Allow: allow }),
       });
     }

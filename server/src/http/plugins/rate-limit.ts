@@ -5,14 +5,19 @@
  * (IETF draft -06 names: limit = burst, reset = seconds until the bucket is full); a refusal is
  * 429 `rate_limited` with Retry-After (seconds until a token is back).
  */
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, onRequestHookHandler } from 'fastify';
 import type { AppContext } from '../../app/context.js';
 import type { BucketLimits, TakeResult } from '../../modules/rate-limit/token-bucket.js';
 import { ApiError } from '../errors/error-registry.js';
 
 export function registerRateLimit(app: FastifyInstance, ctx: AppContext): void {
+  app.addHook('onRequest', rateLimitHook(ctx));
+}
+
+/** The hook itself, also given to the 405 routes of `/v1` paths (plugins/errors.ts `collectRoutes`): they count against the key like any answer. */
+export function rateLimitHook(ctx: AppContext): onRequestHookHandler {
   // Callback style: the in-process limiter answers synchronously, so no promise per request.
-  app.addHook('onRequest', (request, reply, done) => {
+  return (request, reply, done) => {
     const { auth } = request;
     const rate =
       auth.rateLimitPerSecond ?? (auth.environment === 'live' ? ctx.config.rateLimits.livePerSecond : ctx.config.rateLimits.sandboxPerSecond);
@@ -23,7 +28,7 @@ export function registerRateLimit(app: FastifyInstance, ctx: AppContext): void {
       return;
     }
     taken.then((result) => done(apply(reply, rate, limits, result)), done);
-  });
+  };
 }
 
 /** Sets the RateLimit-* headers; the 429 to answer with when the bucket is empty. */

@@ -107,6 +107,18 @@ describe.each(await dialectMatrix())('errors and authentication [%s]', (dialect)
     }
     const wrongMethod = await t.app.inject({ method: 'PUT', url: '/v1/test-probes', headers: key });
     expect(wrongMethod.headers.allow).toBe('POST');
+    // A /v1 path's 405 is still a /v1 answer: counted against the key, and after its check.
+    expect(wrongMethod.headers['ratelimit-limit']).toBeDefined();
+    for (const [method, url] of [['PUT', '/v1/test-probes'], ['DELETE', `/v1/decisions/bnpl/${SOME_ID}`], ['PATCH', '/v1/decisions/bnpl']] as const) {
+      const withoutKey = await t.app.inject({ method, url });
+      expect(withoutKey.statusCode, `${method} ${url} without a key`).toBe(401);
+      expect(errorOf(withoutKey).error).toBe('invalid_api_key');
+      expect(withoutKey.headers.allow).toBeUndefined();
+    }
+    // Outside /v1 nothing is authenticated: the public OpenAPI document's path answers 405 to anyone.
+    const publicPath = await t.app.inject({ method: 'POST', url: '/v1/openapi.json' });
+    expect(publicPath.statusCode).toBe(405);
+    expect(publicPath.headers.allow).toBe('GET, HEAD');
   });
 
   it('answers a malformed URL or an over-long path parameter with the stable 400, not the router\'s own body (found by the fuzz)', async () => {
