@@ -66,6 +66,7 @@ import { planClaims, type ClaimCandidate, type ClaimPlanEntry } from './fairness
 import { AUTO_DISABLE_THRESHOLD, DEFAULT_RETRY_SCHEDULE, endpointHealthAfter, scheduleNextAttempt, type NextStep, type RetrySchedule } from './retry-schedule.js';
 import { createWebhookSender, DEFAULT_SEND_TIMEOUT_MS, type Resolver, type SendResult, type WebhookSender } from './sender.js';
 import { secretAssociatedData, signatureHeader } from './signing.js';
+import { createQueueVacuum, QUEUE_VACUUM_DEFAULTS } from './queue-vacuum.js';
 
 export const USER_AGENT = 'Svc-Webhooks/1.0';
 /** Claims in doubt remembered at most (see `claimsInDoubt`); older ones are left to their leases. */
@@ -483,6 +484,11 @@ export interface DeliveryWorkerOptions {
   resolve?: Resolver;
   schedule: RetrySchedule;
   autoDisableThreshold: number;
+  /**
+   * PostgreSQL: a running worker vacuums the delivery queue itself once it holds more dead rows
+   * than autovacuum would ever leave (queue-vacuum.ts); false: never (tests that count statements).
+   */
+  queueVacuum?: { deadRowsAbove: number; intervalMs: number } | false;
 }
 
 export const DEFAULT_DELIVERY_OPTIONS: Readonly<DeliveryWorkerOptions> = Object.freeze({
@@ -739,6 +745,21 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
   let running = false;
   let stopped = false;
   let timer: NodeJS.Timeout | null = null;
+  const queueVacuumOptions = options.queueVacuum === undefined ? QUEUE_VACUUM_DEFAULTS : options.queueVacuum;
+  const queueVacuum = postgres && queueVacuumOptions !== false ? createQueueVacuum({ db, logger }, queueVacuumOptions) : null;
+  let vacuumTimer: NodeJS.Timeout | null = null;
+  /** The queue check running now, if any (one at a time; stop() waits for it). */
+  let vacuuming: Promise<void> | null = null;
+  function checkQueueVacuum(): void {
+    if (queueVacuum === null || vacuuming !== null || stopped) return;
+    vacuuming = queueVacuum
+      .check()
+      .then(
+        () => undefined,
+        (err: unknown) => logger.warn({ err: errorMessage(err) }, 'vacuuming the webhook delivery queue failed; the next check tries again'),
+      )
+      .finally(() => (vacuuming = null));
+  }
 
   /** Many sends finish in the same turn of the event loop: one cycle for all of them. */
   let wakePending = false;
@@ -1505,12 +1526,18 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
       running = true;
       // Not unref'd: a started loop is what keeps a `--role worker` process alive (nothing else may).
       timer = setInterval(() => void tick(), options.pollIntervalMs);
+      if (queueVacuum !== null && queueVacuumOptions !== false) {
+        vacuumTimer = setInterval(checkQueueVacuum, queueVacuumOptions.intervalMs);
+        vacuumTimer.unref();
+      }
       void tick();
     },
     async stop() {
       stopped = true;
       running = false;
       if (timer) clearInterval(timer);
+      if (vacuumTimer) clearInterval(vacuumTimer);
+      await vacuuming;
       await settle();
       sender.close();
     },

@@ -6,10 +6,13 @@
  * SQLite suite migrates through it) and 0015's table and index are checked by the delivery tests.
  */
 import { sql, type Kysely } from 'kysely';
+import pg from 'pg';
+import type { Logger } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrateToLatest, openStorage, type Storage } from '../../../src/db/database.js';
 import * as m0014 from '../../../src/db/migrations/0014-delivery-queue-autovacuum.js';
 import * as m0015 from '../../../src/db/migrations/0015-webhook-sends-in-flight.js';
+import { createQueueVacuum } from '../../../src/modules/webhooks/queue-vacuum.js';
 import { createTestDatabase, isPostgresReachable, type TestDatabase } from '../../support/databases.js';
 
 describe.skipIf(!(await isPostgresReachable()))('delivery queue autovacuum [postgres]', () => {
@@ -52,5 +55,63 @@ describe.skipIf(!(await isPostgresReachable()))('delivery queue autovacuum [post
     await m0015.up(storage.db as unknown as Kysely<unknown>);
     expect(await leaseIndex()).toBe(0);
     expect(await optionsOf('webhook_in_flight')).toEqual(['fillfactor=50']);
+  });
+});
+
+describe.skipIf(!(await isPostgresReachable()))('the delivery worker vacuums the queue when autovacuum does not [postgres]', () => {
+  let db: TestDatabase;
+  let storage: Storage;
+
+  beforeAll(async () => {
+    db = await createTestDatabase('postgres');
+    storage = openStorage({ databaseUrl: db.databaseUrl, dataDir: db.dataDir, poolSize: 3 });
+    await migrateToLatest(storage.db);
+  });
+  afterAll(async () => {
+    await storage?.close();
+    await db?.drop();
+  });
+
+  const vacuums = async () =>
+    Number((await sql<{ n: string }>`select vacuum_count as n from pg_stat_user_tables where relname = 'webhook_deliveries'`.execute(storage.db)).rows[0]!.n);
+  function recordingLogger() {
+    const lines: Array<{ level: string; msg: string }> = [];
+    const logger = { warn: (_f: object, msg: string) => void lines.push({ level: 'warn', msg }), info: (_f: object, msg: string) => void lines.push({ level: 'info', msg }) };
+    return { lines, logger: logger as unknown as Logger };
+  }
+
+  it('vacuums webhook_deliveries above the dead-row threshold, one process at a time, warning the first time only', async () => {
+    const log = recordingLogger();
+    // A threshold no table reaches: nothing is done.
+    const never = createQueueVacuum({ db: storage.db, logger: log.logger }, { deadRowsAbove: 1e12 });
+    const before = await vacuums();
+    expect((await never.check()).kind).toBe('not-needed');
+    expect(await vacuums()).toBe(before);
+    // Above the threshold (any count is, at -1): VACUUM runs.
+    const always = createQueueVacuum({ db: storage.db, logger: log.logger }, { deadRowsAbove: -1 });
+    expect((await always.check()).kind).toBe('vacuumed');
+    await expect.poll(vacuums).toBe(before + 1);
+    expect((await always.check()).kind).toBe('vacuumed');
+    await expect.poll(vacuums).toBe(before + 2);
+    expect(log.lines.map((l) => l.level)).toEqual(['warn', 'info']);
+    expect(log.lines[0]!.msg).toContain('autovacuum is off or not keeping up');
+    // Another process holds the lock (it is vacuuming): this one leaves it to it.
+    const other = new pg.Client({ connectionString: db.databaseUrl! });
+    await other.connect();
+    try {
+      await other.query(`select pg_advisory_lock(hashtext('cds.webhooks.queue-vacuum'))`);
+      expect((await always.check()).kind).toBe('busy');
+      expect(await vacuums()).toBe(before + 2);
+    } finally {
+      await other.end();
+    }
+  });
+
+  it('reads the dead rows from the statistics: a fresh queue has none, so a threshold of 0 is not passed', async () => {
+    const log = recordingLogger();
+    const atZero = createQueueVacuum({ db: storage.db, logger: log.logger }, { deadRowsAbove: 0 });
+    const result = await atZero.check();
+    expect(result).toEqual({ kind: 'not-needed', deadRows: 0 });
+    expect(log.lines).toEqual([]);
   });
 });
