@@ -28,6 +28,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { withPg } from './lib/pg.mjs';
+import { logSummary } from '../soak/report.mjs';
 import { cpuOfProcesses, freePort, machineBusyMs, processCpuMs } from './lib/proc.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -335,30 +336,12 @@ async function startServer({ env, dataDir, cpuProfDir, sqlTiming, role = null, l
     alive: () => exitInfo === null,
     tail,
     logLines: () => logLines(logFile),
+    logText: () => readFileSync(logFile, 'utf8'),
     stop: async () => {
       cleanups.delete(stop);
       return stop();
     },
   };
-}
-
-/**
- * The server's warnings and errors during the run (pino level 40 and up), grouped by message: a
- * stall in a run's latencies may have one of its own to explain it (a long WAL checkpoint hold, a
- * lost database connection). The first of each keeps its fields; the logs never hold PII.
- */
-function warningsOf(lines) {
-  const byMessage = new Map();
-  for (const l of lines) {
-    if (!(l.level >= 40)) continue;
-    const seen = byMessage.get(l.msg);
-    if (seen) seen.count++;
-    else {
-      const { level, time, pid: _pid, hostname: _hostname, service: _service, msg, ...fields } = l;
-      byMessage.set(msg, { level, msg, count: 1, first: { time, ...fields } });
-    }
-  }
-  return [...byMessage.values()];
 }
 
 /** The server's JSON log lines (pino), skipping anything that is not JSON. */
@@ -917,7 +900,8 @@ async function benchDatabase(kind, opts, runTag) {
       );
     }
     result.serverRssMbAfter = processRssMb(server.pid);
-    result.serverWarnings = warningsOf(server.logLines());
+    // Its warnings and errors, grouped as the soak reports them: a stall in a run's latencies may have one to explain it.
+    result.serverWarnings = logSummary(server.logText()).lines;
     if (apiServers.length) result.apiProcessesRssMbAfter = apiServers.map((e) => processRssMb(e.pid));
 
     // Reconcile the database with what the load generator saw, while the server is still up:
@@ -1099,7 +1083,7 @@ function markdownReport(report) {
         db.serverWarnings.length === 0
           ? `- ${db.database}: no warning or error in the server's log during the run`
           : `- ${db.database}: **the server's log during the run**: ` +
-              db.serverWarnings.map((w) => `${w.level >= 50 ? 'error' : 'warning'} "${w.msg}" ×${w.count} (first: \`${JSON.stringify(w.first)}\`)`).join('; '),
+              db.serverWarnings.map((w) => `${w.level} "${w.msg}" ×${w.count} (first: \`${w.example}\`)`).join('; '),
       );
     }
     if (db.reconciliation) out.push(`- ${db.database}: ${db.reconciliation.eventsStored.toLocaleString('en-US')} outbox events (${db.reconciliation.eventsPerDecision} per decision); server start-up to ready ${db.startupToReadyMs} ms on a fresh database; server RSS after the run ${db.serverRssMbAfter ?? '–'} MB`);

@@ -48,7 +48,12 @@ export function slope(points) {
   return den === 0 ? null : num / den;
 }
 
-function logSummary(text) {
+/**
+ * The server's log lines at warn and above, grouped by message, most frequent first, each with an
+ * example of the fields that say what happened (never request bodies; the service keeps PII out
+ * of logs anyway). Also what `npm run bench` reports of each run (bench/run.mjs).
+ */
+export function logSummary(text) {
   const levels = { 40: 'warn', 50: 'error', 60: 'fatal' };
   const byMessage = new Map();
   let other = 0;
@@ -61,17 +66,20 @@ function logSummary(text) {
       other += 1;
       continue;
     }
+    if (!(entry.level >= 40)) continue;
     const level = levels[entry.level] ?? String(entry.level);
     const key = `${level}: ${entry.msg}`;
     const e = byMessage.get(key) ?? { level, msg: entry.msg, count: 0, example: null };
     e.count += 1;
-    // Only fields that name what failed; never request bodies (the service keeps PII out of logs anyway).
-    e.example ??= JSON.stringify(Object.fromEntries(Object.entries(entry).filter(([k]) => ['err', 'job', 'reason', 'kind', 'error'].includes(k)))).slice(0, 300);
+    e.example ??= JSON.stringify(Object.fromEntries(Object.entries(entry).filter(([k]) => EXAMPLE_FIELDS.has(k)))).slice(0, 300);
     byMessage.set(key, e);
   }
   const lines = [...byMessage.values()].sort((a, b) => b.count - a.count);
   return { lines, errorLines: lines.filter((l) => l.level === 'error' || l.level === 'fatal').reduce((a, l) => a + l.count, 0), notJson: other };
 }
+
+/** Fields that name what failed or how long something waited. */
+const EXAMPLE_FIELDS = new Set(['err', 'job', 'reason', 'kind', 'error', 'heldMs', 'checkpointMs', 'frames', 'truncated', 'deadRows', 'ms', 'silentMs']);
 
 export function analyse(input) {
   const { opts, ledger, samples, findings, serverExit, crashed, loadEndedMs } = input;

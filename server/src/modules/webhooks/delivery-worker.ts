@@ -486,7 +486,7 @@ export interface DeliveryWorkerOptions {
   autoDisableThreshold: number;
   /**
    * PostgreSQL: a running worker vacuums the delivery queue itself once it holds more dead rows
-   * than autovacuum would ever leave (queue-vacuum.ts); false: never (tests that count statements).
+   * than autovacuum would ever leave (queue-vacuum.ts, ADR 0041); false: never.
    */
   queueVacuum?: { deadRowsAbove: number; intervalMs: number } | false;
 }
@@ -745,21 +745,9 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
   let running = false;
   let stopped = false;
   let timer: NodeJS.Timeout | null = null;
-  const queueVacuumOptions = options.queueVacuum === undefined ? QUEUE_VACUUM_DEFAULTS : options.queueVacuum;
+  /** PostgreSQL: the queue vacuumed when autovacuum does not (ADR 0041), checked while the worker runs. */
+  const queueVacuumOptions = options.queueVacuum ?? QUEUE_VACUUM_DEFAULTS;
   const queueVacuum = postgres && queueVacuumOptions !== false ? createQueueVacuum({ db, logger }, queueVacuumOptions) : null;
-  let vacuumTimer: NodeJS.Timeout | null = null;
-  /** The queue check running now, if any (one at a time; stop() waits for it). */
-  let vacuuming: Promise<void> | null = null;
-  function checkQueueVacuum(): void {
-    if (queueVacuum === null || vacuuming !== null || stopped) return;
-    vacuuming = queueVacuum
-      .check()
-      .then(
-        () => undefined,
-        (err: unknown) => logger.warn({ err: errorMessage(err) }, 'vacuuming the webhook delivery queue failed; the next check tries again'),
-      )
-      .finally(() => (vacuuming = null));
-  }
 
   /** Many sends finish in the same turn of the event loop: one cycle for all of them. */
   let wakePending = false;
@@ -1526,18 +1514,14 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
       running = true;
       // Not unref'd: a started loop is what keeps a `--role worker` process alive (nothing else may).
       timer = setInterval(() => void tick(), options.pollIntervalMs);
-      if (queueVacuum !== null && queueVacuumOptions !== false) {
-        vacuumTimer = setInterval(checkQueueVacuum, queueVacuumOptions.intervalMs);
-        vacuumTimer.unref();
-      }
+      if (queueVacuumOptions !== false) queueVacuum?.start(queueVacuumOptions.intervalMs);
       void tick();
     },
     async stop() {
       stopped = true;
       running = false;
       if (timer) clearInterval(timer);
-      if (vacuumTimer) clearInterval(vacuumTimer);
-      await vacuuming;
+      await queueVacuum?.stop();
       await settle();
       sender.close();
     },

@@ -29,14 +29,23 @@ export const QUEUE_VACUUM_DEFAULTS = { deadRowsAbove: 25_000, intervalMs: 15_000
 /** What one check did: vacuumed the queue, found too few dead rows, or left it to the process that holds the lock. */
 export type QueueVacuumResult = { kind: 'vacuumed'; deadRows: number; ms: number } | { kind: 'not-needed'; deadRows: number } | { kind: 'busy'; deadRows: number };
 
+/** The session advisory lock one vacuuming process holds (its `hashtext` key). */
+export const QUEUE_VACUUM_LOCK = 'cds.webhooks.queue-vacuum';
+
 export interface QueueVacuum {
   check(): Promise<QueueVacuumResult>;
+  /** Checks every `intervalMs` (a timer that keeps no process alive), one check at a time; a failed check is logged. */
+  start(intervalMs: number): void;
+  /** No more checks; resolves once the one running, if any, has ended. */
+  stop(): Promise<void>;
 }
 
 export function createQueueVacuum(deps: { db: Kysely<Database>; logger: Logger }, options: { deadRowsAbove?: number } = {}): QueueVacuum {
   const deadRowsAbove = options.deadRowsAbove ?? QUEUE_VACUUM_DEFAULTS.deadRowsAbove;
   let warned = false;
-  return {
+  let timer: NodeJS.Timeout | null = null;
+  let running: Promise<void> | null = null;
+  const vacuum: QueueVacuum = {
     async check() {
       const stats = await sql<{ dead: string | number | null }>`
         select n_dead_tup as dead from pg_stat_user_tables where relname = 'webhook_deliveries' and schemaname = current_schema()`.execute(deps.db);
@@ -44,13 +53,13 @@ export function createQueueVacuum(deps: { db: Kysely<Database>; logger: Logger }
       if (deadRows <= deadRowsAbove) return { kind: 'not-needed', deadRows };
       // A session lock and the VACUUM on the same connection; VACUUM cannot run in a transaction.
       return deps.db.connection().execute(async (connection) => {
-        const locked = await sql<{ locked: boolean }>`select pg_try_advisory_lock(hashtext('cds.webhooks.queue-vacuum')) as locked`.execute(connection);
+        const locked = await sql<{ locked: boolean }>`select pg_try_advisory_lock(hashtext(${QUEUE_VACUUM_LOCK})) as locked`.execute(connection);
         if (!locked.rows[0]?.locked) return { kind: 'busy' as const, deadRows };
         const started = performance.now();
         try {
           await sql`vacuum webhook_deliveries`.execute(connection);
         } finally {
-          await sql`select pg_advisory_unlock(hashtext('cds.webhooks.queue-vacuum'))`.execute(connection);
+          await sql`select pg_advisory_unlock(hashtext(${QUEUE_VACUUM_LOCK}))`.execute(connection);
         }
         const ms = Math.round(performance.now() - started);
         if (!warned) {
@@ -63,5 +72,25 @@ export function createQueueVacuum(deps: { db: Kysely<Database>; logger: Logger }
         return { kind: 'vacuumed' as const, deadRows, ms };
       });
     },
+    start(intervalMs) {
+      if (timer !== null) return;
+      timer = setInterval(() => {
+        if (running !== null) return;
+        running = vacuum
+          .check()
+          .then(
+            () => undefined,
+            (err: unknown) => deps.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'vacuuming the webhook delivery queue failed; the next check tries again'),
+          )
+          .finally(() => (running = null));
+      }, intervalMs);
+      timer.unref();
+    },
+    async stop() {
+      if (timer !== null) clearInterval(timer);
+      timer = null;
+      await running;
+    },
   };
+  return vacuum;
 }

@@ -11,7 +11,7 @@
  * (`CYCLE_BEGIN`): PostgreSQL plans each once per connection, never from the values, and those
  * plans reach the queue through its indexes on a queue of 12,000 rows without statistics.
  */
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { PipelinedPool } from '../../../src/db/database.js';
@@ -416,5 +416,19 @@ describe.skipIf(!(await isPostgresReachable()))('delivery worker cycles on a pip
     } finally {
       await client.end();
     }
+  }, 60_000);
+
+  it('a running worker vacuums the queue once its dead rows, read from PostgreSQL\'s statistics, pass the threshold (ADR 0041; this server runs without autovacuum)', async () => {
+    const vacuums = async () =>
+      Number((await sql<{ n: string }>`select vacuum_count as n from pg_stat_user_tables where relname = 'webhook_deliveries'`.execute(store)).rows[0]!.n);
+    const before = await vacuums();
+    const { endpointId } = await endpointWithEvents(t, scope, receiver.url('/vacuumed'), 6, 'vacuumed');
+    // Each delivery's claim and result leave dead row versions; at a threshold of 0 any of them is
+    // enough, but a read that found no statistics (0 dead rows) would never vacuum.
+    startWorker(t.ctx.storage.pipelined!, { concurrency: 8, perEndpointConcurrency: 2, queueVacuum: { deadRowsAbove: 0, intervalMs: 100 } });
+    await pollUntil(async () => (await deliveriesOf(endpointId)).every((d) => d.state === 'delivered'), { timeoutMs: 10_000, intervalMs: 25 });
+    // PostgreSQL reports a session's dead rows within about 10 s of its last transaction.
+    await pollUntil(async () => (await vacuums()) > before, { timeoutMs: 30_000, intervalMs: 200 });
+    await worker!.stop();
   }, 60_000);
 });
