@@ -27,7 +27,6 @@
  * Writes bench/results/NAME.json and NAME.md (default NAME "scale-out").
  */
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -39,6 +38,7 @@ import {
 } from './run.mjs';
 import { cpuOfProcesses } from './lib/proc.mjs';
 import { startReceiverProcess } from './lib/receiver.mjs';
+import { redisReachable } from './lib/redis.mjs';
 
 const EVENTS_PER_DECISION = 4; // a soft-tier approval: application.created, decision.created, score.completed, decision.finalized
 const REPLAYS = 100;
@@ -114,22 +114,6 @@ function positive(name) {
     process.exit(2);
   }
   return n;
-}
-
-/** Redis answers PING (a plain RESP exchange; the bench needs nothing more of it). */
-async function redisReachable(url) {
-  const { hostname, port } = new URL(url);
-  return new Promise((resolve) => {
-    const socket = net.connect({ host: hostname, port: Number(port || 6379) });
-    const done = (ok) => {
-      socket.destroy();
-      resolve(ok);
-    };
-    socket.setTimeout(2000, () => done(false));
-    socket.on('error', () => done(false));
-    socket.on('connect', () => socket.write('PING\r\n'));
-    socket.on('data', (d) => done(d.toString().startsWith('+PONG')));
-  });
 }
 
 /** The benches' HTTPS receiver (bench/lib/receiver.mjs), closed by Ctrl-C's cleanup too. */

@@ -27,6 +27,7 @@ if (file) {
     const ms = (ns) => Math.round(ns / 1e4) / 100;
     const line = {
       t: Date.now(),
+      pid: process.pid,
       rss: m.rss,
       heapUsed: m.heapUsed,
       heapTotal: m.heapTotal,

@@ -81,30 +81,16 @@ export function logSummary(text) {
 /** Fields that name what failed or how long something waited. */
 const EXAMPLE_FIELDS = new Set(['err', 'job', 'reason', 'kind', 'error', 'heldMs', 'checkpointMs', 'frames', 'truncated', 'deadRows', 'ms', 'silentMs']);
 
-export function analyse(input) {
-  const { opts, ledger, samples, findings, serverExit, crashed, loadEndedMs } = input;
+/**
+ * One process's memory, descriptors, event loop and CPU, from its samples. A process started again
+ * by a rolling restart is judged on its last pid's samples: the process that ran through the
+ * second half of the load, the drain and the idle wait. Returns its problems too (verdict reasons).
+ */
+function processHealth(allSamples, loadEndedMs) {
+  const lastPid = allSamples.at(-1)?.pid;
+  const samples = allSamples.filter((s) => s.pid === lastPid);
   const loadMinutes = loadEndedMs / 60_000;
-  const reasons = [];
-
-  // Latency per minute (from when each request was due), by group and overall.
-  const perMinute = ledger.latency.map((row, minute) => {
-    const all = Object.values(row ?? {}).flat();
-    const out = { minute: minute + 1, requests: all.length, all: stats(all) };
-    for (const [group, values] of Object.entries(row ?? {})) out[group] = stats(values);
-    return out;
-  });
-  // Minutes at the full rate (after the ramp) with at least half their requests.
-  const full = perMinute.filter((m) => (m.minute - 0.5) * 60_000 >= opts.rampMs && m.requests >= 0.5 * opts.rate * 60);
-  const first = full[0] ?? perMinute[0];
-  const last = full.at(-1) ?? perMinute.at(-1);
-  const drift = first && last ? {
-    firstMinute: first.minute, lastMinute: last.minute,
-    p50: { first: first.all.p50, last: last.all.p50, ratio: round(last.all.p50 / first.all.p50, 2) },
-    p99: { first: first.all.p99, last: last.all.p99, ratio: round(last.all.p99 / first.all.p99, 2) },
-    createP99: { first: first.create?.p99 ?? null, last: last.create?.p99 ?? null },
-  } : null;
-
-  // Memory and handles.
+  const problems = [];
   const load = samples.filter((s) => s.phase === 'load');
   const half = loadEndedMs / 2;
   const second = load.filter((s) => s.tMs >= half);
@@ -150,7 +136,7 @@ export function analyse(input) {
           ? 'no growth (grew under load, given back when idle)'
           : 'GROWTH',
   };
-  if (memory.verdict === 'GROWTH') reasons.push(`server RSS grew ${round(rssSlope, 2)} MB/min over the second half of the load (limit ${RSS_SLOPE_LIMIT_MB_PER_MIN})`);
+  if (memory.verdict === 'GROWTH') problems.push(`RSS grew ${round(rssSlope, 2)} MB/min over the second half of the load (limit ${RSS_SLOPE_LIMIT_MB_PER_MIN})`);
   const handles = {
     fds: { beforeLoad: beforeLoad?.fds ?? null, maxDuringLoad: Math.max(...load.map((s) => s.fds ?? 0)), endLoad: load.at(-1)?.fds ?? null, afterDrain: afterDrain?.fds ?? null, secondHalfSlopePerMin: round(fdSlope, 2), afterDrainKinds: afterDrain?.fdKinds ?? null },
     activeResources: { beforeLoad: beforeLoad?.handles ?? null, maxDuringLoad: Math.max(...load.map((s) => s.handles ?? 0)), afterDrain: afterDrain?.handles ?? null, afterDrainKinds: afterDrain?.resources ?? null },
@@ -158,7 +144,7 @@ export function analyse(input) {
     idleMargin: FD_IDLE_MARGIN,
   };
   if (beforeLoad?.fds != null && afterDrain?.fds != null && afterDrain.fds > beforeLoad.fds + FD_IDLE_MARGIN) {
-    reasons.push(`open file descriptors did not come back after the load: ${beforeLoad.fds} before, ${afterDrain.fds} after the drain and ${IDLE_NOTE} (margin ${FD_IDLE_MARGIN})`);
+    problems.push(`open file descriptors did not come back after the load: ${beforeLoad.fds} before, ${afterDrain.fds} after the drain and ${IDLE_NOTE} (margin ${FD_IDLE_MARGIN})`);
   }
   // The probe's first window covers start-up (migrations, JIT), not the load.
   const steady = load.filter((s) => s.tMs >= 10_000);
@@ -172,16 +158,52 @@ export function analyse(input) {
   const cpu = loadStart?.cpuMs != null && loadEnd?.cpuMs != null && loadEnd.requests > loadStart.requests ? {
     serverCpuMsPerRequest: round((loadEnd.cpuMs - loadStart.cpuMs) / (loadEnd.requests - loadStart.requests), 2),
     serverCoresBusy: round((loadEnd.cpuMs - loadStart.cpuMs) / (loadEnd.tMs - loadStart.tMs), 2),
-    note: 'server CPU (API and webhook delivery, one process) per answered request, during the load',
+    note: 'this process\'s CPU per request answered by the service (all processes), during the load',
   } : null;
+
+  return { memory, handles, eventLoop: lag, cpu, problems };
+}
+
+export function analyse(input) {
+  const { opts, ledger, findings, crashed, loadEndedMs } = input;
+  const reasons = [];
+
+  // Latency per minute (from when each request was due), by group and overall.
+  const perMinute = ledger.latency.map((row, minute) => {
+    const all = Object.values(row ?? {}).flat();
+    const out = { minute: minute + 1, requests: all.length, all: stats(all) };
+    for (const [group, values] of Object.entries(row ?? {})) out[group] = stats(values);
+    return out;
+  });
+  // Minutes at the full rate (after the ramp) with at least half their requests.
+  const full = perMinute.filter((m) => (m.minute - 0.5) * 60_000 >= opts.rampMs && m.requests >= 0.5 * opts.rate * 60);
+  const first = full[0] ?? perMinute[0];
+  const last = full.at(-1) ?? perMinute.at(-1);
+  const drift = first && last ? {
+    firstMinute: first.minute, lastMinute: last.minute,
+    p50: { first: first.all.p50, last: last.all.p50, ratio: round(last.all.p50 / first.all.p50, 2) },
+    p99: { first: first.all.p99, last: last.all.p99, ratio: round(last.all.p99 / first.all.p99, 2) },
+    createP99: { first: first.create?.p99 ?? null, last: last.create?.p99 ?? null },
+  } : null;
+
+  // Memory, descriptors, event loop and CPU, per process.
+  const processes = input.processes.map((p) => {
+    const { problems, ...health } = processHealth(p.samples, loadEndedMs);
+    const named = (text) => (input.processes?.length > 1 ? `${p.name}: ${text}` : `server ${text}`);
+    for (const problem of problems) reasons.push(named(problem));
+    if (!crashed && (p.exit?.code !== 0 || p.exit?.signal)) reasons.push(named(`did not shut down cleanly on SIGTERM: ${JSON.stringify(p.exit)}`));
+    for (const r of p.restarts ?? []) {
+      if (r.exit?.code !== 0 || r.exit?.signal) reasons.push(named(`did not stop cleanly in the rolling restart: ${JSON.stringify(r.exit)}`));
+    }
+    return { name: p.name, role: p.role, pid: p.pid, exit: p.exit, restarts: p.restarts ?? [], ...health, samples: p.samples };
+  });
 
   // Errors: every class is one that should not happen.
   const errors = [...ledger.errors].map(([cls, e]) => ({ class: cls, count: e.count, examples: e.examples })).sort((a, b) => b.count - a.count);
   const errorTotal = errors.reduce((a, e) => a + e.count, 0);
   if (errorTotal > 0) reasons.push(`${errorTotal} unexpected answers in ${errors.length} classes (see Errors)`);
   if (input.skipped > 0) reasons.push(`${input.skipped} requests not sent: the generator hit its in-flight cap (the server stalled)`);
-  if (crashed) reasons.push(`the server exited during the run: ${JSON.stringify(crashed)}`);
-  if (!crashed && (serverExit?.code !== 0 || serverExit?.signal)) reasons.push(`the server did not shut down cleanly on SIGTERM: ${JSON.stringify(serverExit)}`);
+  if (crashed) reasons.push(`a server process exited during the run: ${JSON.stringify(crashed)}`);
   for (const p of findings.problems) reasons.push(`${p.cls}: ${p.detail}`);
   if (input.deliveryStates.pending) reasons.push(`${input.deliveryStates.pending} deliveries still pending after the drain`);
   if (input.deliveryStates.failed) reasons.push(`${input.deliveryStates.failed} deliveries failed (ran out of attempts)`);
@@ -197,6 +219,8 @@ export function analyse(input) {
     settings: {
       database: input.databaseKind, minutes: opts.minutes, ratePerS: opts.rate, rampSeconds: opts.rampMs / 1000, retryDelaysMs: opts.retryDelaysMs,
       outageSeconds: { from: opts.outage.startMs / 1000, to: opts.outage.endMs / 1000 }, drainLimitSeconds: opts.drainMs / 1000,
+      // null: one `cds serve` (role all); else API processes behind a round-robin, workers, Redis.
+      scaleOut: input.scaleOut ? { api: input.scaleOut.api, workers: input.scaleOut.workers, restartAtSeconds: input.scaleOut.restartAtMs === null ? null : input.scaleOut.restartAtMs / 1000 } : null,
     },
     verdict: { pass: reasons.length === 0, reasons },
     traffic: {
@@ -206,16 +230,17 @@ export function analyse(input) {
     },
     errors,
     latency: { note: 'milliseconds from when each request was due (open loop); the machine is shared, so indicative only', drift, perMinute },
-    memory,
-    handles,
-    eventLoop: lag,
-    cpu,
+    processes,
     webhooks: { drainSeconds: round(input.drainMs / 1000), deliveryStates: input.deliveryStates, endpoints: findings.endpoints },
     reconciliation: { decisions: findings.decisions, idempotency: findings.idempotency, events: findings.events, problems: findings.problems },
     serverLog: logs,
-    serverExit,
-    samples,
   };
+}
+
+/** A result's processes; a result from before --scale-out had one, its fields at the top level. */
+export function processesOf(r) {
+  if (r.processes) return r.processes;
+  return [{ name: 'server', role: 'all', pid: null, exit: r.serverExit, restarts: [], memory: r.memory, handles: r.handles, eventLoop: r.eventLoop, cpu: r.cpu, samples: r.samples }];
 }
 
 const fmt = (x) => (x === null || x === undefined ? '–' : typeof x === 'number' ? x.toLocaleString('en-US', { maximumFractionDigits: 2 }) : String(x));
@@ -223,10 +248,18 @@ const fmt = (x) => (x === null || x === undefined ? '–' : typeof x === 'number
 export function renderMarkdown(r) {
   const L = [];
   const s = r.settings;
-  L.push(`# Soak report: ${s.database}, ${s.minutes} min at ${s.ratePerS} req/s`);
+  const processes = processesOf(r);
+  const several = processes.length > 1;
+  L.push(`# Soak report: ${s.database}${s.scaleOut ? ` scale-out (${s.scaleOut.api} API + ${s.scaleOut.workers} worker processes)` : ''}, ${s.minutes} min at ${s.ratePerS} req/s`);
   L.push('');
   L.push(`**${r.verdict.pass ? 'PASS' : 'FAIL'}**. Started ${r.startedAt}; ${r.machine.nproc} CPU ${r.machine.cpuModel}, Node ${r.machine.node}, load average at start ${r.machine.loadAverageAtStart.map((x) => x.toFixed(2)).join(' ')} (a shared machine: latency is indicative).`);
   L.push('');
+  if (s.scaleOut) {
+    L.push(
+      `Shape: ${s.scaleOut.api} \`cds serve --role api\` processes, each request sent to the next in turn (a round-robin balancer), and ${s.scaleOut.workers} \`cds serve --role worker\` processes, on one PostgreSQL database and one Redis. ${s.scaleOut.restartAtSeconds === null ? 'No rolling restart.' : `Rolling restart at ${s.scaleOut.restartAtSeconds} s of the load: ${processes.filter((p) => p.restarts.length).map((p) => p.name).join(' then ')}, each taken out of the rotation, stopped with SIGTERM and started again.`}`,
+    );
+    L.push('');
+  }
   if (!r.verdict.pass) {
     L.push('Why it failed:');
     L.push('');
@@ -235,20 +268,30 @@ export function renderMarkdown(r) {
   }
   L.push('## Memory (issue 10: no growth across a 10-minute soak)');
   L.push('');
-  const m = r.memory;
-  L.push(`**${m.verdict}**: RSS slope over the second half of the load ${fmt(m.rssSecondHalfSlopeMbPerMin)} MB/min (limit ${m.thresholdMbPerMin} MB/min); anonymous RSS ${fmt(m.rssAnonSecondHalfSlopeMbPerMin)} MB/min; V8 heap floor ${fmt(m.heapFloorSecondHalfSlopeMbPerMin)} MB/min. After the load and 40 s idle: RSS ${fmt(m.rssAfterIdleMb)} MB, heap used ${fmt(m.heapUsedAfterIdleMb)} MB (mid-load RSS ${fmt(m.rssMb.midLoad)} MB).`);
-  L.push('');
-  L.push('| | start | mid-load | end of load | max | after drain and 40 s idle |');
-  L.push('|---|---|---|---|---|---|');
-  L.push(`| RSS (MB) | ${fmt(m.rssMb.start)} | ${fmt(m.rssMb.midLoad)} | ${fmt(m.rssMb.endLoad)} | ${fmt(m.rssMb.max)} | ${fmt(m.rssMb.afterDrain)} |`);
-  L.push(`| V8 heap used (MB) | | ${fmt(m.heapUsedMb.midLoad)} | ${fmt(m.heapUsedMb.endLoad)} | ${fmt(m.heapUsedMb.max)} | |`);
-  const h = r.handles;
-  L.push(`| open file descriptors | ${fmt(h.fds.beforeLoad)} | | ${fmt(h.fds.endLoad)} | ${fmt(h.fds.maxDuringLoad)} | ${fmt(h.fds.afterDrain)} |`);
-  L.push(`| active handles and requests | ${fmt(h.activeResources.beforeLoad)} | | | ${fmt(h.activeResources.maxDuringLoad)} | ${fmt(h.activeResources.afterDrain)} |`);
-  L.push('');
-  L.push(`Event loop: delay p99 at most ${fmt(r.eventLoop.p99MsMax)} ms in any 5 s window, worst single delay ${fmt(r.eventLoop.maxMs)} ms; mean utilisation ${fmt(r.eventLoop.eluMean)}.`);
-  if (r.cpu) L.push(`Server CPU during the load: ${fmt(r.cpu.serverCpuMsPerRequest)} ms per answered request (webhook deliveries included), ${fmt(r.cpu.serverCoresBusy)} cores busy on average.`);
-  L.push('');
+  for (const p of processes) {
+    if (several) {
+      L.push(`### ${p.name} (\`cds serve --role ${p.role}\`, pid ${p.pid})`);
+      L.push('');
+      for (const x of p.restarts) {
+        L.push(`Restarted at ${fmt(x.atS)} s of the load: stopped in ${fmt(x.stopMs)} ms (${JSON.stringify({ code: x.exit?.code, signal: x.exit?.signal })}), the new process (pid ${x.newPid}) ready ${fmt(x.downMs)} ms after the SIGTERM. Judged below: the new process.`);
+        L.push('');
+      }
+    }
+    const m = p.memory;
+    L.push(`**${m.verdict}**: RSS slope over the second half of the load ${fmt(m.rssSecondHalfSlopeMbPerMin)} MB/min (limit ${m.thresholdMbPerMin} MB/min); anonymous RSS ${fmt(m.rssAnonSecondHalfSlopeMbPerMin)} MB/min; V8 heap floor ${fmt(m.heapFloorSecondHalfSlopeMbPerMin)} MB/min. After the load and 40 s idle: RSS ${fmt(m.rssAfterIdleMb)} MB, heap used ${fmt(m.heapUsedAfterIdleMb)} MB (mid-load RSS ${fmt(m.rssMb.midLoad)} MB).`);
+    L.push('');
+    L.push('| | start | mid-load | end of load | max | after drain and 40 s idle |');
+    L.push('|---|---|---|---|---|---|');
+    L.push(`| RSS (MB) | ${fmt(m.rssMb.start)} | ${fmt(m.rssMb.midLoad)} | ${fmt(m.rssMb.endLoad)} | ${fmt(m.rssMb.max)} | ${fmt(m.rssMb.afterDrain)} |`);
+    L.push(`| V8 heap used (MB) | | ${fmt(m.heapUsedMb.midLoad)} | ${fmt(m.heapUsedMb.endLoad)} | ${fmt(m.heapUsedMb.max)} | |`);
+    const h = p.handles;
+    L.push(`| open file descriptors | ${fmt(h.fds.beforeLoad)} | | ${fmt(h.fds.endLoad)} | ${fmt(h.fds.maxDuringLoad)} | ${fmt(h.fds.afterDrain)} |`);
+    L.push(`| active handles and requests | ${fmt(h.activeResources.beforeLoad)} | | | ${fmt(h.activeResources.maxDuringLoad)} | ${fmt(h.activeResources.afterDrain)} |`);
+    L.push('');
+    L.push(`Event loop: delay p99 at most ${fmt(p.eventLoop.p99MsMax)} ms in any 5 s window, worst single delay ${fmt(p.eventLoop.maxMs)} ms; mean utilisation ${fmt(p.eventLoop.eluMean)}.`);
+    if (p.cpu) L.push(`${several ? 'CPU' : 'Server CPU'} during the load: ${fmt(p.cpu.serverCpuMsPerRequest)} ms per answered request${several ? ' (the requests of all processes)' : ' (webhook deliveries included)'}, ${fmt(p.cpu.serverCoresBusy)} cores busy on average.`);
+    L.push('');
+  }
   L.push('## Traffic');
   L.push('');
   const t = r.traffic;
@@ -309,19 +352,30 @@ export function renderMarkdown(r) {
   L.push('');
   L.push('## Server over time (one row a minute)');
   L.push('');
-  L.push('| minute | phase | RSS MB | anon RSS MB | heap used MB | fds | clients / receivers / database sockets | handles | event-loop delay p99 ms | utilisation |');
-  L.push('|---|---|---|---|---|---|---|---|---|---|');
-  let lastMinute = -1;
-  for (const sm of r.samples) {
-    const minute = Math.floor(sm.tMs / 60_000);
-    if (minute === lastMinute && sm !== r.samples.at(-1)) continue;
-    lastMinute = minute;
-    L.push(`| ${fmt(round(sm.tMs / 60_000, 1))} | ${sm.phase} | ${fmt(round(sm.rssMb))} | ${fmt(round(sm.rssAnonMb))} | ${fmt(round(sm.heapUsedMb))} | ${fmt(sm.fds)} | ${fmt(sm.fdKinds?.clients)} / ${fmt(sm.fdKinds?.receivers)} / ${fmt(sm.fdKinds?.database)} | ${fmt(sm.handles)} | ${fmt(sm.lagP99Ms)} | ${fmt(sm.elu)} |`);
+  for (const p of processes) {
+    if (several) {
+      L.push(`### ${p.name}`);
+      L.push('');
+    }
+    L.push('| minute | phase | RSS MB | anon RSS MB | heap used MB | fds | clients / receivers / database sockets | handles | event-loop delay p99 ms | utilisation |');
+    L.push('|---|---|---|---|---|---|---|---|---|---|');
+    let lastMinute = -1;
+    let lastPid = p.samples[0]?.pid;
+    for (const sm of p.samples) {
+      const minute = Math.floor(sm.tMs / 60_000);
+      // Every minute's first sample, the last one, and the first of a restarted process.
+      if (minute === lastMinute && sm !== p.samples.at(-1) && sm.pid === lastPid) continue;
+      const note = sm.pid !== lastPid ? ` (restarted: pid ${sm.pid})` : '';
+      lastMinute = minute;
+      lastPid = sm.pid;
+      L.push(`| ${fmt(round(sm.tMs / 60_000, 1))} | ${sm.phase}${note} | ${fmt(round(sm.rssMb))} | ${fmt(round(sm.rssAnonMb))} | ${fmt(round(sm.heapUsedMb))} | ${fmt(sm.fds)} | ${fmt(sm.fdKinds?.clients)} / ${fmt(sm.fdKinds?.receivers)} / ${fmt(sm.fdKinds?.database)} | ${fmt(sm.handles)} | ${fmt(sm.lagP99Ms)} | ${fmt(sm.elu)} |`);
+    }
+    L.push('');
   }
-  L.push('');
   L.push('## Server log');
   L.push('');
-  L.push(`Shutdown on SIGTERM: ${JSON.stringify(r.serverExit)}. Log lines at warn and above (LOG_LEVEL=warn), by message:`);
+  const exits = processes.map((p) => `${several ? `${p.name} ` : ''}${JSON.stringify(p.exit)}`).join(', ');
+  L.push(`Shutdown on SIGTERM: ${exits}. Log lines at warn and above${several ? ' (every process; workers log at info, API processes at warn)' : ' (LOG_LEVEL=warn)'}, by message:`);
   L.push('');
   if (r.serverLog.lines.length === 0) L.push('None.');
   for (const l of r.serverLog.lines.slice(0, 15)) L.push(`- ${l.level} x${l.count}: ${l.msg} ${l.example && l.example !== '{}' ? `(${l.example})` : ''}`);
@@ -333,15 +387,19 @@ export function renderSummary(r) {
   const s = r.settings;
   const d = r.reconciliation.decisions;
   const lines = [
-    `Soak ${s.database}, ${s.minutes} min at ${s.ratePerS} req/s: ${r.verdict.pass ? 'PASS' : 'FAIL'}`,
+    `Soak ${s.database}${s.scaleOut ? ` scale-out (${s.scaleOut.api} API + ${s.scaleOut.workers} workers)` : ''}, ${s.minutes} min at ${s.ratePerS} req/s: ${r.verdict.pass ? 'PASS' : 'FAIL'}`,
     `  requests ${r.traffic.requestsAnswered} (${r.traffic.achievedPerS}/s), unexpected answers ${r.errors.reduce((a, e) => a + e.count, 0)}`,
     `  decisions ${d.acknowledged} acknowledged / ${d.stored} stored, missing ${d.missing}, wrong ${d.wrongState}, unacknowledged ${d.unacknowledged}`,
     `  events ${r.reconciliation.events.stored}, duplicated ${r.reconciliation.events.duplicatedPerDecision}; deliveries ${JSON.stringify(r.webhooks.deliveryStates)} after a ${r.webhooks.drainSeconds} s drain`,
     ...r.webhooks.endpoints.map((ep) => `    ${ep.name.padEnd(14)} ${String(ep.subscribedEvents).padStart(7)} events, not delivered ${ep.notDelivered}, duplicates ${ep.duplicatesAccepted}, answers ${JSON.stringify(ep.receiverAnswers)}`),
     `  latency p50/p99 ms: minute ${r.latency.drift?.firstMinute} ${r.latency.drift?.p50.first}/${r.latency.drift?.p99.first}, minute ${r.latency.drift?.lastMinute} ${r.latency.drift?.p50.last}/${r.latency.drift?.p99.last}`,
-    `  memory (issue 10, no growth across a soak of ${MEMORY_JUDGED_FROM_MINUTES}+ min): ${r.memory.verdict.toUpperCase()}; RSS second-half slope ${r.memory.rssSecondHalfSlopeMbPerMin} MB/min (limit ${r.memory.thresholdMbPerMin}); RSS ${r.memory.rssMb.start} MB at start, ${r.memory.rssMb.midLoad} mid-load, ${r.memory.rssMb.endLoad} at the end; V8 heap floor slope ${r.memory.heapFloorSecondHalfSlopeMbPerMin} MB/min`,
-    `  server CPU ${r.cpu?.serverCpuMsPerRequest} ms per request, ${r.cpu?.serverCoresBusy} cores busy`,
-    `  fds ${r.handles.fds.beforeLoad} before, ${r.handles.fds.maxDuringLoad} max, ${r.handles.fds.afterDrain} after the drain; event-loop delay p99 <= ${r.eventLoop.p99MsMax} ms`,
+    ...processesOf(r).flatMap((p) => {
+      const who = p.name === 'server' ? 'server' : `${p.name}${p.restarts.length ? ` (restarted, stopped in ${p.restarts.map((x) => `${x.stopMs} ms, exit ${x.exit?.code}`).join('; ')})` : ''}`;
+      return [
+        `  ${who} memory (issue 10, no growth across a soak of ${MEMORY_JUDGED_FROM_MINUTES}+ min): ${p.memory.verdict.toUpperCase()}; RSS second-half slope ${p.memory.rssSecondHalfSlopeMbPerMin} MB/min (limit ${p.memory.thresholdMbPerMin}); RSS ${p.memory.rssMb.start} MB at start, ${p.memory.rssMb.midLoad} mid-load, ${p.memory.rssMb.endLoad} at the end; V8 heap floor slope ${p.memory.heapFloorSecondHalfSlopeMbPerMin} MB/min`,
+        `    CPU ${p.cpu?.serverCpuMsPerRequest} ms per request, ${p.cpu?.serverCoresBusy} cores busy; fds ${p.handles.fds.beforeLoad} before, ${p.handles.fds.maxDuringLoad} max, ${p.handles.fds.afterDrain} after the drain; event-loop delay p99 <= ${p.eventLoop.p99MsMax} ms`,
+      ];
+    }),
   ];
   if (!r.verdict.pass) lines.push('  why:', ...r.verdict.reasons.slice(0, 20).map((x) => `    - ${x}`));
   return lines.join('\n');

@@ -39,7 +39,7 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { execFile, fork, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { createWriteStream, existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { createWriteStream, existsSync, readdirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import os from 'node:os';
@@ -49,6 +49,7 @@ import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { analyse, renderMarkdown, renderSummary } from './report.mjs';
 import { withPg } from '../bench/lib/pg.mjs';
+import { redisReachable } from '../bench/lib/redis.mjs';
 import { freePort, processCpuMs } from '../bench/lib/proc.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -70,6 +71,16 @@ const USAGE = `Usage: node soak/run.mjs [options]   (npm run soak:traffic -- [op
   --drain-seconds N  longest wait for webhook retries after the load (default: the retry schedule's sum + 60 s)
   --out NAME         soak/results/NAME.{json,md} (default soak-<db>-<minutes>min, or quick-<db>); a path
                      (absolute, or relative to soak/results/) writes PATH.{json,md}
+  --scale-out        the production shape instead of one \`cds serve\`: --api \`cds serve --role api\`
+                     processes behind a round-robin (this harness, as a load balancer would) and
+                     --workers \`cds serve --role worker\` processes, on one PostgreSQL database and
+                     one Redis (needs --db postgres); a rolling restart of one API process and one
+                     worker at a quarter of the load (SIGTERM, exit 0, started again)
+  --api N            API processes with --scale-out (default 2)
+  --workers N        worker processes with --scale-out (default 2)
+  --redis URL        Redis for the shared rate limits with --scale-out
+                     (default $SOAK_REDIS_URL or redis://127.0.0.1:6379)
+  --no-restart       --scale-out without the rolling restart
   --keep             keep the data folder (and PostgreSQL database) for inspection
   -h, --help         this text
 `;
@@ -89,6 +100,11 @@ function options() {
       'drain-seconds': { type: 'string' },
       out: { type: 'string' },
       keep: { type: 'boolean', default: false },
+      'scale-out': { type: 'boolean', default: false },
+      api: { type: 'string' },
+      workers: { type: 'string' },
+      redis: { type: 'string', default: process.env.SOAK_REDIS_URL ?? 'redis://127.0.0.1:6379' },
+      'no-restart': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
@@ -104,6 +120,15 @@ function options() {
   };
   if (values.db !== 'sqlite' && values.db !== 'postgres') throw new Error(`--db must be sqlite or postgres, got "${values.db}"`);
   if (values.quick && values.minutes) throw new Error('--quick and --minutes exclude each other');
+  const scaleOut = values['scale-out'];
+  if (!scaleOut && (values.api || values.workers || values['no-restart'])) throw new Error('--api, --workers and --no-restart go with --scale-out');
+  if (scaleOut && values.db !== 'postgres') throw new Error('--scale-out shares one PostgreSQL database between its processes: add --db postgres');
+  const count = (name, v, fallback) => {
+    if (v === undefined) return fallback;
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < 1 || n > 8) throw new Error(`--${name} must be a whole number from 1 to 8, got "${v}"`);
+    return n;
+  };
   const minutes = values.quick ? 1.5 : values.minutes ? positive('minutes', values.minutes) : 30;
   const loadMs = Math.round(minutes * 60_000);
   // Retry waits short enough that every retry finishes within the run, long enough to be retries.
@@ -114,7 +139,7 @@ function options() {
   const outageMs = values.quick ? 20_000 : Math.min(Math.round(loadMs * 0.15), 270_000, retryTotalMs - 60_000);
   const outageStartMs = Math.round(loadMs * 0.35);
   const rampMs = Math.min(60_000, Math.round(loadMs * 0.1));
-  const dbLabel = values.db;
+  const dbLabel = scaleOut ? `${values.db}-scale-out` : values.db;
   return {
     quick: values.quick,
     minutes,
@@ -128,6 +153,11 @@ function options() {
     outage: { startMs: outageStartMs, endMs: outageStartMs + outageMs },
     out: values.out ?? (values.quick ? `quick-${dbLabel}` : `soak-${dbLabel}-${minutes}min`),
     keep: values.keep,
+    // The rolling restart at a quarter of the load: after the ramp, before the outage (35%) and
+    // before the second half, over which memory is judged (so a restarted process is judged too).
+    scaleOut: scaleOut
+      ? { api: count('api', values.api, 2), workers: count('workers', values.workers, 2), redisUrl: values.redis, restartAtMs: values['no-restart'] ? null : Math.round(loadMs * 0.25) }
+      : null,
   };
 }
 
@@ -139,6 +169,7 @@ const log = (...parts) => process.stderr.write(`[soak ${new Date().toISOString()
 const sha = (text) => createHash('sha256').update(text).digest('hex');
 const pick = (arr) => arr[Math.floor(Math.random() * arr.length)];
 const randInt = (lo, hi) => lo + Math.floor(Math.random() * (hi - lo + 1));
+const round1 = (x) => Math.round(x * 10) / 10;
 const money = (cents) => `${Math.floor(cents / 100)}.${String(cents % 100).padStart(2, '0')}`;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 /** Event ids: version 7 (time-ordered, ADR 0022) since 2026-11-26, version 4 before (docs/events.md). */
@@ -333,7 +364,7 @@ function runCli(args, env) {
   );
 }
 
-function serverEnv({ port, dataDir, database, caFile, retryDelaysMs, probeFile }) {
+function serverEnv({ port, dataDir, database, caFile, retryDelaysMs, probeFile, redisUrl }) {
   const env = { ...process.env };
   for (const name of ['DATABASE_URL', 'REDIS_URL', 'DATA_ENCRYPTION_KEY', 'NODE_ENV', 'TLS_CERT_FILE', 'TLS_KEY_FILE', 'PUBLIC_BASE_URL', 'NODE_OPTIONS']) delete env[name];
   Object.assign(env, {
@@ -350,64 +381,131 @@ function serverEnv({ port, dataDir, database, caFile, retryDelaysMs, probeFile }
     SOAK_PROBE_INTERVAL_MS: '5000',
   });
   if (database.url) env.DATABASE_URL = database.url;
+  if (redisUrl) env.REDIS_URL = redisUrl;
   return env;
 }
 
-async function startServer(env, logFile) {
-  const out = createWriteStream(logFile);
-  const child = spawn(process.execPath, ['--import', pathToFileURL(path.join(HERE, 'probe.mjs')).href, CLI, 'serve'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+/**
+ * The processes the soak runs, one slot each: `server` (`cds serve`, role all) in the default
+ * shape; `api-N` and `worker-N` with --scale-out. A slot outlives its process: a rolling restart
+ * stops the process and starts another in the same slot (same port, log and probe file), and the
+ * samples name the pid they came from.
+ */
+function processSlots(opts, dataDir, envFor) {
+  const slots = opts.scaleOut
+    ? [
+        ...Array.from({ length: opts.scaleOut.api }, (_, i) => ({ name: `api-${i + 1}`, role: 'api' })),
+        ...Array.from({ length: opts.scaleOut.workers }, (_, i) => ({ name: `worker-${i + 1}`, role: 'worker' })),
+      ]
+    : [{ name: 'server', role: 'all' }];
+  return Promise.all(
+    slots.map(async (slot) => {
+      const port = slot.role === 'worker' ? null : await freePort();
+      const probeFile = path.join(dataDir, `probe-${slot.name}.jsonl`);
+      // A worker serves no HTTP: it says it is ready in its log ('worker ready', at info; it logs
+      // no request lines).
+      const env = { ...envFor({ port: port ?? 0, probeFile }), ...(slot.role === 'worker' ? { LOG_LEVEL: 'info' } : {}) };
+      return { ...slot, port, probeFile, logFile: path.join(dataDir, `${slot.name}.log`), env, current: null, samples: [], restarts: [], inRotation: slot.role !== 'worker', restarting: false };
+    }),
+  );
+}
+
+async function startServer(slot) {
+  const { env, logFile } = slot;
+  let logOffset = 0;
+  try {
+    logOffset = statSync(logFile).size;
+  } catch {
+    /* first start */
+  }
+  const out = createWriteStream(logFile, { flags: 'a' });
+  const roleArgs = slot.role === 'all' ? [] : ['--role', slot.role];
+  const child = spawn(process.execPath, ['--import', pathToFileURL(path.join(HERE, 'probe.mjs')).href, CLI, 'serve', ...roleArgs], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout.pipe(out, { end: false });
   child.stderr.pipe(out, { end: false });
   let exitInfo = null;
   const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve((exitInfo = { code, signal }))));
-  const tail = () => {
+  const ownLog = () => {
     try {
-      return readFileSync(logFile, 'utf8').split('\n').slice(-25).join('\n');
+      return readFileSync(logFile).subarray(logOffset).toString('utf8');
     } catch {
       return '';
     }
   };
-  const stop = async () => {
-    if (exitInfo === null) {
-      const started = Date.now();
-      child.kill('SIGTERM');
-      const res = await Promise.race([exited, sleep(40_000, null)]);
-      if (res === null) {
-        log('server did not stop within 40 s of SIGTERM; SIGKILL');
-        child.kill('SIGKILL');
-        await exited;
+  const tail = () => ownLog().split('\n').slice(-25).join('\n');
+  let stopping = null;
+  // Once: the harness stops it (the end of the run, a rolling restart) and the clean-up may again.
+  const stop = () =>
+    (stopping ??= (async () => {
+      if (exitInfo === null) {
+        const started = Date.now();
+        child.kill('SIGTERM');
+        const res = await Promise.race([exited, sleep(40_000, null)]);
+        if (res === null) {
+          log(`${slot.name} did not stop within 40 s of SIGTERM; SIGKILL`);
+          child.kill('SIGKILL');
+          await exited;
+        }
+        exitInfo.stopMs = Date.now() - started;
       }
-      exitInfo.stopMs = Date.now() - started;
-    }
-    out.end();
-    return exitInfo;
-  };
+      await new Promise((resolve) => out.end(resolve));
+      return exitInfo;
+    })());
   cleanups.push(stop);
-  const url = `http://127.0.0.1:${env.PORT}`;
+  const url = slot.port ? `http://127.0.0.1:${slot.port}` : null;
   const deadline = Date.now() + 60_000;
   for (;;) {
-    if (exitInfo) throw new Error(`server exited during start-up (${JSON.stringify(exitInfo)}):\n${tail()}`);
-    try {
-      const r = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(1000) });
-      if (r.ok) break;
-    } catch {
-      /* not listening yet */
-    }
-    if (Date.now() > deadline) throw new Error(`server not ready after 60 s:\n${tail()}`);
+    if (exitInfo) throw new Error(`${slot.name} exited during start-up (${JSON.stringify(exitInfo)}):\n${tail()}`);
+    if (url) {
+      try {
+        const r = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(1000) });
+        if (r.ok) break;
+      } catch {
+        /* not listening yet */
+      }
+    } else if (ownLog().includes('"msg":"worker ready"')) break;
+    if (Date.now() > deadline) throw new Error(`${slot.name} not ready after 60 s:\n${tail()}`);
     await sleep(100);
   }
-  return { pid: child.pid, url, port: Number(env.PORT), alive: () => exitInfo === null, exitInfo: () => exitInfo, stop, tail };
+  return { pid: child.pid, url, alive: () => exitInfo === null, exitInfo: () => exitInfo, stop, tail };
+}
+
+/**
+ * A rolling restart, as a deploy does it: each slot in turn is taken out of the round-robin (an
+ * API process; a load balancer's drain), stopped with SIGTERM (it must exit 0, finishing what it
+ * had in flight), started again, and put back. Returns one record per slot.
+ */
+async function rollingRestart(slots, startedAt) {
+  for (const slot of slots) {
+    slot.restarting = true;
+    slot.inRotation = false;
+    // Requests already sent to it finish during its graceful stop; none new are sent.
+    const stoppingAt = performance.now();
+    const exit = await slot.current.stop();
+    const stoppedAt = performance.now();
+    slot.current = await startServer(slot);
+    slot.inRotation = slot.role !== 'worker';
+    slot.restarting = false;
+    const record = { atS: round1((stoppingAt - startedAt) / 1000), exit, stopMs: Math.round(stoppedAt - stoppingAt), downMs: Math.round(performance.now() - stoppingAt), newPid: slot.current.pid };
+    slot.restarts.push(record);
+    log(`rolling restart: ${slot.name} stopped in ${record.stopMs} ms (${JSON.stringify({ code: exit.code, signal: exit.signal })}), pid ${slot.current.pid} ready ${record.downMs} ms after the SIGTERM`);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
 // HTTP client: keep-alive, every outcome a value
 // ---------------------------------------------------------------------------------------------
 
-function createClient(port, apiKey) {
+/**
+ * `ports()` lists the API processes in rotation; each request goes to the next one (round-robin,
+ * as a load balancer would), and a request sent again after a stale socket goes to the same one.
+ */
+function createClient(ports, apiKey) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
   const auth = `Bearer ${apiKey}`;
   const counters = { staleSocketRetries: 0 };
-  function once(method, pathName, { body, idempotencyKey }) {
+  let turn = 0;
+  function once(port, method, pathName, { body, idempotencyKey }) {
     return new Promise((resolve) => {
       const headers = { authorization: auth };
       if (body !== undefined) {
@@ -436,10 +534,12 @@ function createClient(port, apiKey) {
      * documentation advises and as our webhook sender does, and counted.
      */
     async request(method, pathName, options = {}) {
-      const res = await once(method, pathName, options);
+      const inRotation = ports();
+      const port = inRotation[turn++ % inRotation.length];
+      const res = await once(port, method, pathName, options);
       if (!res.staleSocket) return res;
       counters.staleSocketRetries += 1;
-      return once(method, pathName, options);
+      return once(port, method, pathName, options);
     },
   };
 }
@@ -844,35 +944,44 @@ function openLoopSchedule(rate, rampMs) {
 // Sampling the server
 // ---------------------------------------------------------------------------------------------
 
-function startSampler(server, probeFile, startedAt, phaseOf, peers, requestsAnswered) {
-  const samples = [];
-  let probeOffset = 0;
-  let lastProbe = null;
-  const readProbe = () => {
+/**
+ * Every 5 s, for each slot's current process: RSS and descriptors from /proc, CPU, and the last
+ * line its probe wrote (only lines of the current pid: after a restart the file holds both).
+ * Samples go to `slot.samples`, each naming its pid.
+ */
+function startSampler(slots, startedAt, phaseOf, peersOf, requestsAnswered) {
+  const probes = new Map(slots.map((slot) => [slot, { offset: 0, last: null }]));
+  const readProbe = (slot) => {
+    const probe = probes.get(slot);
     try {
-      const text = readFileSync(probeFile, 'utf8');
-      const fresh = text.slice(probeOffset);
+      const text = readFileSync(slot.probeFile, 'utf8');
+      const fresh = text.slice(probe.offset);
       const end = fresh.lastIndexOf('\n');
-      if (end < 0) return;
-      probeOffset += end + 1;
-      for (const line of fresh.slice(0, end).split('\n')) if (line) lastProbe = JSON.parse(line);
+      if (end >= 0) {
+        probe.offset += end + 1;
+        for (const line of fresh.slice(0, end).split('\n')) if (line) probe.last = JSON.parse(line);
+      }
     } catch {
       /* not written yet */
     }
+    return probe.last?.pid === slot.current.pid ? probe.last : null;
   };
-  const take = () => {
-    readProbe();
-    const st = procStatus(server.pid);
+  const takeOne = (slot) => {
+    const pid = slot.current?.pid;
+    if (!pid || !slot.current.alive()) return;
+    const lastProbe = readProbe(slot);
+    const st = procStatus(pid);
     if (!st) return;
-    const fds = openFds(server.pid, peers);
-    samples.push({
+    const fds = openFds(pid, peersOf(slot));
+    slot.samples.push({
       tMs: Math.round(performance.now() - startedAt),
       phase: phaseOf(),
+      pid,
       rssMb: st.rss / 2 ** 20,
       rssAnonMb: st.rssAnon / 2 ** 20,
       rssFileMb: st.rssFile / 2 ** 20,
       threads: st.threads,
-      cpuMs: processCpuMs(server.pid),
+      cpuMs: processCpuMs(pid),
       requests: requestsAnswered(),
       fds: fds?.total ?? null,
       fdKinds: fds,
@@ -886,10 +995,12 @@ function startSampler(server, probeFile, startedAt, phaseOf, peers, requestsAnsw
       resources: lastProbe?.resources ?? null,
     });
   };
+  const take = () => {
+    for (const slot of slots) takeOne(slot);
+  };
   take();
   const timer = setInterval(take, 5000);
   return {
-    samples,
     stop() {
       clearInterval(timer);
       take();
@@ -1132,12 +1243,14 @@ async function main() {
       await rm(dataDir, { recursive: true, force: true });
     });
   }
-  log(`${opts.db}, ${opts.minutes} min of load at ${opts.rate} req/s; data ${dataDir}${database.name ? `, database ${database.name}` : ''}`);
+  const shape = opts.scaleOut ? `${opts.scaleOut.api} API processes and ${opts.scaleOut.workers} workers, Redis ${opts.scaleOut.redisUrl}` : 'one cds serve';
+  log(`${opts.db}, ${opts.minutes} min of load at ${opts.rate} req/s on ${shape}; data ${dataDir}${database.name ? `, database ${database.name}` : ''}`);
+  if (opts.scaleOut && !(await redisReachable(opts.scaleOut.redisUrl))) throw new Error(`--scale-out needs Redis for the shared rate limits: ${opts.scaleOut.redisUrl} does not answer PING (--redis URL)`);
 
   const receivers = await startReceivers(dataDir);
-  const port = await freePort();
-  const probeFile = path.join(dataDir, 'probe.jsonl');
-  const env = serverEnv({ port, dataDir, database, caFile: receivers.caFile, retryDelaysMs: opts.retryDelaysMs, probeFile });
+  const envFor = ({ port, probeFile }) =>
+    serverEnv({ port, dataDir, database, caFile: receivers.caFile, retryDelaysMs: opts.retryDelaysMs, probeFile, redisUrl: opts.scaleOut?.redisUrl });
+  const env = envFor({ port: 0, probeFile: '' });
 
   // Tenant and endpoints through the operator CLI, as the quickstart does.
   const tenantJson = JSON.parse(await runCli(['tenants', 'create', '--name', 'Soak Lending', '--json'], env));
@@ -1154,16 +1267,26 @@ async function main() {
   }
   await receivers.setSecrets(secrets);
 
-  const server = await startServer(env, path.join(dataDir, 'server.log'));
-  log(`server pid ${server.pid} on ${server.url}`);
-  const client = createClient(port, tenant.apiKey);
+  const slots = await processSlots(opts, dataDir, envFor);
+  await Promise.all(
+    slots.map(async (slot) => {
+      slot.current = await startServer(slot);
+    }),
+  );
+  log(slots.map((slot) => `${slot.name} pid ${slot.current.pid}${slot.current.url ? ` on ${slot.current.url}` : ''}`).join('; '));
+  const apiSlots = slots.filter((slot) => slot.role !== 'worker');
+  const client = createClient(() => apiSlots.filter((slot) => slot.inRotation).map((slot) => slot.port), tenant.apiKey);
   const ledger = newLedger();
   const startedAt = performance.now();
   const startedWall = new Date();
   let phase = 'load';
-  const peers = { serverPort: port, receiverPorts: new Set(Object.values(receivers.ports)), databasePort: database.url ? Number(new URL(database.url).port || 5432) : null };
+  const receiverPorts = new Set(Object.values(receivers.ports));
+  const databasePort = database.url ? Number(new URL(database.url).port || 5432) : null;
+  const peersOf = (slot) => ({ serverPort: slot.port, receiverPorts, databasePort });
   const answered = () => [...ledger.counts.values()].reduce((a, c) => a + c.sent, 0);
-  const sampler = startSampler(server, probeFile, startedAt, () => phase, peers, answered);
+  const sampler = startSampler(slots, startedAt, () => phase, peersOf, answered);
+  // A process that exits without being asked to (not during a rolling restart) ends the load.
+  const exitedUnasked = () => slots.find((slot) => !slot.restarting && !slot.current.alive());
   const traffic = createTraffic({ client, tenant, ledger, startedAt });
 
   // The open loop: a request is due every 1/rate s (after the ramp); late ticks catch up, so a
@@ -1176,15 +1299,29 @@ async function main() {
   let outageState = 'before';
   const outageName = 'outage';
   let crashed = null;
+  let restart = opts.scaleOut?.restartAtMs != null ? 'before' : 'none';
+  let restarted = Promise.resolve();
   await new Promise((resolve) => {
     let lastReport = startedAt;
     const timer = setInterval(() => {
       const now = performance.now();
       const elapsed = now - startedAt;
-      if (!server.alive()) {
-        crashed = server.exitInfo();
+      const gone = exitedUnasked();
+      if (gone) {
+        crashed = { process: gone.name, ...gone.current.exitInfo() };
         clearInterval(timer);
         return resolve();
+      }
+      if (restart === 'before' && elapsed >= opts.scaleOut.restartAtMs) {
+        restart = 'running';
+        // The first API process, then the first worker: each out of rotation, SIGTERM, started again.
+        restarted = rollingRestart([apiSlots[0], slots.find((slot) => slot.role === 'worker')], startedAt)
+          .catch((err) => {
+            crashed = { process: 'rolling restart', error: err.message };
+          })
+          .finally(() => {
+            restart = 'done';
+          });
       }
       if (outageState === 'before' && elapsed >= opts.outage.startMs) {
         outageState = 'down';
@@ -1209,9 +1346,12 @@ async function main() {
       }
       if (now - lastReport >= 30_000) {
         lastReport = now;
-        const s = sampler.samples.at(-1);
         const errs = [...ledger.errors.values()].reduce((a, e) => a + e.count, 0);
-        log(`${Math.round(elapsed / 1000)} s: ${started} started, ${inFlight.size} in flight, ${ledger.decisions.size} decisions, ${errs} errors; RSS ${s?.rssMb.toFixed(0)} MB, heap ${s?.heapUsedMb?.toFixed(0)} MB, fds ${s?.fds}`);
+        const health = slots.map((slot) => {
+          const s = slot.samples.at(-1);
+          return `${slots.length > 1 ? `${slot.name} ` : ''}RSS ${s?.rssMb.toFixed(0)} MB, heap ${s?.heapUsedMb?.toFixed(0) ?? '–'} MB, fds ${s?.fds}`;
+        });
+        log(`${Math.round(elapsed / 1000)} s: ${started} started, ${inFlight.size} in flight, ${ledger.decisions.size} decisions, ${errs} errors; ${health.join('; ')}`);
       }
       if (elapsed >= opts.loadMs) {
         clearInterval(timer);
@@ -1223,6 +1363,7 @@ async function main() {
   phase = 'settle';
   log(`load over: ${started} requests started${skipped ? `, ${skipped} skipped (generator saturated)` : ''}; waiting for ${inFlight.size} in flight`);
   await Promise.all(inFlight);
+  await restarted;
   if (outageState === 'down') await receivers.up(outageName);
 
   let completedAtEnd = 0;
@@ -1238,7 +1379,7 @@ async function main() {
   phase = 'drain';
   const drainStarted = performance.now();
   let deliveryStates = {};
-  while (!crashed && server.alive()) {
+  while (!crashed && !exitedUnasked()) {
     deliveryStates = await pendingDeliveries(database, tenant.tenantId);
     if (!deliveryStates.pending) break;
     if (performance.now() - drainStarted > opts.drainMs) {
@@ -1252,15 +1393,16 @@ async function main() {
   // Idle, so keep-alive sockets time out (the receivers close theirs after 30 s): what is still
   // open after that is held by the server itself.
   phase = 'idle';
-  if (!crashed && server.alive()) await sleep(IDLE_SETTLE_MS);
+  if (!crashed && !exitedUnasked()) await sleep(IDLE_SETTLE_MS);
   sampler.stop();
-  if (!crashed && !server.alive()) crashed = server.exitInfo();
-  const serverExit = await server.stop();
+  if (!crashed && exitedUnasked()) crashed = { process: exitedUnasked().name, ...exitedUnasked().current.exitInfo() };
+  // The API processes first (as a deploy drains the balancer), then the workers.
+  for (const slot of [...apiSlots, ...slots.filter((x) => x.role === 'worker')]) slot.exit = await slot.current.stop();
 
   const received = await receivers.dump(path.join(dataDir, 'receivers.json'));
   await receivers.close();
   const findings = await reconcile({ database, tenant, ledger, endpoints, received });
-  const serverLog = readFileSync(path.join(dataDir, 'server.log'), 'utf8');
+  const serverLog = slots.map((slot) => readFileSync(slot.logFile, 'utf8')).join('\n');
 
   const result = analyse({
     opts,
@@ -1271,9 +1413,9 @@ async function main() {
     started,
     skipped,
     ledger,
-    samples: sampler.samples,
+    processes: slots.map((slot) => ({ name: slot.name, role: slot.role, pid: slot.current.pid, samples: slot.samples, exit: slot.exit, restarts: slot.restarts })),
+    scaleOut: opts.scaleOut,
     findings,
-    serverExit,
     crashed,
     completedAtEnd,
     resolved,
