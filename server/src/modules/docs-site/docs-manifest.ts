@@ -17,7 +17,7 @@ export const NAV_SECTIONS: readonly NavSectionSpec[] = [
   { title: 'Get started', pages: ['quickstart', 'sandbox'] },
   { title: 'Guides', pages: ['decisions', 'auto-loan', 'apr', 'verification', 'webhooks', 'events', 'portal'] },
   { title: 'Reference', pages: [API_REFERENCE_SLUG, 'errors', 'adverse-action-codes', 'idempotency', 'rate-limits', 'versioning'] },
-  { title: 'Operating the service', pages: ['configuration', 'deployment', 'architecture', 'engine', 'credit-gateway', 'performance', 'reliability'] },
+  { title: 'Operating the service', pages: ['configuration', 'deployment', 'architecture', 'engine', 'credit-gateway', 'performance', 'performance-runs', 'reliability'] },
 ];
 
 /** Where a page the manifest does not name goes. */
