@@ -1332,7 +1332,11 @@ async function main() {
         log(`receiver "${outageName}" back`);
         void receivers.up(outageName);
       }
-      const due = Math.floor(schedule.count(Math.min(elapsed, opts.loadMs)));
+      // Request k is due at timeOf(k): by `elapsed`, requests 0 to floor(count(elapsed)) are due,
+      // one more than floor(count(elapsed)); those due before the load ends, ceil(count(loadMs)).
+      // (Until 2026-12-02 it started floor(count) of them, so each request left one interval, 1/rate,
+      // after its due time, and every latency in the reports carried those 20 ms at 50/s.)
+      const due = Math.min(Math.floor(schedule.count(elapsed)) + 1, Math.ceil(schedule.count(opts.loadMs)));
       while (started < due) {
         const dueAt = startedAt + schedule.timeOf(started);
         started += 1;
