@@ -3,10 +3,11 @@
  *
  * analyse() turns the ledger, the samples and the reconciliation into one JSON-able result with a
  * verdict; renderMarkdown() and renderSummary() print it. The thresholds are here, named, and
- * documented in docs/reliability-soak.fragment.md:
- * - memory: the least-squares slope of the server's RSS over the second half of the load must stay
- *   at or under RSS_SLOPE_LIMIT_MB_PER_MIN (judged only for loads of MEMORY_JUDGED_FROM_MINUTES or
- *   more; the first half is warm-up: JIT, heap sizing, caches and pools filling);
+ * documented in docs/reliability.md ("Soak"). Memory and handles are judged per server process
+ * (the one `cds serve`, or each process of --scale-out; a restarted one on its new pid):
+ * - memory: the least-squares slope of its RSS over the second half of the load must stay at or
+ *   under RSS_SLOPE_LIMIT_MB_PER_MIN (judged only for loads of MEMORY_JUDGED_FROM_MINUTES or more;
+ *   the first half is warm-up: JIT, heap sizing, caches and pools filling);
  * - handles: open file descriptors once the load is over and the backlog drained must come back to
  *   within FD_IDLE_MARGIN of the count before the load;
  * - correctness: any lost, duplicated or wrongly stored decision, idempotency record, event or
@@ -191,7 +192,7 @@ export function analyse(input) {
   // Memory, descriptors, event loop and CPU, per process.
   const processes = input.processes.map((p) => {
     const { problems, ...health } = processHealth(p.samples, loadEndedMs);
-    const named = (text) => (input.processes?.length > 1 ? `${p.name}: ${text}` : `server ${text}`);
+    const named = (text) => (input.processes.length > 1 ? `${p.name}: ${text}` : `server ${text}`);
     for (const problem of problems) reasons.push(named(problem));
     if (!crashed && (p.exit?.code !== 0 || p.exit?.signal)) reasons.push(named(`did not shut down cleanly on SIGTERM: ${JSON.stringify(p.exit)}`));
     for (const r of p.restarts ?? []) {

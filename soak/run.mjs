@@ -2,10 +2,11 @@
 /**
  * `npm run soak:traffic`: a long run of mixed traffic against the real server, then a reconciliation
  * of everything it acknowledged against the database and the webhook receivers (issue 11, item 5;
- * the memory "no growth across a 10-minute soak" of issue 10). docs/reliability-soak.fragment.md
- * says what it does, how to read the report and which thresholds fail it.
+ * the memory "no growth across a 10-minute soak" of issue 10). docs/reliability.md ("Soak") says
+ * what it does, how to read the report and which thresholds fail it.
  *
  *   node soak/run.mjs [--minutes N | --quick] [--db sqlite|postgres] [--rate N] [--out NAME]
+ *   node soak/run.mjs --db postgres --scale-out [--api N] [--workers N] [--redis URL] [--no-restart]
  *
  * How it works:
  * 1. Setup as a user would: a fresh data folder (and, for PostgreSQL, a uniquely named database
@@ -15,7 +16,10 @@
  *    each registered with `cds webhooks create`; then `cds serve` with the probe preloaded
  *    (soak/probe.mjs), raised rate limits, WEBHOOK_ALLOW_PRIVATE_NETWORKS=1, the receivers' CA in
  *    NODE_EXTRA_CA_CERTS and a retry schedule of seconds (WEBHOOK_RETRY_DELAYS_MS) so retries
- *    finish within the run.
+ *    finish within the run. With --scale-out, instead of the one `cds serve`: API processes
+ *    (`serve --role api`) that the client below sends requests to in turn, as a round-robin
+ *    balancer would, and worker processes (`serve --role worker`), with REDIS_URL; at a quarter of
+ *    the load a rolling restart (rollingRestart) stops and starts one process of each role.
  * 2. Load: an open-loop generator starts requests at a fixed rate whatever the server's answer
  *    time (latency is measured from when a request was due, so a stall is not hidden): BNPL soft
  *    creates (approved, and the sandbox's decline/refer magic values), new consumers decided from
@@ -23,8 +27,8 @@
  *    POST /v1/sandbox/decisions/{id}/verification (pass and fail; some left pending), auto-loan
  *    creates (soft and pending), polls of earlier decisions, idempotent retries of earlier requests
  *    (must replay byte for byte), and event history reads. Every answer is checked.
- *    Every 5 s: the server's RSS and open file descriptors from /proc, and its heap, event-loop
- *    delay and active handles from the probe.
+ *    Every 5 s, for each server process: its RSS and open file descriptors from /proc, and its
+ *    heap, event-loop delay and active handles from the probe.
  * 3. After the load: requests that failed are retried with their keys (so each one's fate is
  *    known), then the webhook backlog drains (bounded), the server is stopped with SIGTERM (it must
  *    exit 0), and the database is read: every acknowledged decision present with its outcome, no
@@ -473,7 +477,7 @@ async function startServer(slot) {
 /**
  * A rolling restart, as a deploy does it: each slot in turn is taken out of the round-robin (an
  * API process; a load balancer's drain), stopped with SIGTERM (it must exit 0, finishing what it
- * had in flight), started again, and put back. Returns one record per slot.
+ * had in flight), started again, and put back. Each slot records it in `slot.restarts`.
  */
 async function rollingRestart(slots, startedAt) {
   for (const slot of slots) {
@@ -1312,10 +1316,16 @@ async function main() {
         clearInterval(timer);
         return resolve();
       }
+      if (crashed) {
+        clearInterval(timer);
+        return resolve();
+      }
       if (restart === 'before' && elapsed >= opts.scaleOut.restartAtMs) {
         restart = 'running';
-        // The first API process, then the first worker: each out of rotation, SIGTERM, started again.
-        restarted = rollingRestart([apiSlots[0], slots.find((slot) => slot.role === 'worker')], startedAt)
+        // The first API process, then the first worker: each out of rotation, SIGTERM, started
+        // again. A lone API process is not restarted: a balancer has nowhere to send its traffic.
+        const restartable = [apiSlots.length > 1 ? apiSlots[0] : null, slots.find((slot) => slot.role === 'worker')].filter(Boolean);
+        restarted = rollingRestart(restartable, startedAt)
           .catch((err) => {
             crashed = { process: 'rolling restart', error: err.message };
           })
