@@ -253,7 +253,7 @@ export function renderMarkdown(r) {
   const s = r.settings;
   const processes = processesOf(r);
   const several = processes.length > 1;
-  L.push(`# Soak report: ${s.database}${s.scaleOut ? ` scale-out (${s.scaleOut.api} API + ${s.scaleOut.workers} worker processes)` : ''}, ${s.minutes} min at ${s.ratePerS} req/s`);
+  L.push(`# Soak report: ${s.database}${s.scaleOut ? ` scale-out (${s.scaleOut.api} API + ${s.scaleOut.workers} worker process${s.scaleOut.api + s.scaleOut.workers > 1 ? 'es' : ''})` : ''}, ${s.minutes} min at ${s.ratePerS} req/s`);
   L.push('');
   L.push(`**${r.verdict.pass ? 'PASS' : 'FAIL'}**. Started ${r.startedAt}; ${r.machine.nproc} CPU ${r.machine.cpuModel}, Node ${r.machine.node}, load average at start ${r.machine.loadAverageAtStart.map((x) => x.toFixed(2)).join(' ')} (a shared machine: latency is indicative).`);
   L.push('');

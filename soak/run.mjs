@@ -1247,7 +1247,9 @@ async function main() {
       await rm(dataDir, { recursive: true, force: true });
     });
   }
-  const shape = opts.scaleOut ? `${opts.scaleOut.api} API processes and ${opts.scaleOut.workers} workers, Redis ${opts.scaleOut.redisUrl}` : 'one cds serve';
+  const shape = opts.scaleOut
+    ? `${opts.scaleOut.api} API process${opts.scaleOut.api > 1 ? 'es' : ''} and ${opts.scaleOut.workers} worker${opts.scaleOut.workers > 1 ? 's' : ''}, Redis ${opts.scaleOut.redisUrl}`
+    : 'one cds serve';
   log(`${opts.db}, ${opts.minutes} min of load at ${opts.rate} req/s on ${shape}; data ${dataDir}${database.name ? `, database ${database.name}` : ''}`);
   if (opts.scaleOut && !(await redisReachable(opts.scaleOut.redisUrl))) throw new Error(`--scale-out needs Redis for the shared rate limits: ${opts.scaleOut.redisUrl} does not answer PING (--redis URL)`);
 
