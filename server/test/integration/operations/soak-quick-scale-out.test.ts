@@ -13,36 +13,26 @@
  * check nobody runs rots (soak-quick.test.ts says how the soak once did).
  */
 import { readFileSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { isPostgresReachable, PG_ADMIN_URL } from '../../support/databases.js';
 import { isRedisReachable, REDIS_TEST_URL } from '../../support/redis.js';
-import { cleanupProcesses, makeTempDir, runNodeFile } from '../../support/server-process.js';
-
-const SOAK = fileURLToPath(new URL('../../../../soak/run.mjs', import.meta.url));
+import { cleanupProcesses } from '../../support/server-process.js';
+import { runSoak } from '../../support/soak.js';
 const available = (await isPostgresReachable()) && (await isRedisReachable('the scale-out soak'));
 
 describe.skipIf(!available)('the quick traffic soak, scale-out shape (PostgreSQL, Redis, 2 API processes, 2 workers)', () => {
   afterAll(cleanupProcesses);
 
   it('passes through a rolling restart of an API process and a worker: nothing lost or duplicated, every subscribed event delivered', async () => {
-    const out = path.join(makeTempDir('cds-soak-scale-out-'), 'quick');
-    const run = await runNodeFile(SOAK, ['--quick', '--rate', '20', '--db', 'postgres', '--postgres', PG_ADMIN_URL, '--scale-out', '--redis', REDIS_TEST_URL, '--out', out], {}, { timeoutMs: 400_000 });
-    let report = '';
-    try {
-      report = readFileSync(`${out}.md`, 'utf8');
-    } catch {
-      // no report: the soak failed before writing one; its output says why
-    }
-    expect(run.code, `${run.stdout.slice(-3000)}\n${run.stderr.slice(-3000)}\n${report.slice(0, 4000)}`).toBe(0);
+    const { code, report, jsonFile, diagnostics } = await runSoak(['--quick', '--rate', '20', '--db', 'postgres', '--postgres', PG_ADMIN_URL, '--scale-out', '--redis', REDIS_TEST_URL]);
+    expect(code, diagnostics).toBe(0);
     expect(report).toMatch(/^\*\*PASS\*\*/m);
     expect(report).toMatch(/^None: every answer had the expected status and body\.$/m);
     expect(report).toMatch(/No event was accepted twice by any receiver\./);
 
     // The shape ran as asked: four processes, each judged, and the rolling restart happened with
     // a clean stop of one process of each role.
-    const result = JSON.parse(readFileSync(`${out}.json`, 'utf8')) as {
+    const result = JSON.parse(readFileSync(jsonFile, 'utf8')) as {
       processes: { name: string; role: string; exit: { code: number | null }; restarts: { exit: { code: number | null; signal: string | null }; newPid: number }[]; samples: { pid: number }[] }[];
     };
     expect(result.processes.map((p) => `${p.name}:${p.role}`)).toEqual(['api-1:api', 'api-2:api', 'worker-1:worker', 'worker-2:worker']);

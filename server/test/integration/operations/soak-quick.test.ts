@@ -13,27 +13,16 @@
  * (half the soak's default) so that a test file running beside it cannot overload the machine;
  * memory is not judged on a load this short (the 10-minute soak is, docs/reliability.md).
  */
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { cleanupProcesses, makeTempDir, runNodeFile } from '../../support/server-process.js';
-
-const SOAK = fileURLToPath(new URL('../../../../soak/run.mjs', import.meta.url));
+import { cleanupProcesses } from '../../support/server-process.js';
+import { runSoak } from '../../support/soak.js';
 
 describe('the quick traffic soak (SQLite)', () => {
   afterAll(cleanupProcesses);
 
   it('passes: every answer as expected, nothing lost or duplicated, every subscribed event delivered', async () => {
-    const out = path.join(makeTempDir('cds-soak-quick-'), 'quick');
-    const run = await runNodeFile(SOAK, ['--quick', '--rate', '25', '--out', out], {}, { timeoutMs: 400_000 });
-    let report = '';
-    try {
-      report = readFileSync(`${out}.md`, 'utf8');
-    } catch {
-      // no report: the soak failed before writing one; its output says why
-    }
-    expect(run.code, `${run.stdout.slice(-3000)}\n${run.stderr.slice(-3000)}\n${report.slice(0, 4000)}`).toBe(0);
+    const { code, report, diagnostics } = await runSoak(['--quick', '--rate', '25']);
+    expect(code, diagnostics).toBe(0);
     expect(report).toMatch(/^\*\*PASS\*\*/m);
     expect(report).toMatch(/^None: every answer had the expected status and body\.$/m);
     expect(report).toMatch(/No event was accepted twice by any receiver\./);
