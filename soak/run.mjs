@@ -409,7 +409,7 @@ function processSlots(opts, dataDir, envFor) {
       // A worker serves no HTTP: it says it is ready in its log ('worker ready', at info; it logs
       // no request lines).
       const env = { ...envFor({ port: port ?? 0, probeFile }), ...(slot.role === 'worker' ? { LOG_LEVEL: 'info' } : {}) };
-      return { ...slot, port, probeFile, logFile: path.join(dataDir, `${slot.name}.log`), env, current: null, samples: [], restarts: [], inRotation: slot.role !== 'worker', restarting: false };
+      return { ...slot, port, probeFile, logFile: path.join(dataDir, `${slot.name}.log`), env, current: null, samples: [], restarts: [], restarting: false };
     }),
   );
 }
@@ -481,14 +481,13 @@ async function startServer(slot) {
  */
 async function rollingRestart(slots, startedAt) {
   for (const slot of slots) {
+    // Out of the rotation while restarting (createClient's ports() skips it): requests already sent
+    // to it finish during its graceful stop; none new are sent.
     slot.restarting = true;
-    slot.inRotation = false;
-    // Requests already sent to it finish during its graceful stop; none new are sent.
     const stoppingAt = performance.now();
     const exit = await slot.current.stop();
     const stoppedAt = performance.now();
     slot.current = await startServer(slot);
-    slot.inRotation = slot.role !== 'worker';
     slot.restarting = false;
     const record = { atS: round1((stoppingAt - startedAt) / 1000), exit, stopMs: Math.round(stoppedAt - stoppingAt), downMs: Math.round(performance.now() - stoppingAt), newPid: slot.current.pid };
     slot.restarts.push(record);
@@ -538,8 +537,8 @@ function createClient(ports, apiKey) {
      * documentation advises and as our webhook sender does, and counted.
      */
     async request(method, pathName, options = {}) {
-      const inRotation = ports();
-      const port = inRotation[turn++ % inRotation.length];
+      const open = ports();
+      const port = open[turn++ % open.length];
       const res = await once(port, method, pathName, options);
       if (!res.staleSocket) return res;
       counters.staleSocketRetries += 1;
@@ -1281,7 +1280,7 @@ async function main() {
   );
   log(slots.map((slot) => `${slot.name} pid ${slot.current.pid}${slot.current.url ? ` on ${slot.current.url}` : ''}`).join('; '));
   const apiSlots = slots.filter((slot) => slot.role !== 'worker');
-  const client = createClient(() => apiSlots.filter((slot) => slot.inRotation).map((slot) => slot.port), tenant.apiKey);
+  const client = createClient(() => apiSlots.filter((slot) => !slot.restarting).map((slot) => slot.port), tenant.apiKey);
   const ledger = newLedger();
   const startedAt = performance.now();
   const startedWall = new Date();

@@ -66,7 +66,7 @@ import { planClaims, type ClaimCandidate, type ClaimPlanEntry } from './fairness
 import { AUTO_DISABLE_THRESHOLD, DEFAULT_RETRY_SCHEDULE, endpointHealthAfter, scheduleNextAttempt, type NextStep, type RetrySchedule } from './retry-schedule.js';
 import { createWebhookSender, DEFAULT_SEND_TIMEOUT_MS, type Resolver, type SendResult, type WebhookSender } from './sender.js';
 import { secretAssociatedData, signatureHeader } from './signing.js';
-import { createQueueVacuum, QUEUE_VACUUM_DEFAULTS } from './queue-vacuum.js';
+import { createQueueVacuum } from './queue-vacuum.js';
 
 export const USER_AGENT = 'Svc-Webhooks/1.0';
 /** Claims in doubt remembered at most (see `claimsInDoubt`); older ones are left to their leases. */
@@ -746,8 +746,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
   let stopped = false;
   let timer: NodeJS.Timeout | null = null;
   /** PostgreSQL: the queue vacuumed when autovacuum does not (ADR 0041), checked while the worker runs. */
-  const queueVacuumOptions = options.queueVacuum ?? QUEUE_VACUUM_DEFAULTS;
-  const queueVacuum = postgres && queueVacuumOptions !== false ? createQueueVacuum({ db, logger }, queueVacuumOptions) : null;
+  const queueVacuum = postgres && options.queueVacuum !== false ? createQueueVacuum({ db, logger }, options.queueVacuum) : null;
 
   /** Many sends finish in the same turn of the event loop: one cycle for all of them. */
   let wakePending = false;
@@ -1514,7 +1513,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
       running = true;
       // Not unref'd: a started loop is what keeps a `--role worker` process alive (nothing else may).
       timer = setInterval(() => void tick(), options.pollIntervalMs);
-      if (queueVacuumOptions !== false) queueVacuum?.start(queueVacuumOptions.intervalMs);
+      queueVacuum?.start();
       void tick();
     },
     async stop() {

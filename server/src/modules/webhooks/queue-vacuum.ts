@@ -35,13 +35,13 @@ export const QUEUE_VACUUM_LOCK = 'cds.webhooks.queue-vacuum';
 export interface QueueVacuum {
   check(): Promise<QueueVacuumResult>;
   /** Checks every `intervalMs` (a timer that keeps no process alive), one check at a time; a failed check is logged. */
-  start(intervalMs: number): void;
+  start(): void;
   /** No more checks; resolves once the one running, if any, has ended. */
   stop(): Promise<void>;
 }
 
-export function createQueueVacuum(deps: { db: Kysely<Database>; logger: Logger }, options: { deadRowsAbove?: number } = {}): QueueVacuum {
-  const deadRowsAbove = options.deadRowsAbove ?? QUEUE_VACUUM_DEFAULTS.deadRowsAbove;
+export function createQueueVacuum(deps: { db: Kysely<Database>; logger: Logger }, options: { deadRowsAbove?: number; intervalMs?: number } = {}): QueueVacuum {
+  const { deadRowsAbove, intervalMs } = { ...QUEUE_VACUUM_DEFAULTS, ...options };
   let warned = false;
   let timer: NodeJS.Timeout | null = null;
   let running: Promise<void> | null = null;
@@ -72,7 +72,7 @@ export function createQueueVacuum(deps: { db: Kysely<Database>; logger: Logger }
         return { kind: 'vacuumed' as const, deadRows, ms };
       });
     },
-    start(intervalMs) {
+    start() {
       if (timer !== null) return;
       timer = setInterval(() => {
         if (running !== null) return;

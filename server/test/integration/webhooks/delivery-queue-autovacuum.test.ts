@@ -15,13 +15,15 @@ import * as m0015 from '../../../src/db/migrations/0015-webhook-sends-in-flight.
 import { createQueueVacuum, QUEUE_VACUUM_LOCK } from '../../../src/modules/webhooks/queue-vacuum.js';
 import { createTestDatabase, isPostgresReachable, type TestDatabase } from '../../support/databases.js';
 
+// One database for both: the migrations' down steps restore what they change, and the vacuum
+// checks count VACUUMs relative to what they find.
 describe.skipIf(!(await isPostgresReachable()))('delivery queue autovacuum [postgres]', () => {
   let db: TestDatabase;
   let storage: Storage;
 
   beforeAll(async () => {
     db = await createTestDatabase('postgres');
-    storage = openStorage({ databaseUrl: db.databaseUrl, dataDir: db.dataDir, poolSize: 2 });
+    storage = openStorage({ databaseUrl: db.databaseUrl, dataDir: db.dataDir, poolSize: 3 });
     await migrateToLatest(storage.db);
   });
   afterAll(async () => {
@@ -56,54 +58,41 @@ describe.skipIf(!(await isPostgresReachable()))('delivery queue autovacuum [post
     expect(await leaseIndex()).toBe(0);
     expect(await optionsOf('webhook_in_flight')).toEqual(['fillfactor=50']);
   });
-});
 
-describe.skipIf(!(await isPostgresReachable()))('the delivery worker vacuums the queue when autovacuum does not [postgres]', () => {
-  let db: TestDatabase;
-  let storage: Storage;
-
-  beforeAll(async () => {
-    db = await createTestDatabase('postgres');
-    storage = openStorage({ databaseUrl: db.databaseUrl, dataDir: db.dataDir, poolSize: 3 });
-    await migrateToLatest(storage.db);
-  });
-  afterAll(async () => {
-    await storage?.close();
-    await db?.drop();
-  });
-
-  const vacuums = async () =>
-    Number((await sql<{ n: string }>`select vacuum_count as n from pg_stat_user_tables where relname = 'webhook_deliveries'`.execute(storage.db)).rows[0]!.n);
-  function recordingLogger() {
-    const lines: Array<{ level: string; msg: string }> = [];
-    const logger = { warn: (_f: object, msg: string) => void lines.push({ level: 'warn', msg }), info: (_f: object, msg: string) => void lines.push({ level: 'info', msg }) };
-    return { lines, logger: logger as unknown as Logger };
-  }
-
-  it('vacuums webhook_deliveries above the dead-row threshold, one process at a time, warning the first time only', async () => {
-    const log = recordingLogger();
-    // A threshold no table reaches: nothing is done.
-    const never = createQueueVacuum({ db: storage.db, logger: log.logger }, { deadRowsAbove: 1e12 });
-    const before = await vacuums();
-    expect((await never.check()).kind).toBe('not-needed');
-    expect(await vacuums()).toBe(before);
-    // Above the threshold (any count is, at -1): VACUUM runs.
-    const always = createQueueVacuum({ db: storage.db, logger: log.logger }, { deadRowsAbove: -1 });
-    expect((await always.check()).kind).toBe('vacuumed');
-    await expect.poll(vacuums).toBe(before + 1);
-    expect((await always.check()).kind).toBe('vacuumed');
-    await expect.poll(vacuums).toBe(before + 2);
-    expect(log.lines.map((l) => l.level)).toEqual(['warn', 'info']);
-    expect(log.lines[0]!.msg).toContain('autovacuum is off or not keeping up');
-    // Another process holds the lock (it is vacuuming): this one leaves it to it.
-    const other = new pg.Client({ connectionString: db.databaseUrl! });
-    await other.connect();
-    try {
-      await other.query('select pg_advisory_lock(hashtext($1))', [QUEUE_VACUUM_LOCK]);
-      expect((await always.check()).kind).toBe('busy');
-      expect(await vacuums()).toBe(before + 2);
-    } finally {
-      await other.end();
+  describe('the delivery worker vacuums the queue when autovacuum does not', () => {
+    const vacuums = async () =>
+      Number((await sql<{ n: string }>`select vacuum_count as n from pg_stat_user_tables where relname = 'webhook_deliveries'`.execute(storage.db)).rows[0]!.n);
+    function recordingLogger() {
+      const lines: Array<{ level: string; msg: string }> = [];
+      const logger = { warn: (_f: object, msg: string) => void lines.push({ level: 'warn', msg }), info: (_f: object, msg: string) => void lines.push({ level: 'info', msg }) };
+      return { lines, logger: logger as unknown as Logger };
     }
+
+    it('vacuums webhook_deliveries above the dead-row threshold, one process at a time, warning the first time only', async () => {
+      const log = recordingLogger();
+      // A threshold no table reaches: nothing is done.
+      const never = createQueueVacuum({ db: storage.db, logger: log.logger }, { deadRowsAbove: 1e12 });
+      const before = await vacuums();
+      expect((await never.check()).kind).toBe('not-needed');
+      expect(await vacuums()).toBe(before);
+      // Above the threshold (any count is, at -1): VACUUM runs.
+      const always = createQueueVacuum({ db: storage.db, logger: log.logger }, { deadRowsAbove: -1 });
+      expect((await always.check()).kind).toBe('vacuumed');
+      await expect.poll(vacuums).toBe(before + 1);
+      expect((await always.check()).kind).toBe('vacuumed');
+      await expect.poll(vacuums).toBe(before + 2);
+      expect(log.lines.map((l) => l.level)).toEqual(['warn', 'info']);
+      expect(log.lines[0]!.msg).toContain('autovacuum is off or not keeping up');
+      // Another process holds the lock (it is vacuuming): this one leaves it to it.
+      const other = new pg.Client({ connectionString: db.databaseUrl! });
+      await other.connect();
+      try {
+        await other.query('select pg_advisory_lock(hashtext($1))', [QUEUE_VACUUM_LOCK]);
+        expect((await always.check()).kind).toBe('busy');
+        expect(await vacuums()).toBe(before + 2);
+      } finally {
+        await other.end();
+      }
+    });
   });
 });
