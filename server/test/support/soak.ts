@@ -1,6 +1,6 @@
 /**
  * Runs the traffic soak (soak/run.mjs) as a child process and reads its report, for the suites
- * that run its quick forms (operations/soak-quick*.test.ts). The report goes to a temporary folder,
+ * that run its quick forms (operations/soak-quick.test.ts). The report goes to a temporary folder,
  * never to soak/results/.
  */
 import { readFileSync } from 'node:fs';
