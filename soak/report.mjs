@@ -248,6 +248,13 @@ export function processesOf(r) {
 
 const fmt = (x) => (x === null || x === undefined ? '–' : typeof x === 'number' ? x.toLocaleString('en-US', { maximumFractionDigits: 2 }) : String(x));
 
+/** The allocator the servers ran with; nothing for reports from before it was recorded. */
+function allocatorNote(env) {
+  if (!env) return '';
+  const set = Object.entries(env);
+  return set.length ? ` Memory allocator: ${set.map(([k, v]) => `\`${k}=${v}\``).join(' ')}.` : " Memory allocator: glibc's malloc (no `LD_PRELOAD` or `MALLOC_*` set).";
+}
+
 export function renderMarkdown(r) {
   const L = [];
   const s = r.settings;
@@ -255,7 +262,7 @@ export function renderMarkdown(r) {
   const several = processes.length > 1;
   L.push(`# Soak report: ${s.database}${s.scaleOut ? ` scale-out (${s.scaleOut.api} API + ${s.scaleOut.workers} worker process${s.scaleOut.api + s.scaleOut.workers > 1 ? 'es' : ''})` : ''}, ${s.minutes} min at ${s.ratePerS} req/s`);
   L.push('');
-  L.push(`**${r.verdict.pass ? 'PASS' : 'FAIL'}**. Started ${r.startedAt}; ${r.machine.nproc} CPU ${r.machine.cpuModel}, Node ${r.machine.node}, load average at start ${r.machine.loadAverageAtStart.map((x) => x.toFixed(2)).join(' ')} (a shared machine: latency is indicative).`);
+  L.push(`**${r.verdict.pass ? 'PASS' : 'FAIL'}**. Started ${r.startedAt}; ${r.machine.nproc} CPU ${r.machine.cpuModel}, Node ${r.machine.node}, load average at start ${r.machine.loadAverageAtStart.map((x) => x.toFixed(2)).join(' ')} (a shared machine: latency is indicative).${allocatorNote(r.machine.allocatorEnv)}`);
   L.push('');
   if (s.scaleOut) {
     L.push(

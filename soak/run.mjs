@@ -60,6 +60,15 @@ const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, '..');
 const CLI = path.join(ROOT, 'server', 'dist', 'cli', 'main.js');
 const RESULTS_DIR = path.join(HERE, 'results');
+
+/**
+ * The environment that chooses or tunes the servers' memory allocator (they inherit this process's
+ * environment): `LD_PRELOAD` (jemalloc, say) and glibc's `MALLOC_*`. RSS after a webhook backlog
+ * depends on it (docs/reliability.md, "Memory kept after a backlog"), so the report says which.
+ */
+function allocatorEnv() {
+  return Object.fromEntries(Object.entries(process.env).filter(([name]) => name === 'LD_PRELOAD' || name.startsWith('MALLOC_')));
+}
 /** Quiet time after the drain before the last sample (longer than the receivers' 30 s keep-alive). */
 const IDLE_SETTLE_MS = 40_000;
 
@@ -1421,7 +1430,7 @@ async function main() {
 
   const result = analyse({
     opts,
-    machine: { nproc: os.availableParallelism?.() ?? os.cpus().length, cpuModel: os.cpus()[0]?.model ?? 'unknown', node: process.version, loadAverageAtStart: os.loadavg() },
+    machine: { nproc: os.availableParallelism?.() ?? os.cpus().length, cpuModel: os.cpus()[0]?.model ?? 'unknown', node: process.version, loadAverageAtStart: os.loadavg(), allocatorEnv: allocatorEnv() },
     startedWall,
     loadEndedMs,
     drainMs,
