@@ -69,6 +69,7 @@ const RESULTS_DIR = path.join(HERE, 'results');
 function allocatorEnv() {
   return Object.fromEntries(Object.entries(process.env).filter(([name]) => name === 'LD_PRELOAD' || name.startsWith('MALLOC_')));
 }
+
 /** Quiet time after the drain before the last sample (longer than the receivers' 30 s keep-alive). */
 const IDLE_SETTLE_MS = 40_000;
 
