@@ -1294,6 +1294,8 @@ async function main() {
   const ledger = newLedger();
   const startedAt = performance.now();
   const startedWall = new Date();
+  // Read here, not when the report is built: after ten minutes of load it would be the run's own.
+  const loadAverageAtStart = os.loadavg();
   let phase = 'load';
   const receiverPorts = new Set(Object.values(receivers.ports));
   const databasePort = database.url ? Number(new URL(database.url).port || 5432) : null;
@@ -1431,7 +1433,7 @@ async function main() {
 
   const result = analyse({
     opts,
-    machine: { nproc: os.availableParallelism?.() ?? os.cpus().length, cpuModel: os.cpus()[0]?.model ?? 'unknown', node: process.version, loadAverageAtStart: os.loadavg(), allocatorEnv: allocatorEnv() },
+    machine: { nproc: os.availableParallelism?.() ?? os.cpus().length, cpuModel: os.cpus()[0]?.model ?? 'unknown', node: process.version, loadAverageAtStart, allocatorEnv: allocatorEnv() },
     startedWall,
     loadEndedMs,
     drainMs,
