@@ -202,6 +202,24 @@ describe('retries and idempotency keys', () => {
     expect(fake.requests).toHaveLength(2);
   });
 
+  it('does not follow a redirect: the key and the body go nowhere else, and it is not retried', async () => {
+    const elsewhere = await startFakeServer();
+    try {
+      elsewhere.script([{ status: 200, body: declinedDecision(ID) }]);
+      for (const status of [302, 307]) {
+        fake.script([{ status, headers: { Location: `${elsewhere.baseUrl}/v1/decisions/bnpl` }, body: '' }]);
+        const error = await client().decisions.bnpl.create(params).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(CreditDecisionsError);
+        expect((error as CreditDecisionsError).status).toBe(status);
+        expect((error as Error).message).toMatch(/redirect to .* not followed/);
+        expect(fake.requests).toHaveLength(1);
+      }
+      expect(elsewhere.requests).toHaveLength(0);
+    } finally {
+      await elsewhere.close();
+    }
+  });
+
   it('raises APIConnectionError when nothing listens', async () => {
     const closed = await startFakeServer();
     const url = closed.baseUrl;
@@ -349,6 +367,15 @@ describe('client options', () => {
   it('requires an API key and a base URL', () => {
     expect(() => new CreditDecisions({ apiKey: '', baseUrl: 'http://x' })).toThrow(TypeError);
     expect(() => new CreditDecisions({ apiKey: 'k', baseUrl: 'x' })).toThrow(TypeError);
+    // A pasted placeholder could never be sent as a header: told at once, not as a connection error.
+    expect(() => new CreditDecisions({ apiKey: 'svc_test_\u2026', baseUrl: 'http://x' })).toThrow(/printable ASCII/);
+    expect(() => new CreditDecisions({ apiKey: 'svc_test_ab cd', baseUrl: 'http://x' })).toThrow(/printable ASCII/);
+  });
+
+  it('refuses an Idempotency-Key the service would refuse, before sending anything', async () => {
+    const error = await client().decisions.bnpl.create(params, { idempotencyKey: 'caf\u00e9' }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TypeError);
+    expect(fake.requests).toHaveLength(0);
   });
 
   it('uses a custom fetch and trims the base URL', async () => {

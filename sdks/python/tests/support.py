@@ -228,7 +228,7 @@ def furniture(amount: str) -> "TransactionParams":
 # --------------------------------------------------------------------------------------------
 # A scripted fake server: each request takes the next step (the last one repeats).
 
-Step = Union[Dict[str, Any], str]  # {"status", "headers"?, "body"?, "delay"?} | "drop" | "hang" | "stall-body"
+Step = Union[Dict[str, Any], str]  # {"status", "headers"?, "body"?, "delay"?} | "drop" | "hang" | "stall-body" | "trickle-body"
 
 
 def error_body(code: str, message: Optional[str] = None) -> Dict[str, str]:
@@ -298,6 +298,22 @@ class FakeServer:
                     return
                 if step == "hang":
                     fake.release.wait(30)
+                    self.close_connection = True
+                    return
+                if step == "trickle-body":
+                    # A byte every 50 ms for about 3 s: each read is quick, the whole body is not.
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", "60")
+                    self.end_headers()
+                    for _ in range(60):
+                        if fake.release.wait(0.05):
+                            break
+                        try:
+                            self.wfile.write(b" ")
+                            self.wfile.flush()
+                        except OSError:
+                            break
                     self.close_connection = True
                     return
                 if step == "stall-body":

@@ -249,6 +249,28 @@ class TransportTest(unittest.TestCase):
         with self.assertRaises(APITimeoutError):
             self.client(timeout=0.15, max_retries=0).decisions.bnpl.retrieve(ID)
 
+    def test_a_body_that_trickles_is_a_timeout_too(self) -> None:
+        # Every read returns within the socket time-out; the time-out still bounds the whole call.
+        self.fake.script(["trickle-body"])
+        started = time.monotonic()
+        with self.assertRaises(APITimeoutError):
+            self.client(timeout=0.3, max_retries=0).decisions.bnpl.retrieve(ID)
+        self.assertLess(time.monotonic() - started, 1.5)
+
+    def test_a_redirect_is_not_followed_and_the_key_goes_nowhere_else(self) -> None:
+        elsewhere = FakeServer()
+        try:
+            self.fake.script([{"status": 302, "headers": {"Location": elsewhere.base_url + "/v1/decisions/bnpl"}, "body": ""}])
+            elsewhere.script([{"status": 200, "body": declined_decision(ID)}])
+            with self.assertRaises(CreditDecisionsError) as caught:
+                self.create(self.client())
+            self.assertEqual(caught.exception.status, 302)
+            self.assertIn("not followed", str(caught.exception))
+            self.assertEqual(len(self.fake.requests), 1)  # a 3xx is not retried either
+            self.assertEqual(elsewhere.requests, [])
+        finally:
+            elsewhere.close()
+
     def test_a_timeout_is_retried_with_the_same_key(self) -> None:
         self.fake.script(["hang", {"status": 200, "body": declined_decision(ID)}])
         self.assertTrue(self.create(self.client(timeout=0.1), idempotency_key="k-timeout").is_declined)
@@ -347,6 +369,13 @@ class RetryRulesTest(unittest.TestCase):
             CreditDecisions(api_key="", base_url="http://x")
         with self.assertRaises(ValueError):
             CreditDecisions(api_key="k", base_url="x")
+        # A pasted placeholder could never be sent as a header: told at once, not as a connection error.
+        for bad in ["svc_test_\u2026", "svc_test_ab cd"]:
+            with self.assertRaises(ValueError):
+                CreditDecisions(api_key=bad, base_url="http://x")
+        client = CreditDecisions(api_key="svc_test_k", base_url="http://127.0.0.1:9")
+        with self.assertRaises(ValueError):
+            client.decisions.bnpl.create(consumer=CONSUMER, transaction=TRANSACTION, idempotency_key="caf\u00e9")  # type: ignore[arg-type]
 
 
 if __name__ == "__main__":

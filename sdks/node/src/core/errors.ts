@@ -147,7 +147,12 @@ export function errorFromResponse(status: number, headers: Record<string, string
   const fields = parsed !== null && typeof parsed === 'object' ? (parsed as Record<string, unknown>) : {};
   const code = typeof fields.error === 'string' ? fields.error : undefined;
   const requestId = typeof fields.request_id === 'string' ? fields.request_id : headers['request-id'];
-  const message = typeof fields.message === 'string' ? fields.message : `HTTP ${status}${body ? `: ${body.slice(0, 200)}` : ''}`;
+  const message =
+    typeof fields.message === 'string'
+      ? fields.message
+      : status >= 300 && status < 400
+        ? `HTTP ${status}: a redirect${headers.location ? ` to ${headers.location}` : ''}, not followed (the service never redirects: check baseUrl, e.g. http against https).`
+        : `HTTP ${status}${body ? `: ${body.slice(0, 200)}` : ''}`;
   const Class = (code !== undefined ? BY_CODE[code] : undefined) ?? BY_STATUS[status] ?? (status >= 500 ? InternalServerError : CreditDecisionsError);
   return new Class(message, { status, code, requestId, headers, body: parsed ?? body });
 }

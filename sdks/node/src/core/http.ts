@@ -95,6 +95,10 @@ export class HttpCore {
     if (!options || typeof options.apiKey !== 'string' || options.apiKey.length === 0) {
       throw new TypeError('CreditDecisions: `apiKey` is required (svc_test_... or svc_live_...).');
     }
+    // A key with a space or a non-ASCII character (a pasted placeholder, say) could never be sent as a header.
+    if (!/^[\x21-\x7e]+$/.test(options.apiKey)) {
+      throw new TypeError('CreditDecisions: `apiKey` must be the key as the portal showed it (printable ASCII, no spaces): svc_test_... or svc_live_....');
+    }
     if (typeof options.baseUrl !== 'string' || !/^https?:\/\//.test(options.baseUrl)) {
       throw new TypeError('CreditDecisions: `baseUrl` is required, e.g. "http://127.0.0.1:3000".');
     }
@@ -124,6 +128,9 @@ export class HttpCore {
     };
     const timeoutMs = options.timeoutMs ?? this.timeoutMs;
     const idempotencyKey = method === 'POST' ? (options.idempotencyKey ?? `cds-node-retry-${randomUUID()}`) : undefined;
+    if (idempotencyKey !== undefined && !/^[\x20-\x7e]{1,255}$/.test(idempotencyKey)) {
+      throw new TypeError('CreditDecisions: `idempotencyKey` must be 1 to 255 printable ASCII characters.');
+    }
     const headers: Record<string, string> = {
       ...this.defaultHeaders,
       Accept: 'application/json',
@@ -180,7 +187,9 @@ export class HttpCore {
       let response: Response;
       let text: string;
       try {
-        response = await this.fetchImpl(url, { method, headers, body: payload, signal: controller.signal });
+        // The service never redirects. Following one would send the key and the body wherever a
+        // misconfigured proxy or base URL points; a 3xx is answered as an error instead.
+        response = await this.fetchImpl(url, { method, headers, body: payload, signal: controller.signal, redirect: 'manual' });
         text = await response.text(); // inside the time-out: a body that never ends is a time-out too
       } catch (cause) {
         if (signal?.aborted) throw new APIUserAbortError('Request was aborted.', { cause: signal.reason });

@@ -200,7 +200,14 @@ def error_from_response(status: int, headers: Mapping[str, str], body: bytes) ->
     error_field, id_field, message_field = fields.get("error"), fields.get("request_id"), fields.get("message")
     code: Optional[str] = error_field if isinstance(error_field, str) else None
     request_id: Optional[str] = id_field if isinstance(id_field, str) else headers.get("request-id")
-    message: str = message_field if isinstance(message_field, str) else f"HTTP {status}: {text[:200]}"
+    if isinstance(message_field, str):
+        message: str = message_field
+    elif 300 <= status < 400:
+        location = headers.get("location")
+        where = f" to {location}" if location else ""
+        message = f"HTTP {status}: a redirect{where}, not followed (the service never redirects: check base_url, e.g. http against https)."
+    else:
+        message = f"HTTP {status}: {text[:200]}"
     cls = (_BY_CODE.get(code) if code is not None else None) or _BY_STATUS.get(status)
     if cls is None:
         cls = InternalServerError if status >= 500 else CreditDecisionsError

@@ -13,6 +13,7 @@ import http.client
 import json
 import platform
 import random
+import re
 import socket
 import threading
 import time
@@ -83,6 +84,11 @@ class HttpCore:
     ) -> None:
         if not isinstance(api_key, str) or not api_key:
             raise ValueError("CreditDecisions: api_key is required (svc_test_... or svc_live_...).")
+        # A key with a space or a non-ASCII character (a pasted placeholder, say) could never be sent.
+        if not _PRINTABLE_KEY.match(api_key):
+            raise ValueError(
+                "CreditDecisions: api_key must be the key as the portal showed it (printable ASCII, no spaces): svc_test_... or svc_live_..."
+            )
         if not isinstance(base_url, str) or not (base_url.startswith("http://") or base_url.startswith("https://")):
             raise ValueError('CreditDecisions: base_url is required, e.g. "http://127.0.0.1:3000".')
         self.base_url = base_url.rstrip("/")
@@ -96,7 +102,9 @@ class HttpCore:
             retry_rate_limited=retry_rate_limited,
         )
         self._default_headers = dict(default_headers or {})
-        self._opener = urllib.request.build_opener()
+        # The service never redirects. urllib would follow one and send the key (and a POST's body,
+        # turned into a GET) wherever it points; a 3xx is answered as an error instead.
+        self._opener = urllib.request.build_opener(_NoRedirects())
 
     def request(
         self,
@@ -121,6 +129,8 @@ class HttpCore:
         key: Optional[str] = None
         if method == "POST":
             key = idempotency_key if idempotency_key is not None else f"cds-python-retry-{uuid.uuid4()}"
+            if not _IDEMPOTENCY_KEY.match(key):
+                raise ValueError("CreditDecisions: idempotency_key must be 1 to 255 printable ASCII characters.")
         headers: Dict[str, str] = dict(self._default_headers)
         headers.update(
             {
@@ -165,15 +175,16 @@ class HttpCore:
         request = urllib.request.Request(url, data=data, headers=dict(headers), method=method)
         try:
             try:
+                deadline = time.monotonic() + timeout
                 with self._opener.open(request, timeout=timeout) as response:
                     status = int(response.status)
                     response_headers = {k.lower(): v for k, v in response.headers.items()}
-                    body = response.read()
+                    body = _read_until(response, deadline)
             except urllib.error.HTTPError as http_error:
                 status = int(http_error.code)
                 response_headers = {k.lower(): v for k, v in (http_error.headers or {}).items()}
                 try:
-                    body = http_error.read()
+                    body = _read_until(http_error, deadline)
                 finally:
                     http_error.close()
         except urllib.error.URLError as error:
@@ -201,6 +212,28 @@ class HttpCore:
                 raise _Failed(AttemptOutcome("connection"), failure) from error
         api_error = error_from_response(status, response_headers, body)
         raise _Failed(AttemptOutcome("response", status, api_error.code, response_headers), api_error)
+
+
+_PRINTABLE_KEY = re.compile(r"[\x21-\x7e]+\Z")
+_IDEMPOTENCY_KEY = re.compile(r"[\x20-\x7e]{1,255}\Z")
+
+
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, req, fp, code, msg, headers, newurl):  # type: ignore[no-untyped-def]
+        return None  # urllib then raises HTTPError for the 3xx, answered like any other status
+
+
+def _read_until(response: Any, deadline: float) -> bytes:
+    """The whole body, or a time-out once ``deadline`` passes: the socket's time-out bounds each
+    read only, so a body trickling in a byte at a time would otherwise never time out."""
+    chunks = []
+    while True:
+        if time.monotonic() > deadline:
+            raise socket.timeout("the response body did not arrive in time")
+        chunk = response.read1(65536) if hasattr(response, "read1") else response.read(65536)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
 
 
 def _check_cancel(cancel: Optional[threading.Event]) -> None:
