@@ -91,6 +91,9 @@ export async function buildAppWithCompilers(ctx: AppContext, options: BuildAppOp
   const compilers = createLazyCompilers();
   const requestIdChars = pooledBase62(ctx.random);
   const lifecycle: ServerLifecycle = options.lifecycle ?? { draining: false };
+  // What every /v1 answer runs first, whatever the route: the key (401), then its limit. Also run
+  // by a /v1 path's 405 routes and before a router error (a malformed URL) is answered.
+  const v1Hooks = { '/v1': [authenticationHook(ctx), rateLimitHook(ctx)] };
   const app = Fastify({
     loggerInstance: ctx.logger,
     // One line per request, and a request's own logger only when it writes one (request-logging.ts).
@@ -112,7 +115,7 @@ export async function buildAppWithCompilers(ctx: AppContext, options: BuildAppOp
     // per-address limits (failed authentication, portal sign-in) see the real client.
     trustProxy: typeof config.trustProxy === 'number' ? hopsWithin(config.trustProxy) : config.trustProxy,
     return503OnClosing: true,
-    frameworkErrors: handleFrameworkError,
+    frameworkErrors: (error, request, reply) => handleFrameworkError(error, request, reply, v1Hooks),
     clientErrorHandler: (err, socket) => writeClientError(err, socket, `req_${requestIdChars(20)}`),
     https: config.tls ? { cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile) } : null,
     schemaController: { compilersFactory: compilers.factories },
@@ -196,14 +199,28 @@ export async function buildAppWithCompilers(ctx: AppContext, options: BuildAppOp
 
   await app.after();
   // A method a /v1 path does not have is refused like any /v1 request: the key first (401), then its limit.
-  finishRoutes({ '/v1': [authenticationHook(ctx), rateLimitHook(ctx)] });
+  finishRoutes(v1Hooks);
   return { app, compilers };
 }
 
-/** Whether a parsed JSON value holds the NUL character in a string or a key, at any depth. */
-function holdsNul(value: unknown): boolean {
-  if (typeof value === 'string') return value.includes('\u0000');
-  if (Array.isArray(value)) return value.some(holdsNul);
-  if (value !== null && typeof value === 'object') return Object.entries(value).some(([key, v]) => key.includes('\u0000') || holdsNul(v));
+/**
+ * Whether a parsed JSON value holds the NUL character in a string or a key, at any depth. A walk
+ * with its own stack: JSON nested tens of thousands deep is valid, and recursion would overflow.
+ */
+function holdsNul(root: unknown): boolean {
+  const pending: unknown[] = [root];
+  while (pending.length > 0) {
+    const value = pending.pop();
+    if (typeof value === 'string') {
+      if (value.includes('\u0000')) return true;
+    } else if (Array.isArray(value)) {
+      for (const item of value) pending.push(item);
+    } else if (value !== null && typeof value === 'object') {
+      for (const [key, item] of Object.entries(value)) {
+        if (key.includes('\u0000')) return true;
+        pending.push(item);
+      }
+    }
+  }
   return false;
 }

@@ -15,7 +15,7 @@ export async function respondWithStateChange(
   reply: FastifyReply,
   prepare: () => Promise<WriteStep>,
 ): Promise<FastifyReply> {
-  const key = parseIdempotencyKey(request.headers['idempotency-key']);
+  const key = parseIdempotencyKey(request.headers['idempotency-key'], request.raw.rawHeaders);
   const result = await ctx.idempotency.execute({
     scope: { tenantId: request.auth.tenantId, environment: request.auth.environment },
     key,

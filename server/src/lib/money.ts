@@ -13,6 +13,9 @@ export type Cents = number;
 
 const MONEY_TEXT = /^(0|[1-9]\d{0,12})(\.\d{1,2})?$/;
 
+/** What MONEY_TEXT accepts, in words, for 400 messages (a message must be true of every value it refuses). */
+export const MONEY_FORMAT_RULE = 'a non-negative decimal amount with at most two decimals, at most 13 digits before the point and no leading zeros';
+
 /** Parse a request amount into cents, or null when it is not a non-negative amount with at most two decimals. */
 export function parseMoney(value: unknown): Cents | null {
   let text: string;

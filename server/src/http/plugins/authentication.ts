@@ -50,17 +50,22 @@ export function authenticationHook(ctx: AppContext): onRequestHookHandler {
 async function refuse(ctx: AppContext, request: FastifyRequest, key: string | null): Promise<never> {
   const limit = await ctx.rateLimiter.take(`auth-fail:${request.ip}`, FAILED_AUTH_LIMITS);
   if (!limit.allowed) {
+    // The same headers as a per-key 429 (decisions.md section 8), describing the address's bucket.
     throw new ApiError('rate_limited', 'Too many failed authentication attempts from this address; retry after the time given in Retry-After.', {
+      'RateLimit-Limit': String(FAILED_AUTH_LIMITS.burst),
+      'RateLimit-Remaining': String(limit.remaining),
+      'RateLimit-Reset': String(limit.resetSeconds),
       'Retry-After': String(limit.retryAfterSeconds),
     });
   }
-  throw new ApiError(
-    'invalid_api_key',
-    key === null
-      ? 'No API key provided. Send it as "Authorization: Bearer <API_KEY>".'
-      : 'The API key in the Authorization header is unknown, malformed or revoked; keys start with svc_test_ (sandbox) or svc_live_ (live) and are generated in the lender portal.',
-  );
+  throw new ApiError('invalid_api_key', key !== null ? UNKNOWN_KEY : request.headers.authorization === undefined ? NO_KEY : MALFORMED_HEADER);
 }
+
+const NO_KEY = 'No API key provided. Send it as "Authorization: Bearer <API_KEY>".';
+const MALFORMED_HEADER = 'The Authorization header is not of the form "Bearer <API_KEY>" (one key after the word Bearer, nothing else).';
+const UNKNOWN_KEY =
+  'The API key in the Authorization header is unknown, malformed or revoked; keys start with svc_test_ (sandbox) or svc_live_ (live) and are generated in the lender portal.';
+
 
 function bearerToken(request: FastifyRequest): string | null {
   const header = request.headers.authorization;

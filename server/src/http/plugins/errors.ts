@@ -75,8 +75,28 @@ export function registerErrorHandling(app: FastifyInstance): void {
  * valid percent-encoding, or a path parameter past the router's length limit. Without this they
  * leave with Fastify's own body, no Request-Id and the raw path echoed back.
  */
-export function handleFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+export function handleFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply, hooksByPrefix: Record<string, onRequestHookHandler[]> = {}): void {
   reply.header('Request-Id', request.id);
+  // Under /v1 the key comes first (a missing or wrong key is 401 whatever else is wrong, and the
+  // request counts against its limits), so the prefix's hooks run before the 400.
+  const path = request.url;
+  const hooks = Object.entries(hooksByPrefix).find(([prefix]) => path === prefix || path.startsWith(`${prefix}/`) || path.startsWith(`${prefix}?`))?.[1] ?? [];
+  const next = (index: number, hookError?: Error | null): void => {
+    if (hookError) {
+      if (hookError instanceof ApiError) sendError(reply, hookError.code, hookError.message, hookError.headers);
+      else sendError(reply, 'internal_error', ERROR_REGISTRY.internal_error.message);
+      return;
+    }
+    if (index === hooks.length) {
+      answerFrameworkError(error, request, reply);
+      return;
+    }
+    hooks[index]!.call(request.server, request, reply, (e?: Error | null) => next(index + 1, e));
+  };
+  next(0);
+}
+
+function answerFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') return sendError(reply, 'invalid_request', 'A path segment is longer than 100 characters; no resource has an id that long.');
   if (error.code === 'FST_ERR_BAD_URL') return sendError(reply, 'invalid_request', describeFramework4xx(error, error.code));
   request.log.error({ err: error }, 'router error');
@@ -120,6 +140,13 @@ export function describeFramework4xx(error: Error, code: string | undefined): st
   return `The request could not be read (${code ?? 'malformed HTTP'}): check the URL, the headers and that the body is JSON.`;
 }
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Whether the route's path exists for this caller (see `collectRoutes`); runs as an onRequest hook on the route and on its 405 route. */
+    pathGuard?: onRequestHookHandler;
+  }
+}
+
 /**
  * A path that exists with other methods answers 405 with Allow instead of 404. Routes are
  * collected as they are declared; the function returned adds the 405 routes once they all are.
@@ -129,26 +156,37 @@ export function describeFramework4xx(error: Error, code: string | undefined): st
  * else, whatever the method (docs/errors.md).
  */
 export function collectRoutes(app: FastifyInstance): (hooksByPrefix?: Record<string, onRequestHookHandler[]>) => void {
-  const methodsByUrl = new Map<string, { methods: Set<string>; prefix: string }>();
+  const methodsByUrl = new Map<string, { methods: Set<string>; prefix: string; guards: Set<onRequestHookHandler> }>();
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
-    const seen = methodsByUrl.get(route.url) ?? { methods: new Set<string>(), prefix: route.prefix };
+    const seen = methodsByUrl.get(route.url) ?? { methods: new Set<string>(), prefix: route.prefix, guards: new Set<onRequestHookHandler>() };
     for (const m of methods) seen.methods.add(m.toUpperCase());
+    // A route's `config.pathGuard` decides whether the path exists for this caller at all (the
+    // sandbox helper's, for a live key): its 405 route runs it too, so the path is 404 for every method.
+    const guard = route.config?.pathGuard;
+    if (guard) seen.guards.add(guard);
     methodsByUrl.set(route.url, seen);
   });
   return (hooksByPrefix = {}) => {
-    for (const [url, { methods, prefix }] of [...methodsByUrl]) {
+    for (const [url, { methods, prefix, guards }] of [...methodsByUrl]) {
       if (methods.has('GET')) methods.add('HEAD');
       const missing = ALL_METHODS.filter((m) => !methods.has(m));
       if (missing.length === 0) continue;
       const allow = [...methods].sort().join(', ');
-      const hooks = Object.entries(hooksByPrefix).find(([p]) => prefix === p || prefix.startsWith(`${p}/`))?.[1] ?? [];
+      const hooks = [...(Object.entries(hooksByPrefix).find(([p]) => prefix === p || prefix.startsWith(`${p}/`))?.[1] ?? []), ...guards];
       app.route({
         method: missing,
         url,
         schema: { hide: true },
         ...(hooks.length > 0 ? { onRequest: hooks } : {}),
-        handler: async (_request, reply) => sendError(reply, 'method_not_allowed', `Method not allowed here; allowed: ${allow}.`, { Allow: allow }),
+        handler: async (request, reply) => {
+          // `/v1/decisions/bnpl/` matches the poll's path with an empty id: it is no path of ours,
+          // and "allowed: GET" would tell a caller who added a slash to the create URL the wrong thing.
+          if (Object.values(request.params as Record<string, string>).some((value) => value === '')) {
+            return sendError(reply, 'not_found', `No route ${request.method} ${request.url.split('?')[0]}.`);
+          }
+          return sendError(reply, 'method_not_allowed', `Method not allowed here; allowed: ${allow}.`, { Allow: allow });
+        },
       });
     }
   };
@@ -190,7 +228,7 @@ function sentType(data: unknown): string {
   if (data === null) return 'null';
   if (Array.isArray(data)) return 'an array';
   if (typeof data === 'object') return 'an object';
-  if (typeof data === 'number') return Number.isInteger(data) ? 'a whole number' : 'a number';
+  if (typeof data === 'number') return !Number.isFinite(data) ? 'a number too large to represent' : Number.isInteger(data) ? 'a whole number' : 'a number';
   if (typeof data === 'boolean') return 'a boolean';
   return `a ${typeof data}`;
 }

@@ -15,7 +15,7 @@
  * by the tier) are checked by the service.
  */
 import { ApiError } from '../../http/errors/error-registry.js';
-import { formatMoney, parseMoney, type Cents } from '../../lib/money.js';
+import { formatMoney, MONEY_FORMAT_RULE, parseMoney, type Cents } from '../../lib/money.js';
 import type { AutoLoanPolicyConstants, VehicleCondition } from '../engine/index.js';
 import { markupCapBps } from '../engine/index.js';
 import { formatRateBps, isAutoLoanTerm, type AutoLoanTerm } from '../offers/auto-loan-offer.js';
@@ -53,7 +53,7 @@ export function normalizeAutoLoanRequest(body: AutoLoanCreateBody, policy: AutoL
   if (problem === 'check_digit') throw new ApiError('invalid_request', 'vehicle.vin fails its check digit (position 9, 49 CFR 565); check the VIN for a typing error.');
   const money = (value: unknown, field: string): Cents => {
     const cents = parseMoney(value);
-    if (cents === null) throw new ApiError('invalid_request', `${field} must be a non-negative decimal amount with at most two decimals, such as "25000.00".`);
+    if (cents === null) throw new ApiError('invalid_request', `${field} must be ${MONEY_FORMAT_RULE}, such as "25000.00".`);
     return cents;
   };
   const valueCents = money(body.vehicle.value, 'vehicle.value');

@@ -8,7 +8,7 @@
  */
 import { ApiError } from '../../http/errors/error-registry.js';
 import { allowedValuesMessage, formatCentsGrouped, formatCentsPlain, moneyOutOfRangeMessage, moneyRangeText } from '../../http/errors/messages.js';
-import { parseMoney, type Cents } from '../../lib/money.js';
+import { MONEY_FORMAT_RULE, parseMoney, type Cents } from '../../lib/money.js';
 import type { ConsumerAddress, NewConsumerIdentity } from '../consumers/consumers.service.js';
 import { planAllowsAmount, PLAN_RULES, type Plan } from '../offers/schedule.js';
 
@@ -66,7 +66,7 @@ export function normalizeBnplRequest(body: BnplCreateBody, merchantDefaults: Mer
   const amountCents = parseMoney(money.amount);
   const field = body.transaction ? 'transaction' : 'order';
   if (amountCents === null) {
-    throw new ApiError('invalid_request', `${field}.amount must be a non-negative decimal amount with at most two decimals, such as "149.97".`);
+    throw new ApiError('invalid_request', `${field}.amount must be ${MONEY_FORMAT_RULE}, such as "149.97".`);
   }
   const applicant = normalizeApplicant(body.consumer, asOf);
 
@@ -82,10 +82,13 @@ export function normalizeBnplRequest(body: BnplCreateBody, merchantDefaults: Mer
   if (plan !== null && !planAllowsAmount(plan, amountCents)) {
     const subject = body.order ? `order.installment_count ${body.order.installment_count} (plan ${plan})` : `plan_preference ${plan}`;
     const fitting = (Object.keys(PLAN_RULES) as Plan[]).filter((p) => planAllowsAmount(p, amountCents));
+    // Each form is told what it can send: with order, plan_preference is refused (400).
+    const offered = body.order
+      ? `installment_count offered for this amount: ${installmentCountsText(amountCents)}.`
+      : `Plans offered for this amount: ${fitting.join(', ')} (or omit plan_preference to let the service choose).`;
     throw new ApiError(
       'unprocessable_entity',
-      `${subject} is not offered for ${formatCentsPlain(amountCents)} USD; ${plan} allows ${moneyRangeText(PLAN_RULES[plan].minCents, PLAN_RULES[plan].maxCents)}. ` +
-        `Plans offered for this amount: ${fitting.join(', ')} (or omit plan_preference to let the service choose).`,
+      `${subject} is not offered for ${formatCentsPlain(amountCents)} USD; ${plan} allows ${moneyRangeText(PLAN_RULES[plan].minCents, PLAN_RULES[plan].maxCents)}. ${offered}`,
     );
   }
   return {
@@ -114,10 +117,17 @@ function requestedPlanOf(body: BnplCreateBody, amountCents: Cents): { plan: Plan
     if (amountCents > PLAN_RULES.pay_in_6.maxCents) return { plan: 'monthly', termMonths: n };
     throw new ApiError(
       'unprocessable_entity',
-      `order.installment_count ${n} is offered only above ${formatCentsGrouped(PLAN_RULES.pay_in_6.maxCents)} USD (monthly plan, up to ${formatCentsGrouped(PLAN_RULES.monthly.maxCents)} USD); for ${formatCentsPlain(amountCents)} USD use 4 or 6.`,
+      `order.installment_count ${n} is offered only above ${formatCentsGrouped(PLAN_RULES.pay_in_6.maxCents)} USD (monthly plan, up to ${formatCentsGrouped(PLAN_RULES.monthly.maxCents)} USD); for ${formatCentsPlain(amountCents)} USD send ${installmentCountsText(amountCents)}.`,
     );
   }
   return { plan: body.plan_preference ?? null, termMonths: null };
+}
+
+/** The installment counts the `order` form can send for an amount (4 and 6 where their plans allow it, else the monthly counts), for messages. */
+function installmentCountsText(amountCents: Cents): string {
+  if (amountCents > PLAN_RULES.pay_in_6.maxCents) return '3, 6, 12, 18, 24 or 36 (monthly)';
+  const counts = [planAllowsAmount('pay_in_4', amountCents) ? '4' : null, planAllowsAmount('pay_in_6', amountCents) ? '6' : null].filter((c) => c !== null);
+  return counts.length > 0 ? counts.join(' or ') : 'none (no plan offers this amount)';
 }
 
 export function normalizeApplicant(consumer: BnplCreateBody['consumer'], asOf: Date): ApplicantRef {

@@ -16,6 +16,9 @@ export const USPS_STATE_CODES = [
 ] as const;
 
 const name = { type: 'string', minLength: 1, maxLength: 100, pattern: '\\S', 'x-error': 'must be a string of 1 to 100 characters, not only spaces' } as const;
+/** Required text: blank (spaces only) is as empty as "" for an address or a merchant's display name. */
+const text = <Max extends number>(maxLength: Max) =>
+  ({ type: 'string', minLength: 1, maxLength, pattern: '\\S', 'x-error': `must be a string of 1 to ${maxLength} characters, not only spaces` }) as const;
 const money = {
   type: ['string', 'number'],
   description: 'Decimal amount: a string with at most two decimals (preferred) or a JSON number.',
@@ -43,9 +46,9 @@ export const bnplCreateBodySchema = {
           type: 'object',
           additionalProperties: false,
           properties: {
-            line1: { type: 'string', minLength: 1, maxLength: 200 },
+            line1: text(200),
             line2: { type: 'string', maxLength: 200 },
-            city: { type: 'string', minLength: 1, maxLength: 100 },
+            city: text(100),
             state: { type: 'string', enum: [...USPS_STATE_CODES], 'x-error': 'must be a USPS two-letter state code in capitals, such as CA or NY' },
             zip: { type: 'string', pattern: '^[0-9]{5}(-[0-9]{4})?$', 'x-error': 'must be a 5-digit ZIP code or ZIP+4, such as 73301 or 73301-0001' },
             country: { type: 'string', enum: ['US'], 'x-error': 'must be US (the only country served)' },
@@ -60,7 +63,7 @@ export const bnplCreateBodySchema = {
       properties: {
         amount: money,
         currency: { type: 'string', pattern: '^[A-Z]{3}$', 'x-error': 'must be an ISO 4217 code such as USD' },
-        merchant_name: { type: 'string', minLength: 1, maxLength: 200 },
+        merchant_name: text(200),
         merchant_category: { type: 'string', enum: [...MERCHANT_CATEGORIES] },
         product_description: { type: 'string', maxLength: 500 },
       },
@@ -74,7 +77,7 @@ export const bnplCreateBodySchema = {
         amount: money,
         currency: { type: 'string', pattern: '^[A-Z]{3}$', 'x-error': 'must be an ISO 4217 code such as USD' },
         installment_count: { type: 'integer', enum: [3, 4, 6, 12, 18, 24, 36] },
-        merchant_name: { type: 'string', minLength: 1, maxLength: 200 },
+        merchant_name: text(200),
         merchant_category: { type: 'string', enum: [...MERCHANT_CATEGORIES] },
         product_description: { type: 'string', maxLength: 500 },
       },

@@ -6,7 +6,7 @@
  * longer pending it changes nothing and returns the decision as it is; with an Idempotency-Key the
  * first response is replayed.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, onRequestHookHandler } from 'fastify';
 import type { AppContext } from '../../app/context.js';
 import { ApiError } from '../../http/errors/error-registry.js';
 import { errorResponses } from '../../http/openapi.js';
@@ -14,10 +14,23 @@ import { jsonResponse, respondWithStateChange } from '../../http/state-change.js
 import { autoLoanDecisionResponseSchema } from './auto-loan.schemas.js';
 import { decisionIdParamsSchema } from './bnpl.schemas.js';
 
+/**
+ * With a live key the sandbox paths do not exist: 404 before the body is read or validated (no 400
+ * or 415 that would say otherwise), and for every method, its 405 included (the `pathGuard` below
+ * is given to the path's 405 route too, plugins/errors.ts `collectRoutes`). Runs after the key is
+ * authenticated, so no key is still 401.
+ */
+const sandboxOnly: onRequestHookHandler = (request, _reply, done) => {
+  if (request.auth.environment === 'sandbox') return done();
+  done(new ApiError('not_found', `No route ${request.method} ${request.url.split('?')[0]}.`) as unknown as Parameters<typeof done>[0]);
+};
+
 export function registerSandboxRoutes(v1: FastifyInstance, ctx: AppContext): void {
   v1.post<{ Params: { decision_id: string }; Body: { result: 'pass' | 'fail' } }>(
     '/sandbox/decisions/:decision_id/verification',
     {
+      onRequest: sandboxOnly,
+      config: { pathGuard: sandboxOnly },
       schema: {
         operationId: 'completeSandboxVerification',
         tags: ['Sandbox'],
@@ -41,7 +54,6 @@ export function registerSandboxRoutes(v1: FastifyInstance, ctx: AppContext): voi
       },
     },
     async (request, reply) => {
-      if (request.auth.environment !== 'sandbox') throw new ApiError('not_found', `No route ${request.method} ${request.url.split('?')[0]}.`);
       return respondWithStateChange(ctx, request, reply, async () => {
         // Any product: BNPL and auto-loan decisions verify the same way.
         const existing = await ctx.decisions.getDecision(request.auth, null, request.params.decision_id);

@@ -89,10 +89,16 @@ export interface ExecuteParams {
   prepare: () => Promise<WriteStep>;
 }
 
-/** Validate the raw header; throws 400 for anything but 1-255 printable ASCII characters. */
-export function parseIdempotencyKey(header: string | string[] | undefined): string | null {
+/**
+ * Validate the header; throws 400 for anything but one value of 1-255 printable ASCII characters.
+ * `rawHeaders` (Node's name/value list) finds a header sent twice: Node joins the two values with
+ * ", " into what would otherwise pass as one key.
+ */
+export function parseIdempotencyKey(header: string | string[] | undefined, rawHeaders: readonly string[] = []): string | null {
   if (header === undefined) return null;
-  if (Array.isArray(header) || !KEY_SHAPE.test(header)) {
+  let sent = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2) if (rawHeaders[i]!.length === 15 && rawHeaders[i]!.toLowerCase() === 'idempotency-key') sent++;
+  if (Array.isArray(header) || sent > 1 || !KEY_SHAPE.test(header)) {
     throw new ApiError('invalid_request', 'Idempotency-Key must be a single value of 1 to 255 printable ASCII characters.');
   }
   return header;
@@ -207,7 +213,8 @@ export function createIdempotencyService(deps: {
   dialect: DialectName;
 }) {
   const { db, transactions, clock } = deps;
-  const inFlight = new Map<string, Promise<unknown>>();
+  // Same-key requests running in this process, with their fingerprints: a different body is told at once.
+  const inFlight = new Map<string, { run: Promise<unknown>; fingerprint: string }>();
 
   async function execute(request: ExecuteParams): Promise<FinalResponse> {
     if (request.key === null) {
@@ -226,8 +233,9 @@ export function createIdempotencyService(deps: {
       // only connection, so even our lookup would queue behind it, past the 5 s promise.
       const running = inFlight.get(flightKey);
       if (running) {
+        if (running.fingerprint !== params.fingerprint) throw usedWithAnotherRequest();
         const remaining = deadline - performance.now();
-        if (remaining <= 0 || !(await settlesWithin(running, remaining))) throw stillRunning();
+        if (remaining <= 0 || !(await settlesWithin(running.run, remaining))) throw stillRunning();
         continue;
       }
       const stored = await findFinished(params);
@@ -236,7 +244,7 @@ export function createIdempotencyService(deps: {
       if (!inFlight.has(flightKey)) break;
     }
     const run = runClaimed(params);
-    inFlight.set(flightKey, run);
+    inFlight.set(flightKey, { run, fingerprint: params.fingerprint });
     try {
       return await run;
     } finally {
@@ -259,7 +267,7 @@ export function createIdempotencyService(deps: {
     const row = await readFinished(params.scope, params.key);
     if (!row || row.status_code === null || row.response_body === null) return null;
     if (row.fingerprint !== params.fingerprint) {
-      throw new ApiError('idempotency_conflict', 'This Idempotency-Key was already used with a different request; use a new key for a new request.');
+      throw usedWithAnotherRequest();
     }
     return { statusCode: row.status_code, body: openBody(params, row.response_body), replayed: true, requestId: row.request_id };
   }
@@ -371,7 +379,14 @@ export function createIdempotencyService(deps: {
 export type IdempotencyService = ReturnType<typeof createIdempotencyService>;
 
 function stillRunning(): ApiError {
-  return new ApiError('idempotency_conflict', 'A request with this Idempotency-Key is still being processed; retry shortly.');
+  return new ApiError(
+    'idempotency_conflict',
+    'A request with this Idempotency-Key is still being processed; retry the same request shortly to get its response (a different request needs a new key).',
+  );
+}
+
+function usedWithAnotherRequest(): ApiError {
+  return new ApiError('idempotency_conflict', 'This Idempotency-Key was already used with a different request; use a new key for a new request.');
 }
 
 function isLockTimeout(err: unknown): boolean {

@@ -50,6 +50,47 @@ describe.each(await dialectMatrix())('errors and authentication [%s]', (dialect)
     expect(unknownPath.statusCode).toBe(401);
     const brokenBody = await probe(json, '{not json');
     expect(brokenBody.statusCode).toBe(401);
+    // Even a URL the router cannot read (bad percent-encoding, an over-long segment): the key first.
+    for (const url of ['/v1/decisions/bnpl/%zz', `/v1/decisions/bnpl/${'a'.repeat(120)}`]) {
+      const anonymous = await t.app.inject({ method: 'GET', url });
+      expect(anonymous.statusCode, url).toBe(401);
+      expect(errorOf(anonymous).error, url).toBe('invalid_api_key');
+      const keyed = await t.app.inject({ method: 'GET', url, headers: bearer(t.tenant.sandbox.apiKey) });
+      expect(keyed.statusCode, url).toBe(400);
+      expect(keyed.headers['ratelimit-limit'], url).toBeDefined();
+    }
+    // Outside /v1 no key is asked for: the 400 as before.
+    expect((await t.app.inject({ method: 'GET', url: '/verify/%zz' })).statusCode).toBe(400);
+    // A header that is there but not "Bearer <key>" is told so, not "no key provided".
+    expect(errorOf(await t.app.inject({ method: 'GET', url: '/v1/events', headers: { authorization: 'Basic eDp5' } })).message).toMatch(/not of the form "Bearer <API_KEY>"/);
+  });
+
+  it('answers 404, not 405, for a POST to the create path with a trailing slash', async () => {
+    for (const url of ['/v1/decisions/bnpl/', '/v1/decisions/auto-loan/']) {
+      const r = await t.app.inject({ method: 'POST', url, headers: { ...bearer(t.tenant.sandbox.apiKey), ...json }, payload: '{}' });
+      expect(r.statusCode, url).toBe(404);
+      expect(r.headers.allow, url).toBeUndefined();
+    }
+    // A real wrong method still gets its 405 and Allow.
+    const put = await t.app.inject({ method: 'PUT', url: `/v1/decisions/bnpl/${SOME_ID}`, headers: bearer(t.tenant.sandbox.apiKey) });
+    expect(put.statusCode).toBe(405);
+    expect(put.headers.allow).toBe('GET, HEAD');
+  });
+
+  it('reads JSON nested deeper than a recursive walk could, and names a number too large to represent', async () => {
+    const key = bearer(t.tenant.sandbox.apiKey);
+    const deep = `{"name":${'['.repeat(20_000)}"a\\u0000b"${']'.repeat(20_000)}}`;
+    const refused = await probe({ ...key, ...json }, deep);
+    expect(refused.statusCode).toBe(400);
+    expect(errorOf(refused).message).toMatch(/NUL character/);
+    const huge = await t.app.inject({
+      method: 'POST',
+      url: '/v1/decisions/bnpl',
+      headers: { ...key, ...json },
+      payload: '{"consumer":{"consumer_id":"00000000-0000-4000-8000-000000000000"},"transaction":{"amount":1e400,"currency":"USD","merchant_name":"A","merchant_category":"general"}}',
+    });
+    expect(huge.statusCode).toBe(400);
+    expect(errorOf(huge).message).toMatch(/transaction\.amount .*a number too large to represent/);
   });
 
   it('accepts the text \\u0000 (a backslash, then u0000) where a NUL character is refused', async () => {
@@ -127,6 +168,11 @@ describe.each(await dialectMatrix())('errors and authentication [%s]', (dialect)
     for (const url of urls) {
       for (const headers of [key, {}]) {
         const r = await t.app.inject({ method: 'GET', url, headers });
+        // Under /v1 a missing key is 401 first (see the 401 test); the 400 is for a caller with a key.
+        if (url.startsWith('/v1/') && !('authorization' in headers)) {
+          expect(r.statusCode, url).toBe(401);
+          continue;
+        }
         expect(r.statusCode, url).toBe(400);
         const body = errorOf(r);
         expect(body.error, url).toBe('invalid_request');
@@ -162,6 +208,9 @@ describe.each(await dialectMatrix())('errors and authentication [%s]', (dialect)
       if (last === 429) {
         expect(Number(r.headers['retry-after'])).toBeGreaterThanOrEqual(1);
         expect(errorOf(r).error).toBe('rate_limited');
+        // The same headers as a per-key 429 (decisions.md section 8), describing the address's bucket.
+        expect(r.headers).toMatchObject({ 'ratelimit-limit': '60', 'ratelimit-remaining': '0' });
+        expect(Number(r.headers['ratelimit-reset'])).toBeGreaterThanOrEqual(1);
         break;
       }
       expect(last).toBe(401);

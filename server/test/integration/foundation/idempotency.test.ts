@@ -91,6 +91,22 @@ describe.each(await dialectMatrix())('idempotency [%s]', (dialect) => {
     expect(replay.headers['idempotent-replayed']).toBe('true');
   });
 
+  it('tells a different body with the same key that it is a different request at once, without waiting for the first', async () => {
+    const key = newKey();
+    let firstDone = false;
+    const slow = post({ name: 'slow-first', delay_ms: 1_500 }, key).then((r) => {
+      firstDone = true;
+      return r;
+    });
+    await new Promise((r) => setTimeout(r, 100));
+    const other = await post({ name: 'another-body' }, key);
+    expect(firstDone).toBe(false);
+    expect(other.statusCode).toBe(409);
+    expect(errorOf(other).message).toMatch(/already used with a different request; use a new key/);
+    expect((await slow).statusCode).toBe(200);
+    expect(await countProbes(t.ctx, t.tenant.tenantId, 'another-body')).toBe(0);
+  });
+
   it('stores and replays a 422, but not a 400 or a 500 (which also rolls back)', async () => {
     const k422 = newKey();
     const refused = await post({ name: 'refused', reject: true }, k422);

@@ -27,4 +27,11 @@ describe('idempotency fingerprint', () => {
       expect(() => parseIdempotencyKey(bad as string)).toThrow(/Idempotency-Key/);
     }
   });
+
+  it('refuses a key sent twice, which Node joins into one value', () => {
+    expect(parseIdempotencyKey('k1', ['Host', 'x', 'Idempotency-Key', 'k1'])).toBe('k1');
+    expect(() => parseIdempotencyKey('k1, k2', ['Idempotency-Key', 'k1', 'IDEMPOTENCY-KEY', 'k2'])).toThrow(/single value/);
+    // The same joined text sent as one header is a key like any other (printable ASCII).
+    expect(parseIdempotencyKey('k1, k2', ['Idempotency-Key', 'k1, k2'])).toBe('k1, k2');
+  });
 });
