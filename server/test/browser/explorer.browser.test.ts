@@ -164,12 +164,13 @@ describe.skipIf(!chromiumAvailable())('decision explorer and dashboard in headle
     expect(await partial.locator('tbody tr').count()).toBeGreaterThan(1);
     await analyst.getByText(/^engine-.+\+.+\+.+$/).waitFor();
     const events = analyst.getByRole('table', { name: /Events this decision caused/ });
-    expect(await events.locator('tbody tr td:nth-child(2)').allInnerTexts()).toEqual(['application.created', 'decision.created', 'score.completed', 'decision.finalized']);
-    // Both endpoints take every event: four events, two endpoints, eight deliveries.
+    // A new applicant whose identity matched their credit file (then declined on it): kyc_completed too.
+    expect(await events.locator('tbody tr td:nth-child(2)').allInnerTexts()).toEqual(['application.created', 'decision.created', 'application.kyc_completed', 'score.completed', 'decision.finalized']);
+    // Both endpoints take every event: five events, two endpoints, ten deliveries.
     const deliveries = analyst.getByTestId('decision-delivery');
-    await expect.poll(() => deliveries.count()).toBe(8);
-    expect(await deliveries.filter({ hasText: '/hooks' }).filter({ hasText: 'Delivered' }).count()).toBe(4);
-    expect(await deliveries.filter({ hasText: '/down' }).filter({ hasText: 'Failed' }).count()).toBe(4);
+    await expect.poll(() => deliveries.count()).toBe(10);
+    expect(await deliveries.filter({ hasText: '/hooks' }).filter({ hasText: 'Delivered' }).count()).toBe(5);
+    expect(await deliveries.filter({ hasText: '/down' }).filter({ hasText: 'Failed' }).count()).toBe(5);
     expect(await deliveries.filter({ hasText: '/down' }).first().innerText()).toMatch(/Attempt 1: 500/);
     // No personal data of the applicant on the page.
     expect(await analyst.locator('main').innerText()).not.toMatch(/Dale|Shopper|shopper@example\.com|1990-01-01|83702/);

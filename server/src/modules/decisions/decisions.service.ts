@@ -229,7 +229,17 @@ export function createDecisionsService(deps: DecisionsDeps) {
       now,
       documents: intake.documents,
     });
-    const kycStatus: DecisionsTable['kyc_status'] = verificationFails ? 'pending' : existing?.identityStatus === 'verified' ? 'skipped' : 'matched';
+    // The soft tier's identity check is the credit file's match (decisions.md section 5): without
+    // credit data, or with no file for the applicant, nothing was matched, so the status stays
+    // `pending` and the consumer unverified.
+    const identityChecked = evaluation.creditData.status === 'ok' && evaluation.creditData.file.hasFile;
+    const kycStatus: DecisionsTable['kyc_status'] = verificationFails
+      ? 'pending'
+      : existing?.identityStatus === 'verified'
+        ? 'skipped'
+        : identityChecked
+          ? 'matched'
+          : 'pending';
     if (verificationFails) {
       // The identity could not be verified: a person must look at it, whatever the score says.
       evaluation.outcome = 'referred';
@@ -247,14 +257,23 @@ export function createDecisionsService(deps: DecisionsDeps) {
       latency_ms: evaluation.timings.preparedMs ?? null,
     });
     const audit = { decision_id: decisionId, created_at: now.getTime(), record_json: JSON.stringify({ request: intake.redacted, ...auditOf(evaluation, { tier: 'soft', status: kycStatus, identity_verification_failed: verificationFails }) }) };
-    const events = [...openingEvents(row), scoreEvent(row, evaluation), ...(verificationFails ? [kycFailedEvent(row)] : []), finalizedEvent(row, scoringOf(row, evaluation))];
+    // A soft-tier match is a KYC success like a verification's, and is told the same way
+    // (application.kyc_completed, kyc_tier soft), as a failure is (application.kyc_failed).
+    const events = [
+      ...openingEvents(row),
+      ...(kycStatus === 'matched' ? [kycCompletedEvent(row)] : []),
+      scoreEvent(row, evaluation),
+      ...(verificationFails ? [kycFailedEvent(row)] : []),
+      finalizedEvent(row, scoringOf(row, evaluation)),
+    ];
     const json = presentDecisionJson(row, null);
-    const identityStatus = verificationFails ? 'failed' : 'verified';
+    // What this decision learnt of the identity: failed, matched, or (no credit data) nothing.
+    const identityStatus = verificationFails ? 'failed' : kycStatus === 'matched' ? 'verified' : null;
     // The applicant, the decision, its audit record, its events and the fan-out's lookup: one
     // statement on PostgreSQL (outbox `with`, db/statements.ts), in this order on SQLite.
     const writes: CompiledQuery[] = [];
-    if (!existing) writes.push(deps.consumers.newConsumerInsert(scope, intake.applicant.kind === 'new' ? intake.applicant.identity : never(), consumerId, identityStatus));
-    else if (verificationFails || existing.identityStatus !== 'verified') writes.push(deps.consumers.identityStatusUpdate(consumerId, identityStatus));
+    if (!existing) writes.push(deps.consumers.newConsumerInsert(scope, intake.applicant.kind === 'new' ? intake.applicant.identity : never(), consumerId, identityStatus ?? 'unverified'));
+    else if (identityStatus !== null && identityStatus !== existing.identityStatus) writes.push(deps.consumers.identityStatusUpdate(consumerId, identityStatus));
     writes.push(insertDecisions([row]), insertAudits([audit]));
     const created: CreatedDecision = { row, json };
     const unit: PlannableUnit<CreatedDecision> = async (trx) => {

@@ -31,7 +31,8 @@ export type KycState =
   | { kind: 'failed'; reason: FailureReason }
   | { kind: 'expired' };
 
-export type FailureReason = 'too_many_code_attempts' | 'identity_mismatch' | 'sandbox_fail';
+/** `sandbox_magic_ssn`: a sandbox consumer whose SSN last four is `2222` always fails (decisions.md section 6); the shell applies it. */
+export type FailureReason = 'too_many_code_attempts' | 'identity_mismatch' | 'sandbox_fail' | 'sandbox_magic_ssn';
 
 export type KycEvent =
   | { kind: 'code_checked'; correct: boolean }

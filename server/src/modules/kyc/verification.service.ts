@@ -25,6 +25,7 @@ import type { Logger } from 'pino';
 import type { ConsumersService } from '../consumers/consumers.service.js';
 import type { DecisionsService } from '../decisions/decisions.service.js';
 import type { UnderwritingService } from '../decisions/underwriting.service.js';
+import { SANDBOX_MAGIC_SSN_LAST4 } from '../credit-data/sandbox-connector.js';
 import { CodeDeliveryError, type CodeSender } from './code-senders.js';
 import type { DocumentReviewService } from './document-review.service.js';
 import { attemptsLeft, initialState, isWaiting, transition, type KycEvent, type KycState, type Tier } from './kyc-state-machine.js';
@@ -146,8 +147,14 @@ export function createVerificationService(deps: {
    * Returns false when nothing changed (rejected event, or another request got there first).
    */
   async function apply(loaded: Loaded, event: KycEvent, extraColumns: Partial<VerificationsTable> = {}): Promise<boolean> {
-    const result = transition(loaded.state, event, loaded.record.tier);
+    let result = transition(loaded.state, event, loaded.record.tier);
     if (!result.accepted) return false;
+    // Sandbox magic value `2222` ("verification fails", decisions.md section 6) holds on every tier:
+    // the consumer gets through every step, and the verification fails at the end, as it does on the
+    // soft tier. The helper's `pass` is "as if the consumer had done it", so it fails the same way.
+    if (result.effect === 'finalize_matched' && (await sandboxVerificationFails(loaded.decision))) {
+      result = { state: { kind: 'failed', reason: 'sandbox_magic_ssn' }, effect: 'finalize_failed', accepted: true };
+    }
     // The engine's slow part (credit pull) happens before the transaction opens.
     const completeMatched = result.effect === 'finalize_matched' ? await deps.decisions.prepareVerifiedCompletion(loaded.decision.id) : null;
     return deps.db.transaction().execute(async (trx) => {
@@ -167,6 +174,11 @@ export function createVerificationService(deps: {
       if (result.effect === 'finalize_expired') await deps.decisions.finalizeExpired(trx, loaded.decision.id);
       return true;
     });
+  }
+
+  async function sandboxVerificationFails(decision: DecisionsTable): Promise<boolean> {
+    if (decision.environment !== 'sandbox') return false;
+    return (await deps.consumers.revealSsnLast4(decision.consumer_id, deps.db)) === SANDBOX_MAGIC_SSN_LAST4.verificationFails;
   }
 
   async function page(token: string, notice: PageModel['notice'] = null): Promise<ActionResult> {

@@ -55,6 +55,14 @@ function stepsOf(model: PageModel): string {
   return `<ol class="steps" aria-label="Progress">${items}</ol>`;
 }
 
+/**
+ * The sandbox's identity step asks for the details on file. A lender who sent only a seeded
+ * consumer's id never typed them: the page says where they are written (the values themselves are
+ * not shown: no page shows an SSN or a date of birth, sandbox or not).
+ */
+const SANDBOX_IDENTITY_HINT =
+  '<p class="hint">Sandbox: enter the SSN last four and date of birth on file: the ones sent with the application, or, for a seeded consumer, the ones in the <a href="/docs/sandbox">sandbox guide</a>.</p>';
+
 export function renderPage(model: PageModel, form: FormContext): string {
   const merchant = escape(model.merchantName);
   if (model.status === 'verified') {
@@ -103,6 +111,7 @@ ${model.resendInSeconds > 0 ? `<p class="hint">You can ask for a new code in ${m
 <input id="ssn_last4" name="ssn_last4" inputmode="numeric" autocomplete="off" pattern="[0-9]{4}" maxlength="4" required${describedBy}>
 <label for="dob">Date of birth</label>
 <input id="dob" name="dob" type="date" autocomplete="bday" required${describedBy}>
+${model.sandbox ? SANDBOX_IDENTITY_HINT : ''}
 <button type="submit">Continue</button>
 </form>`,
         model.sandbox,

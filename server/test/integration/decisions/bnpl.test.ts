@@ -166,6 +166,12 @@ describe.each(await dialectMatrix())('BNPL decisions [%s]', (dialect) => {
     const types = (await eventsOf(body.decision_id)).map((e) => e.type);
     expect(types).toContain('score.errored');
     expect(types).not.toContain('score.completed');
+    // Without credit data nothing was matched: the identity is not checked, and not called so.
+    expect(body.kyc_status).toBe('pending');
+    expect(types).not.toContain('application.kyc_completed');
+    const row = await t.ctx.storage.db.selectFrom('decisions').select('consumer_id').where('id', '=', body.decision_id).executeTakeFirstOrThrow();
+    const consumer = await t.ctx.storage.db.selectFrom('consumers').select('identity_status').where('id', '=', row.consumer_id).executeTakeFirstOrThrow();
+    expect(consumer.identity_status).toBe('unverified');
   });
 
   it('refers with AA-24, kyc_status pending and application.kyc_failed when identity fails (sandbox 2222)', async () => {
@@ -257,7 +263,7 @@ describe.each(await dialectMatrix())('BNPL decisions [%s]', (dialect) => {
       ['another tenant\'s consumer', { consumer: { consumer_id: other.sandbox.consumers[0]!.consumerId }, transaction: txn('100.00') }, /consumer_id does not match/],
       ['plan not offered for amount', { consumer: { consumer_id: soft }, transaction: txn('2500.00'), plan_preference: 'pay_in_4' }, /^plan_preference pay_in_4 is not offered for 2500\.00 USD; pay_in_4 allows 25\.00-2,000\.00 USD\. Plans offered for this amount: pay_in_6, monthly/],
       ['monthly below its range', { consumer: { consumer_id: soft }, transaction: txn('100.00'), plan_preference: 'monthly' }, /^plan_preference monthly is not offered for 100\.00 USD; monthly allows 250\.00-30,000\.00 USD\. Plans offered for this amount: pay_in_4, pay_in_6/],
-      ['installment_count 12 for a small amount', { consumer: { consumer_id: soft }, order: { amount: '300.00', currency: 'USD', installment_count: 12 } }, /^order\.installment_count 12 is offered only above 5,000\.00 USD \(monthly plan, up to 30,000\.00 USD\); for 300\.00 USD use 4 or 6\.$/],
+      ['installment_count 12 for a small amount', { consumer: { consumer_id: soft }, order: { amount: '300.00', currency: 'USD', installment_count: 12 } }, /^order\.installment_count 12 is offered only above 5,000\.00 USD \(monthly plan, up to 30,000\.00 USD\); for 300\.00 USD send 4 or 6\.$/],
     ];
     for (const [name, body, message] of cases) {
       const r = await create(body);
@@ -289,18 +295,32 @@ describe.each(await dialectMatrix())('BNPL decisions [%s]', (dialect) => {
     const again = await create(body, { idem: 'order-42' });
     expect(again.body).toBe(first.body);
     expect(again.headers['idempotent-replayed']).toBe('true');
-    expect((await eventsOf(first.json().decision_id)).length).toBe(4);
+    // application.created, application.kyc_completed (a new consumer matched inline), decision.created, score.completed, decision.finalized.
+    expect((await eventsOf(first.json().decision_id)).length).toBe(5);
     const conflict = await create({ ...body, transaction: txn('76.00') }, { idem: 'order-42' });
     expect(conflict.statusCode).toBe(409);
     const count = await t.ctx.storage.db.selectFrom('decisions').select((eb) => eb.fn.countAll<number>().as('n')).where('requested_amount_cents', '=', 7500).executeTakeFirstOrThrow();
     expect(Number(count.n)).toBe(1);
   });
 
-  it('writes the four events of a soft decision, with decision.finalized data exactly as specified and no PII', async () => {
+  it('writes the events of a soft decision (a new consumer matched inline: application.kyc_completed too), with decision.finalized data exactly as specified and no PII', async () => {
     const consumer = newConsumer({ ssn_last4: '4321' });
     const body = (await create({ consumer, transaction: txn('150.00') })).json();
+    expect(body.kyc_status).toBe('matched');
     const events = await eventsOf(body.decision_id);
-    expect(events.map((e) => e.type).sort()).toEqual(['application.created', 'decision.created', 'decision.finalized', 'score.completed']);
+    expect(events.map((e) => e.type).sort()).toEqual(['application.created', 'application.kyc_completed', 'decision.created', 'decision.finalized', 'score.completed']);
+    expect(JSON.parse(events.find((e) => e.type === 'application.kyc_completed')!.data_json)).toEqual({
+      application_id: body.decision_id,
+      decision_id: body.decision_id,
+      consumer_id: expect.any(String),
+      kyc_tier: 'soft',
+      kyc_status: 'matched',
+    });
+    // The same consumer again: verified, the check skipped, and no second kyc_completed.
+    const consumerId = JSON.parse(events.find((e) => e.type === 'application.kyc_completed')!.data_json).consumer_id as string;
+    const again = (await create({ consumer: { consumer_id: consumerId }, transaction: txn('120.00') })).json();
+    expect(again.kyc_status).toBe('skipped');
+    expect((await eventsOf(again.decision_id)).map((e) => e.type)).not.toContain('application.kyc_completed');
     const finalized = JSON.parse(events.find((e) => e.type === 'decision.finalized')!.data_json);
     expect(Object.keys(finalized).sort()).toEqual(['application_id', 'confidence', 'decision_id', 'engine_version', 'outcome', 'reason_codes', 'recommended_amount', 'recommended_rate_pct', 'risk_grade', 'score'].sort());
     expect(finalized.score).toBeGreaterThanOrEqual(300);

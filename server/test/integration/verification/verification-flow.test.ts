@@ -666,6 +666,21 @@ describe.each(await dialectMatrix())('hosted identity verification [%s]', (diale
     expect(live.statusCode).toBe(404);
     expect(errorOf(live).error).toBe('not_found');
     expect((await poll(pending.id)).body).toBe(pending.body);
+    // For a live key the path does not exist whatever else is wrong: no 400, 415 or 405 that says otherwise.
+    const liveKey = bearer(t.tenant.live.apiKey);
+    const liveCases = [
+      { method: 'POST' as const, url: `/v1/sandbox/decisions/${pending.id}/verification`, headers: { ...liveKey, 'content-type': 'application/json' }, payload: '{"result":"maybe"}' },
+      { method: 'POST' as const, url: '/v1/sandbox/decisions/xyz/verification', headers: { ...liveKey, 'content-type': 'application/json' }, payload: '{"result":"pass"}' },
+      { method: 'POST' as const, url: `/v1/sandbox/decisions/${pending.id}/verification`, headers: { ...liveKey, 'content-type': 'text/plain' }, payload: 'pass' },
+      { method: 'GET' as const, url: `/v1/sandbox/decisions/${pending.id}/verification`, headers: liveKey },
+    ];
+    for (const c of liveCases) {
+      const refused = await t.app.inject(c);
+      expect(refused.statusCode, `${c.method} ${c.url} ${c.headers['content-type'] ?? ''}`).toBe(404);
+      expect(refused.headers.allow).toBeUndefined();
+    }
+    // The sandbox key still gets its 405 there.
+    expect((await t.app.inject({ method: 'GET', url: `/v1/sandbox/decisions/${pending.id}/verification`, headers: bearer(t.tenant.sandbox.apiKey) })).statusCode).toBe(405);
     // Unknown decision, bad body.
     expect((await helper('6f0b7f5e-2b1c-4d3e-8f9a-0b1c2d3e4f5a', 'pass')).statusCode).toBe(404);
     const bad = await t.app.inject({ method: 'POST', url: `/v1/sandbox/decisions/${pending.id}/verification`, headers: { ...bearer(t.tenant.sandbox.apiKey), 'content-type': 'application/json' }, payload: '{"result":"maybe"}' });
@@ -675,6 +690,33 @@ describe.each(await dialectMatrix())('hosted identity verification [%s]', (diale
     clock.advance(24 * HOUR);
     expect((await helper(pending.id, 'pass')).json()).toMatchObject({ outcome: 'declined', decline_reasons: [{ code: 'AA-01' }] });
     expect(await eventTypes(pending.id)).toEqual(EXPIRED_EVENTS);
+  });
+
+  it('sandbox ssn_last4 2222 fails the verification on the enhanced and hard tiers too, however it is completed', async () => {
+    const newConsumer = (first: string) => ({ first_name: first, last_name: 'Failing', email: `${first.toLowerCase()}@example.com`, dob: '1985-05-05', ssn_last4: '2222', address: { line1: '1 Main St', city: 'Austin', state: 'TX', zip: '73301' } });
+    // The right code on the page: the consumer is told it failed, the lender gets AA-24.
+    const onPage = await createPending('enhanced', { consumer: newConsumer('Vera'), transaction: txn('800.00') });
+    await onPage.browser.open();
+    await onPage.browser.sendCode();
+    await onPage.browser.enterCode('000000');
+    expect(onPage.browser.heading).toBe("We couldn't verify your identity");
+    await expectReferredAa24(onPage.id);
+    const audit = (await t.ctx.decisions.getAuditRecord(scope(), onPage.id)) as { kyc: { failure_reason: string; identity_verification_failed: boolean } };
+    expect(audit.kyc).toMatchObject({ identity_verification_failed: true, failure_reason: 'sandbox_magic_ssn' });
+    // The helper's pass is "as if the consumer had done it": the same failure.
+    const byHelper = await createPending('hard', { consumer: newConsumer('Wren'), transaction: txn('6000.00') });
+    expect((await helper(byHelper.id, 'pass')).statusCode).toBe(200);
+    await expectReferredAa24(byHelper.id);
+  });
+
+  it('the sandbox identity step says where the details on file are written, without showing them', async () => {
+    const pending = await createPending('hard');
+    await pending.browser.open();
+    await pending.browser.sendCode();
+    await pending.browser.enterCode('000000');
+    expect(pending.browser.html).toContain('<a href="/docs/sandbox">sandbox guide</a>');
+    expect(pending.browser.html).not.toMatch(standalone(HARPER.ssn));
+    expect((await t.app.inject({ method: 'GET', url: '/docs/sandbox' })).body).toContain(HARPER.ssn);
   });
 
   it('live enhanced by email (no phone): the real code from the SMTP server, resend cooldown on the clock, code expiry', async () => {

@@ -235,7 +235,7 @@ describe.each(await dialectMatrix())('webhook delivery [%s]', (dialect) => {
         types.add(type);
         expect(Object.keys(data).sort(), type).toEqual([...documented.get(type)!].sort());
       }
-      expect([...types].sort()).toEqual(['application.created', 'application.kyc_failed', 'decision.created', 'decision.finalized', 'score.completed', 'score.errored']);
+      expect([...types].sort()).toEqual(['application.created', 'application.kyc_completed', 'application.kyc_failed', 'decision.created', 'decision.finalized', 'score.completed', 'score.errored']);
       const stored = (await store.selectFrom('webhook_attempts').select(['request_body', 'request_headers_json']).execute()).map((a) => a.request_body + a.request_headers_json);
       // Digit-only values are matched as whole tokens: "4827" may occur inside a random UUID.
       const leaks = [/Zebulon/, /Quackenbush/, /zebulon\.q@example\.org/, /4155550142/, /1979-04-23/, /Evergreen/, /Springfield/, /(?<![0-9a-f-])4827(?![0-9a-f-])/i, /(?<![0-9a-f-])97477(?![0-9a-f-])/i];
