@@ -33,7 +33,7 @@ export function registerComingSoonRoutes(v1: FastifyInstance): void {
           tags,
           summary: `${name} decisions (coming soon)`,
           description: 'Announced, not available yet: answers 404 `product_not_available`.',
-          response: errorResponses(401, 404, 429),
+          response: errorResponses(400, 401, 404, 413, 415, 429),
         },
       },
       fail,
