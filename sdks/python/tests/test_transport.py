@@ -125,6 +125,25 @@ class TransportTest(unittest.TestCase):
             {"consumer": CONSUMER, "order": {"amount": "1500.00", "currency": "USD", "installment_count": 6}, "plan_preference": "pay_in_6"},
         )
 
+    def test_decimal_amounts_lose_only_trailing_zeros(self) -> None:
+        sent = []
+        for amount in [Decimal("10.00") * Decimal("1.5"), Decimal("149.970"), Decimal("149.975"), Decimal("25")]:
+            self.fake.script([{"status": 200, "body": declined_decision(ID)}])
+            self.client().decisions.bnpl.create(consumer=CONSUMER, transaction={**TRANSACTION, "amount": amount})  # type: ignore[arg-type]
+            sent.append(json.loads(self.fake.requests[0].body)["transaction"]["amount"])
+        # 15.0000 and 149.970 are two-decimal amounts; 149.975 is not, and goes as it is for the service to refuse.
+        self.assertEqual(sent, ["15.00", "149.97", "149.975", "25.00"])
+
+    def test_an_error_without_the_stable_body_reads_plainly(self) -> None:
+        self.fake.script([{"status": 502, "body": "<html>Bad Gateway</html>"}])
+        with self.assertRaises(CreditDecisionsError) as caught:
+            self.client(max_retries=0).decisions.bnpl.retrieve(ID)
+        self.assertEqual(str(caught.exception), "502: <html>Bad Gateway</html> (request_id req_fake0000000000000000)")
+        self.fake.script([{"status": 404, "body": error_body("not_found", "No decision.")}])
+        with self.assertRaises(NotFoundError) as caught_404:
+            self.client(max_retries=0).decisions.bnpl.retrieve(ID)
+        self.assertEqual(str(caught_404.exception), "404 not_found: No decision. (request_id req_fake0000000000000000)")
+
     def test_5xx_is_retried_with_backoff_within_bounds(self) -> None:
         self.fake.script(
             [

@@ -82,7 +82,12 @@ class CreditDecisionsError(Exception):
         if self.status is None:
             return self.message
         suffix = f" (request_id {self.request_id})" if self.request_id else ""
-        return f"{self.status} {self.code or ''}: {self.message}{suffix}".replace("  ", " ")
+        head = f"{self.status} {self.code}" if self.code else str(self.status)
+        message = self.message
+        # A body that is not the stable error body gave "HTTP <status>: ..." as the message already.
+        if message.startswith(f"HTTP {self.status}: "):
+            message = message[len(f"HTTP {self.status}: "):]
+        return f"{head}: {message}{suffix}"
 
 
 class InvalidRequestError(CreditDecisionsError):

@@ -21,7 +21,7 @@ import urllib.error
 import urllib.request
 import uuid
 from dataclasses import dataclass, field
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from typing import Any, Dict, Mapping, Optional, Tuple
 
 from .._version import __version__
@@ -56,8 +56,15 @@ class ResponseMeta:
 
 def _json_default(value: Any) -> Any:
     # Decimal amounts go out as exact strings ("149.97"), never through binary floating point.
+    # Trailing zeros that Decimal arithmetic leaves (Decimal("10.00") * Decimal("1.5") is
+    # Decimal("15.0000")) are dropped to two decimals when that changes no digit: the service takes
+    # at most two. A value with more digits than that is sent as it is, for the service to refuse.
     if isinstance(value, Decimal):
-        return format(value, "f")
+        try:
+            cents = value.quantize(Decimal("0.01"))
+        except InvalidOperation:
+            return format(value, "f")
+        return format(cents if cents == value else value, "f")
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
