@@ -117,11 +117,23 @@ export function normalizeAutoLoanRequest(body: AutoLoanCreateBody, policy: AutoL
   };
 }
 
-/** financed / value x 100 in hundredths of a percent, rounded half up, in exact integer arithmetic. */
+/** financed / value x 100 in hundredths of a percent, rounded half up, in exact integer arithmetic: the figure shown. */
 export function ltvHundredths(amountFinancedCents: Cents, valueCents: Cents): number {
   const n = BigInt(amountFinancedCents) * 10_000n;
   const d = BigInt(valueCents);
   return Number((2n * n + d) / (2n * d));
+}
+
+/**
+ * The LTV the credit policy compares with its maximum (and scores): in hundredths rounded UP, as a
+ * percent. Up, so a loan over a limit never reads as at it: 130.0049% is shown "130.00" but
+ * compared as 130.01, above a 130 maximum (lenders round LTV up for eligibility; Fannie Mae's
+ * Selling Guide to the next whole percent).
+ */
+export function ltvPctForPolicy(amountFinancedCents: Cents, valueCents: Cents): number {
+  const n = BigInt(amountFinancedCents) * 10_000n;
+  const d = BigInt(valueCents);
+  return Number((n + d - 1n) / d) / 100;
 }
 
 /** Hundredths of a percent as the wire shows it: 8523 -> "85.23". */

@@ -24,8 +24,8 @@ export const autoLoanCreateBodySchema = {
       properties: {
         vin: { type: 'string', description: '17 characters, no I, O or Q, valid check digit (position 9). Case-insensitive.', examples: ['1HGCM82633A004352'] },
         year: { type: 'integer', description: 'Model year, 1981 to next year.' },
-        make: { type: 'string', minLength: 1, maxLength: 50, pattern: '\\S', 'x-error': 'must contain at least one character that is not a space' },
-        model: { type: 'string', minLength: 1, maxLength: 50, pattern: '\\S', 'x-error': 'must contain at least one character that is not a space' },
+        make: { type: 'string', minLength: 1, maxLength: 50, pattern: '\\S', 'x-error': 'must be a string of 1 to 50 characters, not only spaces' },
+        model: { type: 'string', minLength: 1, maxLength: 50, pattern: '\\S', 'x-error': 'must be a string of 1 to 50 characters, not only spaces' },
         mileage: { type: 'integer', minimum: 0, maximum: 2_000_000, description: 'Odometer reading in miles.' },
         condition: { type: 'string', enum: ['new', 'used'] },
         value: { ...money, description: 'Value of the vehicle the loan-to-value is measured against (book value or, for new vehicles, invoice).' },

@@ -40,7 +40,7 @@ import type { NewEvent, Outbox } from '../events/outbox.js';
 import { buildAutoLoanOffer, formatRateBps, type AutoLoanOffer, type AutoLoanTerm } from '../offers/auto-loan-offer.js';
 import { buildOffer, presentOffer, type BuildOfferInput, type Offer } from '../offers/offer.js';
 import { monthlyTermFor, type Plan } from '../offers/schedule.js';
-import { formatLtv, normalizeAutoLoanRequest, type AutoLoanApplication, type AutoLoanCreateBody } from './auto-loan-request.js';
+import { formatLtv, ltvPctForPolicy, normalizeAutoLoanRequest, type AutoLoanApplication, type AutoLoanCreateBody } from './auto-loan-request.js';
 import { normalizeBnplRequest, type ApplicantRef, type BnplApplication, type BnplCreateBody } from './bnpl-request.js';
 import { PRESENTED_COLUMNS, presentDecision, presentDecisionJson } from './decision.presenter.js';
 
@@ -709,7 +709,7 @@ function autoLoanRequestOf(application: AutoLoanApplication): ProductRequest {
     terms: {
       amountFinancedCents: application.loan.amountFinancedCents,
       termMonths: application.loan.termMonths,
-      ltvPct: application.ltvHundredths / 100,
+      ltvPct: ltvPctForPolicy(application.loan.amountFinancedCents, application.vehicle.valueCents),
       vehicleAgeYears: application.vehicle.ageYears,
       mileage: application.vehicle.mileage,
       condition: application.vehicle.condition,
@@ -731,7 +731,7 @@ function requestOfRow(row: DecisionsTable): ProductRequest {
       terms: {
         amountFinancedCents: stored.loan.amount_financed_cents,
         termMonths: stored.loan.term_months,
-        ltvPct: stored.ltv_hundredths / 100,
+        ltvPct: ltvPctForPolicy(stored.loan.amount_financed_cents, stored.vehicle.value_cents),
         vehicleAgeYears: stored.vehicle.age_years,
         mileage: stored.vehicle.mileage,
         condition: stored.vehicle.condition,

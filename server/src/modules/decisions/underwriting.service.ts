@@ -56,7 +56,7 @@ import type { NewEvent, Outbox } from '../events/outbox.js';
 import { AUTO_LOAN_TERMS, buildAutoLoanOffer, formatRateBps, isAutoLoanTerm, type AutoLoanTerm } from '../offers/auto-loan-offer.js';
 import { buildOffer } from '../offers/offer.js';
 import { allowedRangeText, isMonthlyTerm, isPlan, MONTHLY_TERMS, planAllowsAmount, PLANS, type Plan } from '../offers/schedule.js';
-import { formatLtv, ltvHundredths } from './auto-loan-request.js';
+import { formatLtv, ltvHundredths, ltvPctForPolicy } from './auto-loan-request.js';
 import { autoLoanOfferAudit, autoLoanOfferColumns, bnplOfferColumns, offerAuditOf, OFFER_TTL_MS, storedAutoLoanOf, type DecisionsService, type Scope, type StoredAutoLoan } from './decisions.service.js';
 
 /** Document types an underwriter may ask for (docs/webhooks.md, application.documents_requested). */
@@ -332,6 +332,12 @@ export function createUnderwritingService(deps: UnderwritingDeps) {
     if (!isAutoLoanTerm(wanted)) throw new ApiError('unprocessable_entity', `term_months must be one of ${AUTO_LOAN_TERMS.join(', ')} for an auto loan; ${String(wanted)} is not.`);
     const termMonths: AutoLoanTerm = wanted;
     const policy = (await deps.decisions.documentsFor(scope, 'auto_loan')).policy;
+    // Below the policy's smallest loan the schedule stops making sense (a payment rounds to 0.00
+    // under 50 or so): the same floor as an application's, as a 422 that names it.
+    const { minCents } = policy.constants.amountFinanced;
+    if (amountCents < minCents) {
+      throw new ApiError('unprocessable_entity', `amount must be at least ${formatMoney(minCents)} ${row.currency}, the credit policy's smallest amount financed (${policy.version}).`);
+    }
     const markupBps = row.channel === 'indirect' ? stored.markup_bps : 0;
     const cap = markupCapBps(termMonths, policy);
     if (markupBps > cap) {
@@ -344,7 +350,7 @@ export function createUnderwritingService(deps: UnderwritingDeps) {
     // A longer term can break a collateral rule the requested one did not (a term too long for the
     // vehicle's age): the policy would have declined that loan, so the override may not make it.
     const ltv = ltvHundredths(amountCents, stored.vehicle.value_cents);
-    const broken = await autoLoanCollateralRules(policy, { termMonths, ltvPct: ltv / 100, mileage: stored.vehicle.mileage, vehicleAgeYears: stored.vehicle.age_years });
+    const broken = await autoLoanCollateralRules(policy, { termMonths, ltvPct: ltvPctForPolicy(amountCents, stored.vehicle.value_cents), mileage: stored.vehicle.mileage, vehicleAgeYears: stored.vehicle.age_years });
     if (broken.length > 0) {
       throw new ApiError(
         'unprocessable_entity',
@@ -612,7 +618,7 @@ export function createUnderwritingService(deps: UnderwritingDeps) {
       if (priced.grade !== null && (grade === null || termMonths === stored.loan.term_months)) grade = priced.grade;
       source = priced.source;
       const cap = markupCapBps(termMonths, policy);
-      const collateralRules = await autoLoanCollateralRules(policy, { termMonths, ltvPct: stored.ltv_hundredths / 100, mileage: stored.vehicle.mileage, vehicleAgeYears: stored.vehicle.age_years });
+      const collateralRules = await autoLoanCollateralRules(policy, { termMonths, ltvPct: ltvPctForPolicy(stored.loan.amount_financed_cents, stored.vehicle.value_cents), mileage: stored.vehicle.mileage, vehicleAgeYears: stored.vehicle.age_years });
       terms.push({ termMonths, buyRateBps: priced.buyRateBps, markupCapBps: cap, markupAllowed: markupBps <= cap, collateralRules });
     }
     return {

@@ -211,6 +211,12 @@ describe.each(await dialectMatrix())('auto-loan decisions [%s]', (dialect) => {
     expect(c.json().decline_reasons[0]).toEqual({ code: 'AA-23', reason: 'Value or type of collateral not sufficient' });
     const audit = (await t.ctx.decisions.getAuditRecord(sandboxScope(), c.json().decision_id)) as { engine: { policyResult: { collateralRules: string[] } } };
     expect(audit.engine.policyResult.collateralRules).toEqual(['ltv_above_maximum']);
+    // The maximum is compared with the LTV rounded up: 13,000.49 on 10,000.00 is 130.0049%, over
+    // grade A's 130 though it would show as 130.00; 13,000.00 is exactly 130 and passes.
+    const over = await create({ consumer: { consumer_id: soft }, vehicle: vehicle({ value: '10000.00' }), loan: loan({ amount: '16000.49' }), channel: 'direct' });
+    expect(over.json()).toMatchObject({ outcome: 'declined', decline_reasons: [{ code: 'AA-23' }] });
+    const at = await create({ consumer: { consumer_id: soft }, vehicle: vehicle({ value: '10000.00' }), loan: loan(), channel: 'direct' });
+    expect(at.json()).toMatchObject({ outcome: 'approved', ltv: '130.00' });
   });
 
   it('refers 1111 (income not verifiable) and 3333 (score.errored, AA-25), and 2222 (identity, AA-24)', async () => {

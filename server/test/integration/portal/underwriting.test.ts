@@ -332,6 +332,10 @@ describe.each(await dialectMatrix())('underwriting workplace [%s]', (dialect) =>
     };
     expect(await refuse({ amount: '13000.01' })).toMatch(/amount must not exceed the requested amount financed of 13000\.00 USD/);
     expect(await refuse({ amount: '0.00' })).toMatch(/at least 0\.01/);
+    // Below the policy's smallest loan a schedule makes no sense (0.01 was a 500 before): 422 naming the floor.
+    for (const amount of ['0.01', '1.00', '4999.99']) {
+      expect(await refuse({ amount, term_months: 84 })).toMatch(/amount must be at least 5000\.00 USD, the credit policy's smallest amount financed/);
+    }
     expect(await refuse({ amount: '12000.00', term_months: 30 })).toMatch(/term_months must be one of 24, 36, 48, 60, 72, 84 for an auto loan; 30 is not/);
     expect(await refuse({ amount: '12000.00', plan: 'monthly' })).toMatch(/plan is not chosen for an auto loan/);
     expect(await refuse({ amount: '12000.00', term_months: 72 })).toMatch(/dealer markup of 1\.25 percentage points is above the policy's cap of 1\.00 for terms above 60 months/);

@@ -1,7 +1,7 @@
 /** The auto-loan request rules: amount financed, LTV rounding, vehicle age, and the 400/422 split. */
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../../src/http/errors/error-registry.js';
-import { ltvHundredths, normalizeAutoLoanRequest, type AutoLoanCreateBody } from '../../../src/modules/decisions/auto-loan-request.js';
+import { ltvHundredths, ltvPctForPolicy, normalizeAutoLoanRequest, type AutoLoanCreateBody } from '../../../src/modules/decisions/auto-loan-request.js';
 import { defaultAutoLoanDocuments } from '../../../src/modules/engine/index.js';
 
 const policy = defaultAutoLoanDocuments().policy.constants;
@@ -34,6 +34,12 @@ describe('auto-loan request rules', () => {
     expect(ltvHundredths(1, 3)).toBe(3_333); // 33.333...
     expect(ltvHundredths(2, 3)).toBe(6_667); // 66.666... half up
     expect(ltvHundredths(1, 8)).toBe(1_250); // exactly 12.50
+    // What the policy compares: rounded up, so a loan over a limit never reads as at it.
+    expect(ltvHundredths(1_300_049, 1_000_000)).toBe(13_000); // shown 130.00
+    expect(ltvPctForPolicy(1_300_049, 1_000_000)).toBe(130.01); // compared as 130.01 > 130
+    expect(ltvPctForPolicy(1_300_000, 1_000_000)).toBe(130); // exact stays exact
+    expect(ltvPctForPolicy(2, 3)).toBe(66.67);
+    expect(ltvPctForPolicy(1, 3)).toBe(33.34);
     expect(ltvHundredths(1, 80_000)).toBe(0); // 0.00125% -> 0.00
     expect(ltvHundredths(1, 20_000)).toBe(1); // 0.005% -> 0.01 (half up)
   });
