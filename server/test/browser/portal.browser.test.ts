@@ -269,6 +269,12 @@ describe.skipIf(!chromiumAvailable())('lender portal in headless Chromium', () =
     await admin.getByLabel('Status').selectOption('all');
     await admin.getByRole('table', { name: 'API keys' }).getByText('svc_live_…', { exact: false }).waitFor();
     await screen(admin, 'live-api-keys');
+    // Switched to Live on the same screen: a new key is preselected for Live, not the environment the screen opened in.
+    await admin.getByRole('button', { name: 'Generate new key' }).click();
+    const liveDialog = admin.getByRole('dialog', { name: 'Generate new key' });
+    expect(await liveDialog.getByLabel('Live').isChecked()).toBe(true);
+    await admin.keyboard.press('Escape');
+    await liveDialog.waitFor({ state: 'hidden' });
   });
 
   it('a viewer cannot generate keys: the UI does not offer it and the API refuses with 403', async () => {

@@ -222,9 +222,32 @@ export function createUnderwritingService(deps: UnderwritingDeps) {
     return row;
   }
 
-  /** One decision as the underwriter sees it (any outcome: a worked referral keeps its history). */
+  /**
+   * A decision of the underwriting workplace: one that is referred now, or was and has been worked
+   * (an underwriter approved, declined, asked for documents or added a condition), or whose identity
+   * documents are in the verification review (a reviewer compares them with the applicant). Any
+   * other decision (approved or declined by the engine, pending) is no one's case: its applicant
+   * stays masked, as in the decision explorer, so a reveal cannot reach applicants nobody needs.
+   */
+  async function findReferralRow(scope: Scope, decisionId: string, db: Kysely<Database> = deps.readDb): Promise<DecisionsTable | null> {
+    const row = await findRow(scope, decisionId, db);
+    if (!row || row.outcome === 'referred') return row;
+    const [worked, inReview] = await Promise.all([
+      db
+        .selectFrom('underwriting_actions')
+        .select('id')
+        .where('decision_id', '=', row.id)
+        .where('kind', 'in', ['approved', 'declined', 'documents_requested', 'condition_added'])
+        .limit(1)
+        .executeTakeFirst(),
+      db.selectFrom('verification_review_items').select('decision_id').where('decision_id', '=', row.id).executeTakeFirst(),
+    ]);
+    return worked || inReview ? row : null;
+  }
+
+  /** One referral as the underwriter sees it (any outcome: a worked referral keeps its history). */
   async function getReferral(scope: Scope, decisionId: string): Promise<ReferralDetail | null> {
-    const row = await findRow(scope, decisionId);
+    const row = await findReferralRow(scope, decisionId);
     if (!row) return null;
     const [consumer, audit, actions, requests, conditions] = await Promise.all([
       deps.consumers.findConsumer(scope, row.consumer_id),
@@ -250,8 +273,8 @@ export function createUnderwritingService(deps: UnderwritingDeps) {
 
   /** The applicant in full, for a person allowed to see it; the reveal itself is recorded first. */
   async function revealApplicant(scope: Scope, decisionId: string, actor: Actor): Promise<RevealedApplicant> {
-    const row = await findRow(scope, decisionId, deps.db);
-    if (!row) throw new ApiError('not_found', 'No such decision in this environment.');
+    const row = await findReferralRow(scope, decisionId, deps.db);
+    if (!row) throw new ApiError('not_found', 'No referral with this id in this environment (only referred decisions, and referrals already worked, have their applicant revealed).');
     const consumer = await deps.consumers.findConsumer(scope, row.consumer_id, deps.db);
     if (!consumer) throw new ApiError('not_found', 'This decision has no applicant on record.');
     const fields = ['first_name', 'last_name', 'email', 'phone', 'dob', 'address'];

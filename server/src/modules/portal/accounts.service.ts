@@ -45,6 +45,8 @@ export const LOGIN_LIMITS = {
 } as const;
 /** Sign-ups and invitation acceptances per address: 20, then one a minute. */
 export const SIGNUP_LIMITS = { ratePerSecond: 1 / 60, burst: 20 } as const;
+/** Invitations per team: 20 at once, then one every 3 minutes (an invitation is an email someone reads). */
+export const INVITATION_LIMITS = { ratePerSecond: 1 / 180, burst: 20 } as const;
 
 const ARGON2_OPTIONS = { memoryCost: 19_456, timeCost: 2, parallelism: 1, outputLen: 32 } as const;
 
@@ -281,8 +283,13 @@ export function createAccountsService(deps: AccountsDeps) {
   }
 
   async function inviteUser(actor: PortalUser, input: { email: string; role: PortalRole }): Promise<{ invitation: PortalInvitation; token: string }> {
+    await limit(`portal-invite:${actor.tenantId}`, INVITATION_LIMITS, 'Too many invitations from this team; retry after the time given in Retry-After.');
     const email = normalizeEmail(input.email);
-    if (await emailTaken(email)) throw new ApiError('unprocessable_entity', 'A user with this email address already exists.');
+    // Only the team's own members are told apart: whether an address has an account with another
+    // lender is none of this team's business (anyone can sign up and ask). Such an invitation is
+    // made like any other; accepting it is refused (the address's owner is told to sign in).
+    const member = await db.selectFrom('users').select('id').where('email', '=', email).where('tenant_id', '=', actor.tenantId).executeTakeFirst();
+    if (member) throw new ApiError('unprocessable_entity', 'This person is already a member of your team.');
     const token = random.bytes(32).toString('base64url');
     const now = clock.now().getTime();
     const row = {

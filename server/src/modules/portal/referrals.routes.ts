@@ -13,6 +13,7 @@ import { CONDITION_CODES, DOCUMENT_TYPES, MAX_DECLINE_REASONS, MAX_NOTE_LENGTH, 
 import { PLAN_RULES, PLANS, MONTHLY_TERMS } from '../offers/schedule.js';
 import { formatMoney } from '../../lib/money.js';
 import { PAGE_QUERY, paging, sessionOf } from './portal-http.js';
+import { can } from './permissions.js';
 import { presentCondition, presentDocumentRequest, presentReferralDetail, presentReferralSummary, presentRevealed } from './underwriting.presenter.js';
 
 const environment = { type: 'string', enum: ['sandbox', 'live'] } as const;
@@ -57,7 +58,11 @@ export function registerReferralsRoutes(api: FastifyInstance, ctx: AppContext): 
   api.get<{ Params: DecisionParams }>('/referrals/:environment/:id', { schema: { hide: true, params: decisionParams }, config: read }, async (request) => {
     const detail = await ctx.underwriting.getReferral(scopeOf(request), request.params.id);
     if (!detail) throw new ApiError('not_found', 'No such decision in this environment.');
-    return { referral: presentReferralDetail(detail, await ctx.documentReview.documentsOf(detail.row.id)) };
+    // An upload link is single use: whoever holds it can spend it. Only the roles that request
+    // documents (and pass the link on) see it; a read-only role sees it masked, as the explorer
+    // masks the consumer's verification link.
+    const linkVisible = can(sessionOf(request).user.role, 'referrals:act');
+    return { referral: presentReferralDetail(detail, await ctx.documentReview.documentsOf(detail.row.id), { uploadLinks: linkVisible }) };
   });
 
   api.post<{ Params: DecisionParams }>('/referrals/:environment/:id/reveal', { schema: { hide: true, params: decisionParams }, config: { permission: 'pii:reveal' } }, async (request) => ({

@@ -57,12 +57,12 @@ export function presentAction(a: ActionView) {
   return { id: a.id, kind: a.kind, user_id: a.userId, user_name: a.userName, details: a.details, created_at: iso(a.createdAt) };
 }
 
-export function presentDocumentRequest(r: DocumentRequestView) {
+export function presentDocumentRequest(r: DocumentRequestView, options: { uploadLink: boolean } = { uploadLink: true }) {
   return {
     id: r.id,
     document_types: r.documentTypes,
     note: r.note,
-    upload_url: r.uploadUrl,
+    upload_url: options.uploadLink ? r.uploadUrl : r.uploadUrl.replace(/\/verify\/[^/?#]+$/, '/verify/••••'),
     requested_by: r.requestedBy,
     created_at: iso(r.createdAt),
     expires_at: iso(r.expiresAt),
@@ -121,7 +121,7 @@ export function presentReviewDocument(d: ReviewDocument) {
   };
 }
 
-export function presentReferralDetail(d: ReferralDetail, documents: ReviewDocument[]) {
+export function presentReferralDetail(d: ReferralDetail, documents: ReviewDocument[], options: { uploadLinks: boolean } = { uploadLinks: true }) {
   return {
     ...presentReferralSummary(d),
     recommended_amount: d.recommendedAmountCents === null ? null : formatMoney(d.recommendedAmountCents),
@@ -130,7 +130,7 @@ export function presentReferralDetail(d: ReferralDetail, documents: ReviewDocume
     auto_loan: d.autoLoan ? presentAutoLoan(d.autoLoan) : null,
     audit_record: d.audit,
     actions: d.actions.map(presentAction),
-    document_requests: d.documentRequests.map(presentDocumentRequest),
+    document_requests: d.documentRequests.map((r) => presentDocumentRequest(r, { uploadLink: options.uploadLinks })),
     conditions: d.conditions.map(presentCondition),
     documents: documents.map(presentReviewDocument),
   };

@@ -319,6 +319,28 @@ describe.each(await dialectMatrix())('portal API [%s]', (dialect) => {
       clock.advance(8 * 24 * 3600_000);
       expect((await b.post('/portal/api/invitation-links/lookup', { token: String(late.body.invite_url).split('#')[1] })).status).toBe(404);
     });
+
+    it("an invitation does not tell whether an address has an account with another lender, and a team's invitations are limited", async () => {
+      const other = await signedUp('Other Lender');
+      const { client, email: ownEmail } = await signedUp('Inviting Lender');
+      // Another lender's user: invited like anyone (201); accepting is refused, to the address's owner.
+      const foreign = await client.post('/portal/api/invitations', { email: other.email, role: 'viewer' });
+      expect(foreign.status, JSON.stringify(foreign.body)).toBe(201);
+      const stranger = new PortalClient(t.app);
+      await stranger.get('/portal/api/session');
+      const accept = await stranger.post('/portal/api/invitation-links/accept', { token: String(foreign.body.invite_url).split('#')[1], name: 'Other', password: 'another long passphrase' });
+      expect(accept.status).toBe(422);
+      expect(errorOf(accept.raw).message).toMatch(/already exists; sign in instead/);
+      // The team's own member is told apart: the team can see its members anyway.
+      const own = await client.post('/portal/api/invitations', { email: ownEmail, role: 'viewer' });
+      expect(own.status).toBe(422);
+      expect(errorOf(own.raw).message).toMatch(/already a member of your team/);
+      // 20 at once (two made above), then 429 with Retry-After.
+      const statuses: number[] = [];
+      for (let i = 0; i < 20; i++) statuses.push((await client.post('/portal/api/invitations', { email: uniqueEmail(`burst${i}`), role: 'viewer' })).status);
+      expect(statuses.slice(0, 18)).toEqual(Array(18).fill(201));
+      expect(statuses.slice(18)).toEqual([429, 429]);
+    });
   });
 
   describe('tenant isolation', () => {

@@ -509,6 +509,11 @@ describe.each(await dialectMatrix())('underwriting workplace [%s]', (dialect) =>
     // The decision stays referred; its version moved.
     expect((await detail(members.underwriter, id)).version).toBe(2);
 
+    // The link is single use: a read-only role sees it masked; those who request documents see it whole.
+    const asViewer = (await detail(members.viewer, id)) as { document_requests: Array<{ upload_url: string }> };
+    expect(asViewer.document_requests[0]!.upload_url).toMatch(/\/verify\/••••$/);
+    const asUnderwriter = (await detail(members.underwriter, id)) as { document_requests: Array<{ upload_url: string }> };
+    expect(asUnderwriter.document_requests[0]!.upload_url).toBe(request.upload_url);
     // The applicant opens the link: the upload page with one file field per requested document.
     const path = new URL(request.upload_url).pathname;
     const page = await t.app.inject({ method: 'GET', url: path });
@@ -609,6 +614,31 @@ describe.each(await dialectMatrix())('underwriting workplace [%s]', (dialect) =>
     expect(actions[0]!.details_json).not.toContain('Rosa');
     // The reveal is not a change to the decision: its version stays.
     expect((await detail(members.underwriter, id)).version).toBe(1);
+
+    // A decision nobody referred (the engine declined it) is no one's case: no referral detail and
+    // no reveal, for any role; nothing is recorded.
+    const declined = await t.app.inject({
+      method: 'POST',
+      url: '/v1/decisions/bnpl',
+      headers: { ...bearer(apiKey), 'content-type': 'application/json' },
+      payload: JSON.stringify({
+        consumer: { first_name: 'Dana', last_name: 'Declined', email: 'dana@example.com', dob: '1980-01-02', ssn_last4: '0000', address: { line1: '2 Market St', city: 'San Francisco', state: 'CA', zip: '94105' } },
+        transaction: { amount: '120.00', currency: 'USD', merchant_name: 'Acme Outdoor', merchant_category: 'sporting_goods' },
+      }),
+    });
+    const declinedId = declined.json<{ decision_id: string; outcome: string }>().decision_id;
+    expect(declined.json<{ outcome: string }>().outcome).toBe('declined');
+    for (const role of ['admin', 'underwriter'] as const) {
+      expect((await members[role].get(`/portal/api/referrals/sandbox/${declinedId}`)).status).toBe(404);
+      const refused = await members[role].post(`/portal/api/referrals/sandbox/${declinedId}/reveal`);
+      expect(refused.status).toBe(404);
+      expect(JSON.stringify(refused.body)).not.toContain('Dana');
+    }
+    expect(await t.ctx.storage.db.selectFrom('underwriting_actions').selectAll().where('decision_id', '=', declinedId).execute()).toEqual([]);
+    // A worked referral stays readable and revealable after it left the queue.
+    const worked = await members.underwriter.post(`/portal/api/referrals/sandbox/${id}/decline`, { expected_version: 1, reason_codes: ['AA-21'] });
+    expect(worked.status, JSON.stringify(worked.body)).toBe(200);
+    expect((await members.underwriter.post(`/portal/api/referrals/sandbox/${id}/reveal`)).status).toBe(200);
   });
 
   it('roles and isolation: only underwriters and admins act; developers do not see the queue; other tenants and environments get 404', async () => {

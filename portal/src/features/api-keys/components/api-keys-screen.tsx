@@ -175,7 +175,8 @@ export function ApiKeysScreen() {
           </>
         ) : null}
       </Card>
-      {canWrite ? <GenerateKeyDialog open={generating} onClose={() => setGenerating(false)} onGenerated={() => keys.reload()} /> : null}
+      {/* Keyed by the environment: switching it (the header's switch keeps this screen mounted) starts the dialog again, preselecting the new one. */}
+      {canWrite ? <GenerateKeyDialog key={environment} open={generating} onClose={() => setGenerating(false)} onGenerated={() => keys.reload()} /> : null}
       <ConfirmDialog open={revoking !== null} title="Revoke this key?" confirmLabel="Revoke key" danger busy={busy} onConfirm={() => void revoke()} onClose={() => setRevoking(null)}>
         <p>
           The key ending <code>{revoking?.last4}</code> ({revoking?.label ?? 'unnamed'}) stops working immediately: every request that uses it is refused with 401. This cannot be undone.

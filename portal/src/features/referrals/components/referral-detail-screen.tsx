@@ -463,7 +463,7 @@ export function ReferralDetailScreen({ id }: { id: string }) {
                 {d.fulfilled_at ? <Badge tone="success">Uploaded {formatDateTime(d.fulfilled_at)}</Badge> : <Badge tone="info">Waiting until {formatDateTime(d.expires_at)}</Badge>}
               </p>
               {d.note ? <p className="muted small">Note: {d.note}</p> : null}
-              {!d.fulfilled_at ? (
+              {!d.fulfilled_at && session.can('referrals:act') ? (
                 <p className="small">
                   Upload link for the applicant: <CopyableId value={d.upload_url} label="Upload link" />
                 </p>
