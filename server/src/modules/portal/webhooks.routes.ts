@@ -19,10 +19,13 @@ const environment = { type: 'string', enum: ['sandbox', 'live'] } as const;
 const uuid = { type: 'string', format: 'uuid' } as const;
 const envParams = { type: 'object', required: ['environment'], properties: { environment } } as const;
 const endpointParams = { type: 'object', required: ['environment', 'id'], properties: { environment, id: uuid } } as const;
+// The rule in one sentence on both branches: with anyOf the first branch's refusal is what is
+// reported, and "must be a string, not an array" was false of an empty list.
+const EVENTS_RULE = 'must be "*" (every event type) or a list of 1 to 50 event types';
 const events = {
   anyOf: [
-    { type: 'string', enum: ['*'] },
-    { type: 'array', minItems: 1, maxItems: 50, items: { type: 'string', maxLength: 100 } },
+    { type: 'string', enum: ['*'], 'x-error': EVENTS_RULE },
+    { type: 'array', minItems: 1, maxItems: 50, items: { type: 'string', maxLength: 100 }, 'x-error': EVENTS_RULE },
   ],
 } as const;
 const HOUR = 3600_000;

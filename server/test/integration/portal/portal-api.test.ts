@@ -416,6 +416,11 @@ describe.each(await dialectMatrix())('portal API [%s]', (dialect) => {
     it('create (secret once), test event delivered and in the history, rotate, edit, auto-disabled -> re-enable with resend, delete', async () => {
       const { client, body } = await signedUp();
       const scope = { tenantId: body.tenant.id, environment: 'sandbox' as const };
+      for (const events of [[], 'decision.finalized', 5]) {
+        const bad = await client.post('/portal/api/webhooks/sandbox/endpoints', { url: receiver.url('/bad-events'), events });
+        expect(bad.status).toBe(400);
+        expect(errorOf(bad.raw).message).toBe('events must be "*" (every event type) or a list of 1 to 50 event types.');
+      }
       const http = await client.post('/portal/api/webhooks/sandbox/endpoints', { url: 'http://127.0.0.1/hook' });
       expect(errorOf(http.raw).error).toBe('invalid_request');
       const created = await client.post('/portal/api/webhooks/sandbox/endpoints', { url: receiver.url('/portal-hook'), description: 'Orders service', events: ['decision.finalized'] });
