@@ -66,7 +66,6 @@ const MALFORMED_HEADER = 'The Authorization header is not of the form "Bearer <A
 const UNKNOWN_KEY =
   'The API key in the Authorization header is unknown, malformed or revoked; keys start with svc_test_ (sandbox) or svc_live_ (live) and are generated in the lender portal.';
 
-
 function bearerToken(request: FastifyRequest): string | null {
   const header = request.headers.authorization;
   if (typeof header !== 'string') return null;

@@ -510,9 +510,9 @@ describe.each(await dialectMatrix())('underwriting workplace [%s]', (dialect) =>
     expect((await detail(members.underwriter, id)).version).toBe(2);
 
     // The link is single use: a read-only role sees it masked; those who request documents see it whole.
-    const asViewer = (await detail(members.viewer, id)) as { document_requests: Array<{ upload_url: string }> };
+    const asViewer = (await detail(members.viewer, id)) as unknown as { document_requests: Array<{ upload_url: string }> };
     expect(asViewer.document_requests[0]!.upload_url).toMatch(/\/verify\/••••$/);
-    const asUnderwriter = (await detail(members.underwriter, id)) as { document_requests: Array<{ upload_url: string }> };
+    const asUnderwriter = (await detail(members.underwriter, id)) as unknown as { document_requests: Array<{ upload_url: string }> };
     expect(asUnderwriter.document_requests[0]!.upload_url).toBe(request.upload_url);
     // The applicant opens the link: the upload page with one file field per requested document.
     const path = new URL(request.upload_url).pathname;
