@@ -118,16 +118,14 @@ describe.each(await dialectMatrix())('underwriting workplace [%s]', (dialect) =>
     };
   }
 
+  const postBnpl = (apiKey: string, body: unknown) =>
+    t.app.inject({ method: 'POST', url: '/v1/decisions/bnpl', headers: { ...bearer(apiKey), 'content-type': 'application/json' }, payload: JSON.stringify(body) });
+
   /** A sandbox decision referred by the magic SSN 1111 (soft tier, so it completes at once). */
   async function referred(apiKey: string, amount = '300.00', who = { first_name: 'Rosa', last_name: 'Referral', email: 'rosa.referral@example.com' }) {
-    const r = await t.app.inject({
-      method: 'POST',
-      url: '/v1/decisions/bnpl',
-      headers: { ...bearer(apiKey), 'content-type': 'application/json' },
-      payload: JSON.stringify({
-        consumer: { ...who, phone: '+14155550123', dob: '1988-07-14', ssn_last4: '1111', address: { line1: '1 Market St', city: 'San Francisco', state: 'CA', zip: '94105' } },
-        transaction: { amount, currency: 'USD', merchant_name: 'Acme Outdoor', merchant_category: 'sporting_goods' },
-      }),
+    const r = await postBnpl(apiKey, {
+      consumer: { ...who, phone: '+14155550123', dob: '1988-07-14', ssn_last4: '1111', address: { line1: '1 Market St', city: 'San Francisco', state: 'CA', zip: '94105' } },
+      transaction: { amount, currency: 'USD', merchant_name: 'Acme Outdoor', merchant_category: 'sporting_goods' },
     });
     expect(r.statusCode, r.body).toBe(200);
     const body = r.json() as { decision_id: string; outcome: string };
@@ -617,14 +615,9 @@ describe.each(await dialectMatrix())('underwriting workplace [%s]', (dialect) =>
 
     // A decision nobody referred (the engine declined it) is no one's case: no referral detail and
     // no reveal, for any role; nothing is recorded.
-    const declined = await t.app.inject({
-      method: 'POST',
-      url: '/v1/decisions/bnpl',
-      headers: { ...bearer(apiKey), 'content-type': 'application/json' },
-      payload: JSON.stringify({
-        consumer: { first_name: 'Dana', last_name: 'Declined', email: 'dana@example.com', dob: '1980-01-02', ssn_last4: '0000', address: { line1: '2 Market St', city: 'San Francisco', state: 'CA', zip: '94105' } },
-        transaction: { amount: '120.00', currency: 'USD', merchant_name: 'Acme Outdoor', merchant_category: 'sporting_goods' },
-      }),
+    const declined = await postBnpl(apiKey, {
+      consumer: { first_name: 'Dana', last_name: 'Declined', email: 'dana@example.com', dob: '1980-01-02', ssn_last4: '0000', address: { line1: '2 Market St', city: 'San Francisco', state: 'CA', zip: '94105' } },
+      transaction: { amount: '120.00', currency: 'USD', merchant_name: 'Acme Outdoor', merchant_category: 'sporting_goods' },
     });
     const declinedId = declined.json<{ decision_id: string; outcome: string }>().decision_id;
     expect(declined.json<{ outcome: string }>().outcome).toBe('declined');
@@ -671,14 +664,9 @@ describe.each(await dialectMatrix())('underwriting workplace [%s]', (dialect) =>
 
   it('a referral without a grade (credit data unavailable) is priced at the policy\'s lowest priced grade; a failed hard-tier verification enters review', async () => {
     const { apiKey, members } = await team();
-    const r = await t.app.inject({
-      method: 'POST',
-      url: '/v1/decisions/bnpl',
-      headers: { ...bearer(apiKey), 'content-type': 'application/json' },
-      payload: JSON.stringify({
-        consumer: { first_name: 'Una', last_name: 'Graded', email: 'una@example.com', dob: '1980-01-02', ssn_last4: '3333', address: { line1: '2 Main St', city: 'Austin', state: 'TX', zip: '73301' } },
-        transaction: { amount: '400.00', currency: 'USD', merchant_name: 'Acme', merchant_category: 'general' },
-      }),
+    const r = await postBnpl(apiKey, {
+      consumer: { first_name: 'Una', last_name: 'Graded', email: 'una@example.com', dob: '1980-01-02', ssn_last4: '3333', address: { line1: '2 Main St', city: 'Austin', state: 'TX', zip: '73301' } },
+      transaction: { amount: '400.00', currency: 'USD', merchant_name: 'Acme', merchant_category: 'general' },
     });
     const id = (r.json() as { decision_id: string; outcome: string }).decision_id;
     expect((r.json() as { decline_reasons: Array<{ code: string }> }).decline_reasons.map((x) => x.code)).toEqual(['AA-25']);
