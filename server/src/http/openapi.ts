@@ -51,15 +51,13 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
   });
 }
 
-/** Codes only the portal's session API answers with (its routes are not in this document). */
-const PORTAL_ONLY = new Set<string>(['not_authenticated', 'invalid_credentials', 'forbidden', 'invalid_csrf_token', 'decision_version_conflict', 'invalid_policy']);
-
 /** Standard error responses for a /v1 route's schema, referencing the shared Error schema. */
 export function errorResponses(...statuses: number[]): Record<number, unknown> {
   const out: Record<number, unknown> = {};
   for (const status of statuses) {
     const codes = Object.entries(ERROR_REGISTRY)
-      .filter(([code, v]) => v.status === status && !PORTAL_ONLY.has(code))
+      // Portal-only codes are not answered under /v1, whose operations are all this document has.
+      .filter(([, v]) => v.status === status && !('portal' in v))
       .map(([k]) => k);
     out[status] = { description: codes.join(' or '), $ref: `${ERROR_SCHEMA_ID}#` };
   }

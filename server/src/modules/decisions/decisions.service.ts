@@ -43,6 +43,7 @@ import { monthlyTermFor, type Plan } from '../offers/schedule.js';
 import { formatLtv, ltvPctForPolicy, normalizeAutoLoanRequest, type AutoLoanApplication, type AutoLoanCreateBody } from './auto-loan-request.js';
 import { normalizeBnplRequest, type ApplicantRef, type BnplApplication, type BnplCreateBody } from './bnpl-request.js';
 import { PRESENTED_COLUMNS, presentDecision, presentDecisionJson } from './decision.presenter.js';
+import { verifyLink } from '../kyc/verify-links.js';
 
 export interface Scope {
   tenantId: string;
@@ -600,7 +601,7 @@ export function createDecisionsService(deps: DecisionsDeps) {
   }
 
   function completeUrl(token: string): string {
-    return `${deps.config.publicBaseUrl}/verify/${token}`;
+    return verifyLink(deps.config.publicBaseUrl, token);
   }
 
   return {

@@ -58,6 +58,7 @@ import { buildOffer } from '../offers/offer.js';
 import { allowedRangeText, isMonthlyTerm, isPlan, MONTHLY_TERMS, planAllowsAmount, PLANS, type Plan } from '../offers/schedule.js';
 import { formatLtv, ltvHundredths, ltvPctForPolicy } from './auto-loan-request.js';
 import { autoLoanOfferAudit, autoLoanOfferColumns, bnplOfferColumns, offerAuditOf, OFFER_TTL_MS, storedAutoLoanOf, type DecisionsService, type Scope, type StoredAutoLoan } from './decisions.service.js';
+import { verifyLink } from '../kyc/verify-links.js';
 
 /** Document types an underwriter may ask for (docs/webhooks.md, application.documents_requested). */
 export const DOCUMENT_TYPES = ['government_id', 'proof_of_income', 'proof_of_address', 'bank_statement', 'other'] as const;
@@ -698,7 +699,7 @@ export function createUnderwritingService(deps: UnderwritingDeps) {
   }
 
   function uploadUrl(token: string): string {
-    return `${deps.config.publicBaseUrl}/verify/${token}`;
+    return verifyLink(deps.config.publicBaseUrl, token);
   }
 
   return {

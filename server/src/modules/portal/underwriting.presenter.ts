@@ -9,6 +9,7 @@ import { formatLtv } from '../decisions/auto-loan-request.js';
 import { formatRateBps } from '../offers/auto-loan-offer.js';
 import type { ActionView, AutoLoanReferralView, ConditionView, DocumentRequestView, MaskedApplicant, PricingView, ReferralDetail, ReferralSummary, RevealedApplicant } from '../decisions/underwriting.service.js';
 import type { ReviewDocument, ReviewItem } from '../kyc/document-review.service.js';
+import { maskVerifyLink } from '../kyc/verify-links.js';
 
 const iso = (d: Date | null) => (d === null ? null : d.toISOString());
 const isoMs = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
@@ -62,7 +63,7 @@ export function presentDocumentRequest(r: DocumentRequestView, options: { upload
     id: r.id,
     document_types: r.documentTypes,
     note: r.note,
-    upload_url: options.uploadLink ? r.uploadUrl : r.uploadUrl.replace(/\/verify\/[^/?#]+$/, '/verify/••••'),
+    upload_url: options.uploadLink ? r.uploadUrl : maskVerifyLink(r.uploadUrl),
     requested_by: r.requestedBy,
     created_at: iso(r.createdAt),
     expires_at: iso(r.expiresAt),

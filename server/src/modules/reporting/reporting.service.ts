@@ -29,6 +29,7 @@ import type { DecisionsService } from '../decisions/decisions.service.js';
 import { adverseActionReason, isAdverseActionCode } from '../engine/index.js';
 import type { WebhookAttemptView, WebhookDeliveryView, WebhooksService } from '../webhooks/webhooks.service.js';
 import { csvRecord } from './csv.js';
+import { maskVerifyLink } from '../kyc/verify-links.js';
 
 export interface ReportingScope {
   tenantId: string;
@@ -650,5 +651,5 @@ export function maskPii(value: unknown): unknown {
 /** The hosted-verification link is the consumer's key to their own check: never shown in the portal. */
 function maskVerificationUrl(body: Record<string, unknown>): Record<string, unknown> {
   if (typeof body.consumer_complete_url !== 'string') return body;
-  return { ...body, consumer_complete_url: body.consumer_complete_url.replace(/\/verify\/[^/?#]+$/, '/verify/••••') };
+  return { ...body, consumer_complete_url: maskVerifyLink(body.consumer_complete_url) };
 }

@@ -237,7 +237,7 @@ def _read_until(response: Any, deadline: float) -> bytes:
     while True:
         if time.monotonic() > deadline:
             raise socket.timeout("the response body did not arrive in time")
-        chunk = response.read1(65536) if hasattr(response, "read1") else response.read(65536)
+        chunk = response.read1(65536)  # what has arrived, up to 64 KiB (HTTPError hands this to its response)
         if not chunk:
             return b"".join(chunks)
         chunks.append(chunk)
