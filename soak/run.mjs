@@ -615,7 +615,7 @@ function autoLoanBody(consumerId, financedCents) {
   const value = Math.round(financedCents / 0.8 / 100) * 100;
   return JSON.stringify({
     consumer: { consumer_id: consumerId },
-    vehicle: { vin: '1HGCM82633A004352', year: 2024, make: 'Honda', model: 'Accord', mileage: randInt(5000, 40000), condition: 'used', value: money(value) },
+    vehicle: { vin: '1HGCM8262RA004352', year: 2024, make: 'Honda', model: 'Accord', mileage: randInt(5000, 40000), condition: 'used', value: money(value) },
     loan: { amount: money(financedCents + down + trade), down_payment: money(down), trade_in_value: money(trade), term_months: pick([36, 48, 60]), currency: 'USD' },
     channel: 'direct',
   });

@@ -113,6 +113,10 @@ export interface TilaDisclosure {
   total_of_payments: string;
   apr: string;
   payment_frequency: 'biweekly' | 'monthly';
+  /** Indirect auto loans only (a dealer's credit sale): cash down payment plus trade-in. */
+  total_down_payment?: string;
+  /** Indirect auto loans only: cash price + finance charge, Regulation Z's total sale price (12 CFR 1026.18(j)). */
+  total_sale_price?: string;
 }
 
 export interface DeclineReason {

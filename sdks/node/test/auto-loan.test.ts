@@ -38,7 +38,7 @@ afterAll(async () => {
   await service?.stop();
 });
 
-const ACCORD_VIN = vin('1HGCM82603A004352');
+const ACCORD_VIN = vin('1HGCM8260RA004352'); // position 10 "R": model year 2024
 /** A used 2024 Accord worth 15,000.00; 16,000.00 - 2,000.00 down - 1,000.00 trade-in = 13,000.00 financed (soft tier). */
 const vehicle = { vin: ACCORD_VIN, year: 2024, make: 'Honda', model: 'Accord', mileage: 18_000, condition: 'used', value: '15000.00' } as const;
 const loan = { amount: '16000.00', down_payment: '2000.00', trade_in_value: '1000.00', term_months: 60, currency: 'USD' } as const;
@@ -89,6 +89,8 @@ describe('auto-loan decisions against the real service', () => {
     expect(d.payment_schedule).toHaveLength(60);
     expect(d.tila_disclosure?.payment_frequency).toBe('monthly');
     expect(d.tila_disclosure?.amount_financed).toBe('13000.00');
+    // A direct loan is not a credit sale: no total sale price.
+    expect(d.tila_disclosure?.total_sale_price).toBeUndefined();
     expect(Math.abs(Number(d.apr) - Number(d.contract_rate))).toBeLessThanOrEqual(0.01);
     expect(d.decline_reasons).toEqual([]);
     expect(d.polling_url).toBe(`/v1/decisions/auto-loan/${d.decision_id}`);
@@ -113,6 +115,9 @@ describe('auto-loan decisions against the real service', () => {
     expect(extra).toBeGreaterThan(0);
     expect(cents(d.dealer_reserve!)).toBeLessThan(extra);
     expect(d.ltv).toBe(plain.ltv);
+    // The dealer's credit sale: 3,000.00 down (cash and trade-in), total sale price = cash price + finance charge.
+    expect(d.tila_disclosure!.total_down_payment).toBe('3000.00');
+    expect(cents(d.tila_disclosure!.total_sale_price!)).toBe(cents(loan.amount) + cents(d.tila_disclosure!.finance_charge));
     expect(JSON.parse(JSON.stringify(d))).toEqual(await rawGet(d.decision_id));
   });
 
@@ -129,7 +134,7 @@ describe('auto-loan decisions against the real service', () => {
     // 22,000.00 - 2,000.00 = 20,000.00 financed: the enhanced tier, so the consumer verifies first.
     const d = await client.decisions.autoLoan.create({
       consumer: { consumer_id: tenant.consumers.enhanced },
-      vehicle: { ...vehicle, value: '25000.00', condition: 'new', year: 2026, mileage: 12 },
+      vehicle: { ...vehicle, vin: vin('1HGCM8260TA004352'), value: '25000.00', condition: 'new', year: 2026, mileage: 12 },
       loan: { amount: '22000.00', down_payment: '2000.00', term_months: 48, currency: 'USD' },
       channel: 'indirect',
       dealer: { dealer_id: tenant.activeDealer.id, markup_rate_pct: '0.50' },

@@ -102,6 +102,7 @@ describe('README', () => {
     expect(Math.round(Number(indirect![2]) * 100)).toBe(Math.round(Number(indirect![1]) * 100) + 100);
     expect(Number(indirect![3])).toBeGreaterThan(0);
     expect(out).toMatch(/^ {3}60 payments of \d+\.\d{2}, first due \d{4}-\d{2}-\d{2}$/m);
+    expect(out).toMatch(/^ {3}total sale price \d+\.\d{2}, including 3000\.00 down$/m);
     expect(out).toMatch(/^3\. pending: true send the consumer to https?:\/\/\S+\/verify\/\S+$/m);
     expect(out).toMatch(/^ {3}completed: approved 20000\.00 48 months at \d+\.\d{2}%$/m);
     expect(out).toMatch(/^4\. refused: 422 unprocessable_entity dealer\.markup_rate_pct 1\.50 is above the cap of 1\.25/m);

@@ -24,7 +24,7 @@ from cds_client import (
 )
 from cds_client.types import AutoLoanTermsParams, DealerParams, ReturningConsumer, VehicleParams
 
-ACCORD_VIN = vin("1HGCM82603A004352")
+ACCORD_VIN = vin("1HGCM8260RA004352")  # position 10 "R": model year 2024
 #: A used 2024 Accord worth 15,000.00; 16,000.00 - 2,000.00 down - 1,000.00 trade-in = 13,000.00 financed (soft tier).
 VEHICLE: VehicleParams = {"vin": ACCORD_VIN, "year": 2024, "make": "Honda", "model": "Accord", "mileage": 18000, "condition": "used", "value": "15000.00"}
 LOAN: AutoLoanTermsParams = {"amount": "16000.00", "down_payment": "2000.00", "trade_in_value": "1000.00", "term_months": 60, "currency": "USD"}
@@ -82,6 +82,7 @@ class AutoLoanTest(unittest.TestCase):
         self.assertEqual(len(d.payment_schedule), 60)
         self.assertEqual(d.tila_disclosure.payment_frequency, "monthly")
         self.assertEqual(d.tila_disclosure.amount_financed, "13000.00")
+        self.assertIsNone(d.tila_disclosure.total_sale_price)  # a direct loan is not a credit sale
         self.assertLessEqual(abs(float(d.apr or 0) - float(d.contract_rate or 0)), 0.01)
         self.assertEqual(d.polling_url, f"/v1/decisions/auto-loan/{d.decision_id}")
         assert d.last_response is not None
@@ -103,6 +104,9 @@ class AutoLoanTest(unittest.TestCase):
         self.assertGreater(extra, 0)
         self.assertGreater(cents(d.dealer_reserve or ""), 0)
         self.assertLess(cents(d.dealer_reserve or ""), extra)  # a share of the extra finance charge
+        # The dealer's credit sale: 3,000.00 down (cash and trade-in), total sale price = cash price + finance charge.
+        self.assertEqual(d.tila_disclosure.total_down_payment, "3000.00")
+        self.assertEqual(cents(d.tila_disclosure.total_sale_price or ""), cents("16000.00") + cents(d.tila_disclosure.finance_charge))
         self.assertEqual(d.to_dict(), self.raw_get(d.decision_id))
 
     def test_decline_is_a_decision_without_rates(self) -> None:
@@ -116,7 +120,7 @@ class AutoLoanTest(unittest.TestCase):
     def test_pending_then_sandbox_helper_then_wait_for_completion(self) -> None:
         d = self.client.decisions.auto_loan.create(
             consumer=ReturningConsumer(consumer_id=self.tenant.consumers["enhanced"]),
-            vehicle={**VEHICLE, "value": "25000.00", "condition": "new", "year": 2026, "mileage": 12},
+            vehicle={**VEHICLE, "vin": vin("1HGCM8260TA004352"), "value": "25000.00", "condition": "new", "year": 2026, "mileage": 12},
             loan={"amount": "22000.00", "down_payment": "2000.00", "term_months": 48, "currency": "USD"},
             channel="indirect",
             dealer=self.dealer("0.50"),

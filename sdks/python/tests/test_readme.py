@@ -127,6 +127,7 @@ class ReadmeTest(unittest.TestCase):
         self.assertEqual(round(float(indirect.group(2)) * 100), round(float(indirect.group(1)) * 100) + 100)
         self.assertGreater(float(indirect.group(3)), 0)
         self.assertRegex(out, r"(?m)^ {3}60 payments of \d+\.\d{2}, first due \d{4}-\d{2}-\d{2}$")
+        self.assertRegex(out, r"(?m)^ {3}total sale price \d+\.\d{2}, including 3000\.00 down$")
         self.assertRegex(out, r"(?m)^3\. pending: True send the consumer to https?://\S+/verify/\S+$")
         self.assertRegex(out, r"(?m)^ {3}completed: approved 20000\.00 48 months at \d+\.\d{2}%$")
         self.assertRegex(out, r"(?m)^4\. refused: 422 unprocessable_entity dealer\.markup_rate_pct 1\.50 is above the cap of 1\.25")

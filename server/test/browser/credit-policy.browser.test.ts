@@ -189,7 +189,7 @@ describe.skipIf(!chromiumAvailable())('credit policy in headless Chromium', () =
         headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
         body: JSON.stringify({
           consumer: { first_name: applicant.firstName, last_name: applicant.lastName, email: 'p@example.com', phone: '+14155550177', dob: applicant.dob, ssn_last4: '4821', address: { line1: '9 Elm Street', city: 'Dayton', state: 'OH', zip: '45402' } },
-          vehicle: { vin: '1HGCM82633A004352', year: 2024, make: 'Honda', model: 'Accord', mileage: 18_000, condition: 'used', value: '15000.00' },
+          vehicle: { vin: '1HGCM8262RA004352', year: 2024, make: 'Honda', model: 'Accord', mileage: 18_000, condition: 'used', value: '15000.00' },
           loan: { amount: '16000.00', down_payment: '2000.00', trade_in_value: '1000.00', term_months: 60, currency: 'USD' },
           channel: 'direct',
         }),

@@ -307,7 +307,7 @@ describe.skipIf(!chromiumAvailable())('dealers in the lender portal (headless Ch
     const soft = (consumers.body.data as Array<{ id: string; tier: string }>).find((c) => c.tier === 'soft')!;
     const application = (dealerId: string) => ({
       consumer: { consumer_id: soft.id },
-      vehicle: { vin: vinWithCheckDigit('1HGCM82630A004352'), year: 2022, make: 'Honda', model: 'Accord', mileage: 18_500, condition: 'used', value: '24000.00' },
+      vehicle: { vin: vinWithCheckDigit('1HGCM8260NA004352'), year: 2022, make: 'Honda', model: 'Accord', mileage: 18_500, condition: 'used', value: '24000.00' },
       loan: { amount: '18000.00', down_payment: '4000.00', trade_in_value: '2000.00', term_months: 60, currency: 'USD' },
       channel: 'indirect',
       dealer: { dealer_id: dealerId, markup_rate_pct: '1.00' },

@@ -300,7 +300,7 @@ describe.skipIf(!chromiumAvailable())('underwriting workplace in headless Chromi
       headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
       body: JSON.stringify({
         consumer: { first_name: 'Alma', last_name: 'Autoloan', email: 'alma@example.com', phone: '+14155550143', dob: '1984-07-09', ssn_last4: '1111', address: { line1: '9 Pier Rd', city: 'Seattle', state: 'WA', zip: '98101' } },
-        vehicle: { vin: '1HGCM82633A004352', year: 2024, make: 'Honda', model: 'Accord', mileage: 18_000, condition: 'used', value: '15000.00' },
+        vehicle: { vin: '1HGCM8262RA004352', year: 2024, make: 'Honda', model: 'Accord', mileage: 18_000, condition: 'used', value: '15000.00' },
         loan: { amount: '16000.00', down_payment: '2000.00', trade_in_value: '1000.00', term_months: 60, currency: 'USD' },
         channel: 'indirect',
         dealer: { dealer_id: dealer.id, markup_rate_pct: '1.25' },

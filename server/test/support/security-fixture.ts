@@ -212,7 +212,7 @@ export async function buildSecurityFixture(t: TestApp, clock: ManualClock, hookU
   const bnpl = await v1(t, key, 'POST', '/v1/decisions/bnpl', { consumer: { consumer_id: soft }, transaction: txn('80.00') });
   const autoLoan = await v1(t, key, 'POST', '/v1/decisions/auto-loan', {
     consumer: { consumer_id: soft }, channel: 'indirect', dealer: { dealer_id: dealers.sandbox, markup_rate_pct: '0.50' },
-    vehicle: { vin: '1HGCM82633A004352', year: 2024, make: 'Honda', model: 'Accord', mileage: 18_000, condition: 'used', value: '15000.00' },
+    vehicle: { vin: '1HGCM8262RA004352', year: 2024, make: 'Honda', model: 'Accord', mileage: 18_000, condition: 'used', value: '15000.00' },
     loan: { amount: '16000.00', down_payment: '2000.00', trade_in_value: '1000.00', term_months: 60, currency: 'USD' },
   });
   // With an Idempotency-Key: the stored answer (which carries the verification URL) is at rest too.

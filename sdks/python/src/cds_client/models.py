@@ -27,6 +27,10 @@ class TilaDisclosure:
     total_of_payments: str
     apr: str
     payment_frequency: str  # "biweekly" or "monthly"
+    # Indirect auto loans only (a dealer's credit sale), None otherwise: cash down payment plus
+    # trade-in, and Regulation Z's total sale price (cash price + finance charge, 12 CFR 1026.18(j)).
+    total_down_payment: Optional[str] = None
+    total_sale_price: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -114,6 +118,8 @@ class Decision:
                 total_of_payments=tila["total_of_payments"],
                 apr=tila["apr"],
                 payment_frequency=tila["payment_frequency"],
+                total_down_payment=tila.get("total_down_payment"),
+                total_sale_price=tila.get("total_sale_price"),
             )
             if isinstance(tila, dict)
             else None,

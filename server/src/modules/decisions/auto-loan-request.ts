@@ -9,7 +9,7 @@
  * 400 `invalid_request` (shape): a VIN that is not 17 characters, uses I, O or Q or fails its check
  * digit; money that is not a decimal with at most two decimals; a dealer on a direct loan or none on
  * an indirect one. 422 `unprocessable_entity` (business rule): currency other than USD, a model year
- * outside 1981..next year, a vehicle value of 0, down payment plus trade-in covering the whole
+ * outside 1981..next year or other than the VIN's (position 10), a vehicle value of 0, down payment plus trade-in covering the whole
  * amount, an amount financed outside the policy's range, a markup above the policy's cap for the
  * term. Rules that need stored data (unknown consumer, unknown or disabled dealer, ssn_last4 needed
  * by the tier) are checked by the service.
@@ -20,7 +20,7 @@ import type { AutoLoanPolicyConstants, VehicleCondition } from '../engine/index.
 import { markupCapBps } from '../engine/index.js';
 import { formatRateBps, isAutoLoanTerm, type AutoLoanTerm } from '../offers/auto-loan-offer.js';
 import { normalizeApplicant, type ApplicantRef, type BnplCreateBody } from './bnpl-request.js';
-import { vinProblem } from './vin.js';
+import { vinModelYearCode, vinModelYears, vinProblem } from './vin.js';
 
 /** First model year with the 17-character VIN and its check digit (49 CFR 565). */
 export const FIRST_VIN_MODEL_YEAR = 1981;
@@ -77,6 +77,13 @@ export function normalizeAutoLoanRequest(body: AutoLoanCreateBody, policy: AutoL
   const latestYear = asOf.getUTCFullYear() + 1;
   if (body.vehicle.year < FIRST_VIN_MODEL_YEAR || body.vehicle.year > latestYear) {
     throw new ApiError('unprocessable_entity', `vehicle.year must be a model year from ${FIRST_VIN_MODEL_YEAR} to ${latestYear}.`);
+  }
+  // The VIN encodes the model year (position 10); a year that disagrees with it prices the wrong
+  // vehicle (age drives the buy rate, the collateral rules and the score), so it is refused, not guessed.
+  if (vin[9] !== vinModelYearCode(body.vehicle.year)) {
+    const named = vinModelYears(vin[9]!);
+    const means = named.length > 0 ? `model year ${named.join(' or ')}` : 'no model year';
+    throw new ApiError('unprocessable_entity', `vehicle.year ${body.vehicle.year} does not match vehicle.vin, whose model-year code "${vin[9]}" (position 10) means ${means}; check both.`);
   }
   if (valueCents === 0) throw new ApiError('unprocessable_entity', 'vehicle.value must be more than 0.00.');
   if (downPaymentCents + tradeInValueCents >= amountCents) {

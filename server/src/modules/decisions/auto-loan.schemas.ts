@@ -1,9 +1,10 @@
 /**
  * Wire schemas of the auto-loan endpoints (decisions.md section 10). Shape rules only (400); the
  * business rules are in auto-loan-request.ts. The consumer object and the decision shapes are
- * BNPL's; an approval adds `buy_rate`, `contract_rate`, `dealer_reserve` and `ltv`.
+ * BNPL's; an approval adds `buy_rate`, `contract_rate`, `dealer_reserve` and `ltv`, and an indirect
+ * approval's TILA block the credit-sale lines (`total_down_payment`, `total_sale_price`).
  */
-import { bnplCreateBodySchema, decisionResponseSchema } from './bnpl.schemas.js';
+import { bnplCreateBodySchema, decisionResponseSchema, moneyOut } from './bnpl.schemas.js';
 
 const money = {
   type: ['string', 'number'],
@@ -22,7 +23,7 @@ export const autoLoanCreateBodySchema = {
       additionalProperties: false,
       required: ['vin', 'year', 'make', 'model', 'mileage', 'condition', 'value'],
       properties: {
-        vin: { type: 'string', description: '17 characters, no I, O or Q, valid check digit (position 9). Case-insensitive.', examples: ['1HGCM82633A004352'] },
+        vin: { type: 'string', description: '17 characters, no I, O or Q, valid check digit (position 9), model-year code (position 10) matching `year`. Case-insensitive.', examples: ['1HGCM8262RA004352'] },
         year: { type: 'integer', description: 'Model year, 1981 to next year.' },
         make: { type: 'string', minLength: 1, maxLength: 50, pattern: '\\S', 'x-error': 'must be a string of 1 to 50 characters, not only spaces' },
         model: { type: 'string', minLength: 1, maxLength: 50, pattern: '\\S', 'x-error': 'must be a string of 1 to 50 characters, not only spaces' },
@@ -70,6 +71,17 @@ export const autoLoanDecisionResponseSchema = {
     '`buy_rate`, `contract_rate` (buy rate + dealer markup), `dealer_reserve` and `ltv`; `apr` is the Appendix J APR of the contract-rate schedule.',
   properties: {
     ...decisionResponseSchema.properties,
+    tila_disclosure: {
+      ...decisionResponseSchema.properties.tila_disclosure,
+      description:
+        'The Truth in Lending block. An indirect loan is a credit sale by the dealer, so it also carries the total sale price of ' +
+        '12 CFR 1026.18(j) and the downpayment included in it; a direct loan does not.',
+      properties: {
+        ...decisionResponseSchema.properties.tila_disclosure.properties,
+        total_down_payment: { ...moneyOut, examples: ['3000.00'], description: 'Indirect loans only: cash down payment plus trade-in (1026.2(a)(18)), i.e. cash price - amount financed.' },
+        total_sale_price: { ...moneyOut, examples: ['18905.32'], description: 'Indirect loans only: cash price + finance charge, i.e. total of payments + total_down_payment (1026.18(j)).' },
+      },
+    },
     buy_rate: { ...rate, description: 'The lender\'s risk-based rate, percent (e.g. "6.49").' },
     contract_rate: { ...rate, description: 'The note rate of the schedule: buy rate + dealer markup (equal to buy_rate for direct loans), percent.' },
     dealer_reserve: { type: 'string', pattern: '^[0-9]+\\.[0-9]{2}$', description: 'Dealer participation: share x (finance charge at contract rate - at buy rate); "0.00" for direct loans. See docs/auto-loan.md.' },

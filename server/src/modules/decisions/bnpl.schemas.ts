@@ -93,7 +93,7 @@ export const decisionIdParamsSchema = {
   properties: { decision_id: { type: 'string', format: 'uuid', 'x-error': 'must be a UUID' } },
 } as const;
 
-const moneyOut = { type: 'string', pattern: '^-?[0-9]+\\.[0-9]{2}$', examples: ['149.97'] } as const;
+export const moneyOut = { type: 'string', pattern: '^-?[0-9]+\\.[0-9]{2}$', examples: ['149.97'] } as const;
 const reasons = {
   type: 'array',
   maxItems: 4,

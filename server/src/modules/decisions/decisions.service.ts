@@ -37,7 +37,7 @@ import {
   type AdverseActionReason, type AutoLoanEngineDecision, type AutoLoanTerms, type BnplEngineDecision, type ProductEngineDocuments,
 } from '../engine/index.js';
 import type { NewEvent, Outbox } from '../events/outbox.js';
-import { buildAutoLoanOffer, formatRateBps, type AutoLoanOffer, type AutoLoanTerm } from '../offers/auto-loan-offer.js';
+import { buildAutoLoanOffer, creditSaleWire, formatRateBps, type AutoLoanOffer, type AutoLoanTerm } from '../offers/auto-loan-offer.js';
 import { buildOffer, presentOffer, type BuildOfferInput, type Offer } from '../offers/offer.js';
 import { monthlyTermFor, type Plan } from '../offers/schedule.js';
 import { formatLtv, ltvPctForPolicy, normalizeAutoLoanRequest, type AutoLoanApplication, type AutoLoanCreateBody } from './auto-loan-request.js';
@@ -317,6 +317,7 @@ export function createDecisionsService(deps: DecisionsDeps) {
               markupBps: request.markupBps,
               reserveSharePct: documents.policy.constants.dealerReserveSharePct,
               decisionDate: args.now.toISOString().slice(0, 10),
+              ...(request.cashPriceCents === null ? {} : { cashPriceCents: request.cashPriceCents }),
             })
           : null;
       return {
@@ -657,7 +658,13 @@ interface Intake {
 /** What the engine and the offer need, per product; rebuilt from the row when a pending decision completes. */
 type ProductRequest =
   | { product: 'bnpl'; amountCents: number; requestedPlan: Plan | null; requestedTermMonths: number | null }
-  | { product: 'auto_loan'; terms: AutoLoanTerms; markupBps: number };
+  | {
+      product: 'auto_loan';
+      terms: AutoLoanTerms;
+      markupBps: number;
+      /** An indirect loan's cash price (`loan.amount`): it is a credit sale, disclosed with its total sale price. Null for direct. */
+      cashPriceCents: number | null;
+    };
 
 function bnplSeed(application: BnplApplication): RowSeed {
   return {
@@ -716,6 +723,7 @@ function autoLoanRequestOf(application: AutoLoanApplication): ProductRequest {
       condition: application.vehicle.condition,
     },
     markupBps: application.dealer?.markupBps ?? 0,
+    cashPriceCents: application.channel === 'indirect' ? application.loan.amountCents : null,
   };
 }
 
@@ -738,6 +746,7 @@ function requestOfRow(row: DecisionsTable): ProductRequest {
         condition: stored.vehicle.condition,
       },
       markupBps: stored.markup_bps,
+      cashPriceCents: row.channel === 'indirect' ? stored.loan.amount_cents : null,
     };
   }
   return { product: 'bnpl', amountCents: Number(row.requested_amount_cents), requestedPlan: row.requested_plan as Plan | null, requestedTermMonths: row.requested_term_months };
@@ -815,13 +824,13 @@ function offerFor(engine: BnplEngineDecision, requestedTermMonths: number | null
   return buildOffer(input);
 }
 
-/** The offer columns of a BNPL approval. */
 /**
  * The offer columns of a BNPL approval. Exported for the underwriter's override
  * (underwriting.service.ts), which must write exactly what an automatic approval writes.
  */
-export function bnplOfferColumns(offer: Offer): Partial<DecisionsTable> {
+export function bnplOfferColumns(offer: Offer, extraTila?: Record<string, string>): Partial<DecisionsTable> {
   const wire = presentOffer(offer);
+  if (extraTila) Object.assign(wire.tila_disclosure, extraTila);
   return {
     approved_amount_cents: offer.approvedAmountCents,
     plan: offer.plan,
@@ -840,7 +849,8 @@ export function bnplOfferColumns(offer: Offer): Partial<DecisionsTable> {
  */
 export function autoLoanOfferColumns(loan: AutoLoanOffer): Partial<DecisionsTable> {
   // `plan` is the BNPL plan vocabulary; an auto loan has none.
-  return Object.assign(bnplOfferColumns(loan.offer), {
+  // An indirect loan is a credit sale: its TILA block adds the total sale price (auto-loan-offer.ts).
+  return Object.assign(bnplOfferColumns(loan.offer, loan.creditSale ? creditSaleWire(loan) : undefined), {
     plan: null,
     buy_rate: formatRateBps(loan.buyRateBps),
     contract_rate: formatRateBps(loan.contractRateBps),
@@ -850,7 +860,8 @@ export function autoLoanOfferColumns(loan: AutoLoanOffer): Partial<DecisionsTabl
 
 /** The audit record of an auto-loan offer (automatic approval and underwriter override alike). */
 export function autoLoanOfferAudit(loan: AutoLoanOffer, reserveSharePct: number): Record<string, unknown> {
-  return Object.assign(offerAuditOf(loan.offer), { buy_rate_bps: loan.buyRateBps, markup_bps: loan.markupBps, contract_rate_bps: loan.contractRateBps, buy_rate_finance_charge_cents: loan.buyRateFinanceChargeCents, dealer_reserve_cents: loan.dealerReserveCents, reserve_share_pct: reserveSharePct });
+  return Object.assign(offerAuditOf(loan.offer), { buy_rate_bps: loan.buyRateBps, markup_bps: loan.markupBps, contract_rate_bps: loan.contractRateBps, buy_rate_finance_charge_cents: loan.buyRateFinanceChargeCents, dealer_reserve_cents: loan.dealerReserveCents, reserve_share_pct: reserveSharePct },
+    loan.creditSale ? { cash_price_cents: loan.creditSale.cashPriceCents, total_down_payment_cents: loan.creditSale.totalDownPaymentCents, total_sale_price_cents: loan.creditSale.totalSalePriceCents } : {});
 }
 
 /** The audit record of a BNPL offer (automatic approval and underwriter override alike). */

@@ -387,7 +387,10 @@ export function createUnderwritingService(deps: UnderwritingDeps) {
     }
     const reserveSharePct = policy.constants.dealerReserveSharePct;
     const now = clock.now();
-    const loan = buildAutoLoanOffer({ amountFinancedCents: amountCents, termMonths, buyRateBps: pricing.buyRateBps, markupBps, reserveSharePct, decisionDate: now.toISOString().slice(0, 10) });
+    // An indirect loan stays a credit sale of the same cash price: approving less financed means a
+    // larger downpayment, and the disclosure's total sale price follows (auto-loan-offer.ts).
+    const cashPrice = row.channel === 'indirect' ? { cashPriceCents: stored.loan.amount_cents } : {};
+    const loan = buildAutoLoanOffer({ amountFinancedCents: amountCents, termMonths, buyRateBps: pricing.buyRateBps, markupBps, reserveSharePct, decisionDate: now.toISOString().slice(0, 10), ...cashPrice });
     const changes: Partial<DecisionsTable> = {
       outcome: 'approved',
       ...autoLoanOfferColumns(loan),

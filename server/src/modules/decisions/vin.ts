@@ -4,7 +4,9 @@
  * a check digit. The check digit: transliterate each character (digits as themselves; letters by
  * 49 CFR 565.15 table: A=1 ... H=8, J=1 ... N=5, P=7, R=9, S=2 ... Z=9), multiply by the position
  * weights 8 7 6 5 4 3 2 10 0 9 8 7 6 5 4 3 2, sum, take the remainder of division by 11; 10 is
- * written "X". Pure.
+ * written "X". Position 10 is the model year (49 CFR 565.15): a code from a 30-year cycle,
+ * A-H J-N P R-T V-Y for 1980-2000 and 2010-2030, then 1-9 for 2001-2009 and 2031-2039 (no I, O, Q,
+ * U, Z or 0), so a code names one year in each 30-year cycle. Pure.
  */
 
 const TRANSLITERATION: Readonly<Record<string, number>> = {
@@ -36,4 +38,18 @@ export function vinProblem(vin: string): VinProblem | null {
   if (vin.length !== 17) return 'length';
   if (!VIN_PATTERN.test(vin)) return 'characters';
   return vin[8] === vinCheckDigit(vin) ? null : 'check_digit';
+}
+
+/** The 30 model-year codes of position 10, from 1980 (and 2010, 2040, ...) on. */
+const MODEL_YEAR_CODES = 'ABCDEFGHJKLMNPRSTVWXY123456789';
+
+/** Position 10's code for a model year from 1980 on. */
+export function vinModelYearCode(year: number): string {
+  return MODEL_YEAR_CODES[(((year - 1980) % 30) + 30) % 30]!;
+}
+
+/** The model years from 1980 to 2039 a position-10 code names (one per 30-year cycle); none for a character that is no code. */
+export function vinModelYears(code: string): number[] {
+  const index = MODEL_YEAR_CODES.indexOf(code);
+  return index < 0 ? [] : [1980 + index, 2010 + index];
 }

@@ -15,8 +15,14 @@
  *       reserve = round_half_up(share_pct / 100 * (FC at contract rate - FC at buy rate))
  *   where both finance charges are of the same amount, term and dates, amortised the same way. The
  *   share is a policy value (default 75%). A direct loan has no dealer: contract = buy, reserve 0.
+ * - Credit sale (indirect loans): the dealer sells the vehicle on credit, so the disclosure also
+ *   carries the total sale price of 12 CFR 1026.18(j) and the downpayment it includes:
+ *       total down payment = cash price - amount financed   (cash down + trade-in, 1026.2(a)(18))
+ *       total sale price   = cash price + finance charge    (= total of payments + total down payment)
+ *   A direct loan is the lender's cash advance, not a sale: no total sale price (1026.18(j) applies
+ *   to credit sales only).
  */
-import { formatRateBps, type Cents } from '../../lib/money.js';
+import { formatMoney, formatRateBps, type Cents } from '../../lib/money.js';
 import { computeApr, formatCalendarDate, toCalendarDate, type DateInput } from './apr.js';
 import { assertOfferInvariants, type Offer } from './offer.js';
 import { monthlyDueDates, monthlyInstallments, type ScheduledPayment } from './schedule.js';
@@ -38,6 +44,19 @@ export interface BuildAutoLoanOfferInput {
   /** Dealer participation in the markup's finance charge, whole percent 0-100. */
   reserveSharePct: number;
   decisionDate: DateInput;
+  /**
+   * The cash price (`loan.amount`) of an indirect loan, a credit sale: its disclosure then carries
+   * the total sale price. Omitted for a direct loan. At least the amount financed.
+   */
+  cashPriceCents?: Cents;
+}
+
+/** The credit-sale figures of 12 CFR 1026.18(j), integer cents. */
+export interface CreditSaleDisclosure {
+  cashPriceCents: Cents;
+  /** Cash down payment plus trade-in: everything paid towards the cash price that is not financed. */
+  totalDownPaymentCents: Cents;
+  totalSalePriceCents: Cents;
 }
 
 export interface AutoLoanOffer {
@@ -49,6 +68,8 @@ export interface AutoLoanOffer {
   /** Finance charge the same loan would carry at the buy rate (reserve basis, audit). */
   buyRateFinanceChargeCents: Cents;
   dealerReserveCents: Cents;
+  /** Indirect loans (credit sales) only; null for a direct loan. */
+  creditSale: CreditSaleDisclosure | null;
 }
 
 /** Finance charge of `amount` over `term` at `rateBps`: sum of the amortised payments - amount. */
@@ -68,6 +89,10 @@ export function buildAutoLoanOffer(input: BuildAutoLoanOfferInput): AutoLoanOffe
   if (!isAutoLoanTerm(termMonths)) throw new RangeError(`auto-loan term must be one of ${AUTO_LOAN_TERMS.join(', ')}: ${String(termMonths)}`);
   if (!Number.isSafeInteger(markupBps) || markupBps < 0) throw new RangeError(`markup must be a non-negative integer of basis points: ${markupBps}`);
   if (!Number.isSafeInteger(reserveSharePct) || reserveSharePct < 0 || reserveSharePct > 100) throw new RangeError(`reserve share must be 0-100: ${reserveSharePct}`);
+  const { cashPriceCents } = input;
+  if (cashPriceCents !== undefined && (!Number.isSafeInteger(cashPriceCents) || cashPriceCents < amountFinancedCents)) {
+    throw new RangeError(`cash price must be an integer of cents at least the amount financed: ${cashPriceCents}`);
+  }
   const contractRateBps = buyRateBps + markupBps;
   const decisionDate = formatCalendarDate(toCalendarDate(input.decisionDate));
   const amounts = monthlyInstallments(amountFinancedCents, contractRateBps, termMonths);
@@ -101,7 +126,21 @@ export function buildAutoLoanOffer(input: BuildAutoLoanOfferInput): AutoLoanOffe
     markupBps,
     buyRateFinanceChargeCents,
     dealerReserveCents: dealerReserveCents(offer.tila.financeChargeCents, buyRateFinanceChargeCents, reserveSharePct),
+    creditSale:
+      cashPriceCents === undefined
+        ? null
+        : {
+            cashPriceCents,
+            totalDownPaymentCents: cashPriceCents - amountFinancedCents,
+            totalSalePriceCents: cashPriceCents + offer.tila.financeChargeCents,
+          },
   };
+}
+
+/** The credit-sale lines of an indirect loan's TILA block (wire names); empty for a direct loan. */
+export function creditSaleWire(loan: AutoLoanOffer): { total_down_payment: string; total_sale_price: string } | Record<string, never> {
+  if (!loan.creditSale) return {};
+  return { total_down_payment: formatMoney(loan.creditSale.totalDownPaymentCents), total_sale_price: formatMoney(loan.creditSale.totalSalePriceCents) };
 }
 
 // One formatter for rates, in lib/money.ts; re-exported for this module's existing importers.

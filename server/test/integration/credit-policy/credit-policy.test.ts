@@ -342,7 +342,7 @@ describe.each(await dialectMatrix())('auto-loan credit policy versions [%s]', (d
           first_name: who.firstName, last_name: who.lastName, email: 'driver@example.com', phone: '+14155550177', dob: who.dob, ssn_last4: '4821',
           address: { line1: '9 Garage Lane', city: 'Dayton', state: 'OH', zip: '45402' },
         },
-        vehicle: { vin: '1HGCM82633A004352', year: 2024, make: 'Honda', model: 'Accord', mileage: 18_000, condition: 'used', value: '15000.00' },
+        vehicle: { vin: '1HGCM8262RA004352', year: 2024, make: 'Honda', model: 'Accord', mileage: 18_000, condition: 'used', value: '15000.00' },
         loan: { amount: '16000.00', down_payment: '2000.00', trade_in_value: '1000.00', term_months: 60, currency: 'USD' },
         channel: 'direct',
       }),

@@ -29,7 +29,7 @@ interface DocResponse {
   buy_rate: string;
   contract_rate: string;
   dealer_reserve: string;
-  tila_disclosure: { finance_charge: string };
+  tila_disclosure: { finance_charge: string; total_of_payments: string; total_down_payment?: string; total_sale_price?: string };
   payment_schedule: Array<{ num: number; due_date: string; amount: string }>;
 }
 
@@ -98,8 +98,23 @@ describe('docs/auto-loan.md worked examples', () => {
       if (!q.dealer) {
         expect(reserve).toContain('0.00 (direct)');
         expect(r.dealer_reserve).toBe('0.00');
+        // Not a credit sale: no total sale price.
+        expect(ex.arithmetic.some((l) => l.startsWith('total sale price')), ex.title).toBe(false);
+        expect(r.tila_disclosure.total_sale_price).toBeUndefined();
+        expect(r.tila_disclosure.total_down_payment).toBeUndefined();
         continue;
       }
+      // The credit sale's line: cash price + finance charge, of which the downpayment (cash + trade-in).
+      const sale = /^total sale price = ([\d.]+) \+ ([\d.]+) = ([\d.]+), of which down ([\d.]+) \+ ([\d.]+) = ([\d.]+)$/.exec(line('total sale price'))!;
+      expect(sale, ex.title).not.toBeNull();
+      const [price, fc, salePrice, down, trade, totalDown] = sale.slice(1).map(cents);
+      expect([price, fc, down, trade], ex.title).toEqual([cents(q.loan.amount), cents(r.tila_disclosure.finance_charge), cents(q.loan.down_payment), cents(q.loan.trade_in_value ?? '0')]);
+      expect(salePrice).toBe(price! + fc!);
+      expect(totalDown).toBe(down! + trade!);
+      expect(cents(r.tila_disclosure.total_sale_price!)).toBe(salePrice);
+      expect(cents(r.tila_disclosure.total_down_payment!)).toBe(totalDown);
+      // 1026.18(j): the total sale price is what the consumer pays in all, downpayment included.
+      expect(salePrice).toBe(cents(r.tila_disclosure.total_of_payments) + totalDown!);
       const m = /round\(0\.(\d+) x \(([\d.]+) - ([\d.]+)\)\) = round\(([\d.]+)\) = ([\d.]+)/.exec(reserve)!;
       expect(Number(m[1]), 'share').toBe(share);
       expect(cents(m[2]!)).toBe(cents(r.tila_disclosure.finance_charge));

@@ -10,6 +10,7 @@ import { ManualClock } from '../../../src/lib/clock.js';
 import { documentedEventFields } from '../../support/webhook-docs.js';
 import { createTestDatabase, dialectMatrix, type TestDatabase } from '../../support/databases.js';
 import { independentApr } from '../../support/independent-apr.js';
+import { vinFor } from '../../support/vin.js';
 import { standaloneDigits } from '../../support/security-checks.js';
 import { bearer, createTestApp, errorOf, type TestApp } from '../../support/test-app.js';
 
@@ -23,8 +24,11 @@ const PENDING_KEYS = ['decision_id', 'application_id', 'status', 'kyc_tier', 'ky
 const JPEG = Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10, 0x4a, 0x46, 0x49, 0x46, 0x00, 0x01]), Buffer.alloc(2048, 0x42)]);
 const cents = (s: string) => Math.round(Number(s) * 100);
 
-/** Used 2024 Honda Accord (a real, check-digit-valid VIN), 18,000 miles, value 15,000.00. */
-const vehicle = (extra: Record<string, unknown> = {}) => ({ vin: '1HGCM82633A004352', year: 2024, make: 'Honda', model: 'Accord', mileage: 18_000, condition: 'used', value: '15000.00', ...extra });
+/** Used 2024 Honda Accord (a check-digit-valid VIN of that model year), 18,000 miles, value 15,000.00; another year gets its own VIN. */
+const vehicle = (extra: Record<string, unknown> = {}) => {
+  const year = typeof extra.year === 'number' ? extra.year : 2024;
+  return { vin: vinFor(year), year, make: 'Honda', model: 'Accord', mileage: 18_000, condition: 'used', value: '15000.00', ...extra };
+};
 /** 16,000.00 - 2,000.00 down - 1,000.00 trade-in = 13,000.00 financed: soft tier, LTV 86.67. */
 const loan = (extra: Record<string, unknown> = {}) => ({ amount: '16000.00', down_payment: '2000.00', trade_in_value: '1000.00', term_months: 60, currency: 'USD', ...extra });
 
@@ -84,12 +88,20 @@ describe.each(await dialectMatrix())('auto-loan decisions [%s]', (dialect) => {
     consumer: { consumer_id: soft }, vehicle: vehicle(), loan: loan(extra), channel: 'indirect', dealer: { dealer_id: dealerId, markup_rate_pct: markup },
   });
 
-  function checkApproved(body: Record<string, unknown>) {
+  /** `cashPrice`: the request's `loan.amount` for an indirect loan (a credit sale, disclosed with its total sale price); null for a direct one. */
+  function checkApproved(body: Record<string, unknown>, cashPrice: string | null) {
     expect(Object.keys(body).sort()).toEqual([...APPROVED_KEYS].sort());
     expect(body.status).toBe('complete');
     expect(body.outcome).toBe('approved');
     expect(body.polling_url).toBe(`/v1/decisions/auto-loan/${body.decision_id}`);
-    const tila = body.tila_disclosure as { amount_financed: string; finance_charge: string; total_of_payments: string; apr: string; payment_frequency: string };
+    const tila = body.tila_disclosure as { amount_financed: string; finance_charge: string; total_of_payments: string; apr: string; payment_frequency: string; total_down_payment?: string; total_sale_price?: string };
+    const saleLines = cashPrice === null ? [] : ['total_down_payment', 'total_sale_price'];
+    expect(Object.keys(tila)).toEqual(['amount_financed', 'finance_charge', 'total_of_payments', 'apr', 'payment_frequency', ...saleLines]);
+    if (cashPrice !== null) {
+      // 12 CFR 1026.18(j): cash price + finance charge, the downpayment (cash + trade-in) being what is not financed.
+      expect(cents(tila.total_down_payment!)).toBe(cents(cashPrice) - cents(tila.amount_financed));
+      expect(cents(tila.total_sale_price!)).toBe(cents(cashPrice) + cents(tila.finance_charge));
+    }
     const schedule = body.payment_schedule as Array<{ num: number; due_date: string; amount: string }>;
     expect(tila.payment_frequency).toBe('monthly');
     expect(schedule).toHaveLength(body.term_months as number);
@@ -114,7 +126,7 @@ describe.each(await dialectMatrix())('auto-loan decisions [%s]', (dialect) => {
     const r = await create({ consumer: { consumer_id: soft }, vehicle: vehicle(), loan: loan(), channel: 'direct' });
     expect(r.statusCode, r.body).toBe(200);
     const body = r.json();
-    checkApproved(body);
+    checkApproved(body, null);
     expect(body).toMatchObject({ kyc_tier: 'soft', kyc_status: 'skipped', approved_amount: '13000.00', term_months: 60, ltv: '86.67', dealer_reserve: '0.00' });
     expect(body.contract_rate).toBe(body.buy_rate);
     // Grade A, 60 months, used: 5.99 + 1.00 used-vehicle adder.
@@ -126,7 +138,8 @@ describe.each(await dialectMatrix())('auto-loan decisions [%s]', (dialect) => {
     const r = await create(indirect('1.25'));
     expect(r.statusCode, r.body).toBe(200);
     const body = r.json();
-    const { tila } = checkApproved(body);
+    const { tila } = checkApproved(body, '16000.00');
+    expect(tila).toMatchObject({ total_down_payment: '3000.00' });
     expect(cents(body.contract_rate) - cents(body.buy_rate)).toBe(125);
     const fcContract = independentFinanceCharge(1_300_000, cents(body.contract_rate), 60);
     const fcBuy = independentFinanceCharge(1_300_000, cents(body.buy_rate), 60);
@@ -147,7 +160,7 @@ describe.each(await dialectMatrix())('auto-loan decisions [%s]', (dialect) => {
     for (const term of [72, 84]) {
       const r = await create(indirect(1, { term_months: term }));
       expect(r.statusCode, r.body).toBe(200);
-      const body = checkApproved(r.json()) && r.json();
+      const body = checkApproved(r.json(), '16000.00') && r.json();
       expect(cents(body.contract_rate) - cents(body.buy_rate)).toBe(100);
     }
   });
@@ -186,6 +199,8 @@ describe.each(await dialectMatrix())('auto-loan decisions [%s]', (dialect) => {
       [{ ...base, loan: loan({ currency: 'EUR' }) }, 'loan.currency'],
       [{ ...base, vehicle: vehicle({ year: 1975 }) }, 'vehicle.year'],
       [{ ...base, vehicle: vehicle({ year: 2028 }) }, 'vehicle.year'],
+      // A year the VIN does not carry (position 10): "R" is 2024, so a 2019 model is refused with both named.
+      [{ ...base, vehicle: vehicle({ year: 2019, vin: vinFor(2024) }) }, 'vehicle.year 2019 does not match vehicle.vin, whose model-year code "R" (position 10) means model year 1994 or 2024'],
       [{ ...base, vehicle: vehicle({ value: '0' }) }, 'vehicle.value'],
       [{ ...base, loan: loan({ down_payment: '10000.00', trade_in_value: '6000.00' }) }, 'nothing would be financed'],
       [{ ...base, loan: loan({ amount: '7500.00', down_payment: '2000.00', trade_in_value: '1000.00' }) }, '5000.00 to 100000.00'],
@@ -247,7 +262,7 @@ describe.each(await dialectMatrix())('auto-loan decisions [%s]', (dialect) => {
     });
     expect(helper.statusCode, helper.body).toBe(200);
     const done = (await poll(pending.decision_id)).json();
-    checkApproved(done);
+    checkApproved(done, '27000.00');
     expect(done).toMatchObject({ approved_amount: '25000.00', kyc_tier: 'enhanced', kyc_status: 'matched', ltv: '83.33' });
     expect(cents(done.contract_rate) - cents(done.buy_rate)).toBe(100);
     expect(helper.json()).toEqual(done);
@@ -275,7 +290,7 @@ describe.each(await dialectMatrix())('auto-loan decisions [%s]', (dialect) => {
     const page = await v.submitDocument(token, { contentType: 'image/jpeg', bytes: JPEG });
     expect(page.kind === 'ok' && page.page.status).toBe('verified');
     const done = (await poll(pending.decision_id)).json();
-    checkApproved(done);
+    checkApproved(done, null);
     // New vehicle, grade A, 60 months: 5.99, no used-vehicle adder.
     expect(done).toMatchObject({ approved_amount: '47000.00', buy_rate: '5.99', contract_rate: '5.99', dealer_reserve: '0.00', ltv: '90.38', kyc_tier: 'hard' });
 
@@ -312,7 +327,7 @@ describe.each(await dialectMatrix())('auto-loan decisions [%s]', (dialect) => {
     await submit('code', { code: '000000' });
     expect(html).toContain("You're verified");
     const done = (await poll(pending.decision_id)).json();
-    checkApproved(done);
+    checkApproved(done, '24000.00');
     expect(done).toMatchObject({ approved_amount: '21000.00', kyc_status: 'matched', ltv: '70.00' });
     expect(cents(done.contract_rate) - cents(done.buy_rate)).toBe(90);
   });
@@ -369,7 +384,7 @@ describe.each(await dialectMatrix())('auto-loan decisions [%s]', (dialect) => {
     const audit = await t.ctx.decisions.getAuditRecord(sandboxScope(), r.json().decision_id);
     const text = JSON.stringify(audit);
     expect(audit).toMatchObject({
-      request: { product: 'auto_loan', vehicle: { vin: '1HGCM82633A004352', year: 2024, mileage: 18000, value: '15000.00', age_years: 2 }, loan: { amount_financed: '13000.00', term_months: 60 }, ltv: '86.67', channel: 'indirect', dealer: { dealer_id: dealerId, markup_rate_pct: '1.10' } },
+      request: { product: 'auto_loan', vehicle: { vin: vinFor(2024), year: 2024, mileage: 18000, value: '15000.00', age_years: 2 }, loan: { amount_financed: '13000.00', term_months: 60 }, ltv: '86.67', channel: 'indirect', dealer: { dealer_id: dealerId, markup_rate_pct: '1.10' } },
       offer: { markup_bps: 110, reserve_share_pct: 75 },
     });
     for (const pii of ['Finley', 'Motorist', 'avery.motorist', '4155550177', '1984-07-09', 'Garage']) expect(text).not.toContain(pii);

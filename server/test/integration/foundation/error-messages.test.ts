@@ -126,7 +126,7 @@ describe('a corpus of real bad requests', () => {
     url: '/v1/decisions/auto-loan',
     body: {
       consumer: { consumer_id: soft },
-      vehicle: { vin: change.vin ?? '1HGCM82633A004352', year: 2024, make: 'Honda', model: 'Accord', mileage: 18000, condition: 'used', value: '15000.00' },
+      vehicle: { vin: change.vin ?? '1HGCM8262RA004352', year: 2024, make: 'Honda', model: 'Accord', mileage: 18000, condition: 'used', value: '15000.00' },
       loan: { amount: '16000.00', down_payment: '2000.00', term_months: 60, currency: 'USD', ...change.loan },
       channel: 'direct',
       ...(change.dealer ? { dealer: change.dealer } : {}),

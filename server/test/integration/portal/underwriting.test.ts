@@ -275,7 +275,7 @@ describe.each(await dialectMatrix())('underwriting workplace [%s]', (dialect) =>
       headers: { ...bearer(apiKey), 'content-type': 'application/json' },
       payload: JSON.stringify({
         consumer: consumer ?? { first_name: 'Rosa', last_name: 'Referral', email: 'rosa.referral@example.com', phone: '+14155550123', dob: '1988-07-14', ssn_last4: ssnLast4, address: { line1: '1 Market St', city: 'San Francisco', state: 'CA', zip: '94105' } },
-        vehicle: { vin: '1HGCM82633A004352', year: 2024, make: 'Honda', model: 'Accord', mileage: 18_000, condition: 'used', value: '15000.00' },
+        vehicle: { vin: '1HGCM8262RA004352', year: 2024, make: 'Honda', model: 'Accord', mileage: 18_000, condition: 'used', value: '15000.00' },
         loan: { amount: '16000.00', down_payment: '2000.00', trade_in_value: '1000.00', term_months: 60, currency: 'USD' },
         ...extra,
       }),
@@ -306,7 +306,7 @@ describe.each(await dialectMatrix())('underwriting workplace [%s]', (dialect) =>
       requested_term_months: 60,
       merchant_name: 'Riverside Honda',
       auto_loan: {
-        vehicle: { vin: '1HGCM82633A004352', year: 2024, make: 'Honda', model: 'Accord', mileage: 18_000, condition: 'used', value: '15000.00' },
+        vehicle: { vin: '1HGCM8262RA004352', year: 2024, make: 'Honda', model: 'Accord', mileage: 18_000, condition: 'used', value: '15000.00' },
         loan: { amount: '16000.00', down_payment: '2000.00', trade_in_value: '1000.00', amount_financed: '13000.00', term_months: 60 },
         ltv: '86.67',
         channel: 'indirect',
@@ -370,6 +370,10 @@ describe.each(await dialectMatrix())('underwriting workplace [%s]', (dialect) =>
     const fcContract = independentFinanceCharge(1_200_000, buyBps + 125, 48);
     const fcBuy = independentFinanceCharge(1_200_000, buyBps, 48);
     expect(cents(tila.finance_charge)).toBe(fcContract);
+    // Still the dealer's credit sale of a 16,000.00 cash price: 1,000.00 less financed is 1,000.00 more down.
+    expect(tila.total_down_payment).toBe('4000.00');
+    expect(cents(tila.total_sale_price!)).toBe(1_600_000 + fcContract);
+    expect(Object.keys(tila)).toEqual(Object.keys(automatic.tila_disclosure as object));
     expect(Math.abs(independentApr(tila.amount_financed!, today, schedule) - Number(polled.apr))).toBeLessThanOrEqual(0.005 + 1e-9);
     expect(cents(polled.dealer_reserve)).toBe(Math.round(((fcContract - fcBuy) * 75) / 100));
     expect(cents(polled.dealer_reserve)).toBeGreaterThan(0);
@@ -397,7 +401,7 @@ describe.each(await dialectMatrix())('underwriting workplace [%s]', (dialect) =>
       { kind: 'approved', user_id: ids.underwriter, details: { amount: '12000.00', plan: null, term_months: 48, apr: polled.apr, buy_rate: polled.buy_rate, contract_rate: polled.contract_rate, dealer_reserve: polled.dealer_reserve, pricing: { grade, source: 'decision', buy_rate_bps: buyBps, markup_bps: 125, markup_cap_bps: 125 } } },
     ]);
     expect((after.audit_record as { overrides: unknown[] }).overrides).toMatchObject([
-      { action: 'approved', by: ids.underwriter, outcome: 'approved', offer: { approved_amount_cents: 1_200_000, term_months: 48, buy_rate_bps: buyBps, contract_rate_bps: buyBps + 125, dealer_reserve_cents: cents(polled.dealer_reserve), reserve_share_pct: 75, decision_date: today } },
+      { action: 'approved', by: ids.underwriter, outcome: 'approved', offer: { approved_amount_cents: 1_200_000, term_months: 48, buy_rate_bps: buyBps, contract_rate_bps: buyBps + 125, dealer_reserve_cents: cents(polled.dealer_reserve), reserve_share_pct: 75, cash_price_cents: 1_600_000, total_down_payment_cents: 400_000, total_sale_price_cents: 1_600_000 + fcContract, decision_date: today } },
     ]);
     const stale = await members.admin.post(`/portal/api/referrals/sandbox/${id}/approve`, { expected_version: v, amount: '100.00' });
     expect(stale.status).toBe(409);
@@ -406,7 +410,7 @@ describe.each(await dialectMatrix())('underwriting workplace [%s]', (dialect) =>
   it('an auto loan referred without a grade (credit data unavailable) is priced at the lowest grade with a buy rate; direct loans carry no markup or reserve', async () => {
     const { apiKey, members } = await team();
     // A 2017 vehicle (9 years old in 2026): terms above 60 months break the policy's term-for-age rule.
-    const created = await autoLoan(apiKey, '3333', { channel: 'direct', vehicle: { vin: '1HGCM82633A004352', year: 2017, make: 'Honda', model: 'Accord', mileage: 18_000, condition: 'used', value: '15000.00' } });
+    const created = await autoLoan(apiKey, '3333', { channel: 'direct', vehicle: { vin: '1HGCM8264HA004352', year: 2017, make: 'Honda', model: 'Accord', mileage: 18_000, condition: 'used', value: '15000.00' } });
     expect(created.outcome).toBe('referred');
     const d = await detail(members.underwriter, created.decision_id);
     expect(d.risk_grade).toBeNull();
@@ -420,6 +424,8 @@ describe.each(await dialectMatrix())('underwriting workplace [%s]', (dialect) =>
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     const polled = await pollAutoLoan(apiKey, created.decision_id);
     expect(polled).toMatchObject({ outcome: 'approved', approved_amount: '13000.00', term_months: 60, buy_rate: '17.49', contract_rate: '17.49', dealer_reserve: '0.00', ltv: '86.67' });
+    // A direct loan is no credit sale: no total sale price after an override either.
+    expect(polled.tila_disclosure).not.toHaveProperty('total_sale_price');
   });
 
   it('decline: one to four distinct catalogue reasons, never AA-25; the poll returns a declined decision', async () => {

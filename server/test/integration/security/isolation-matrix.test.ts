@@ -69,7 +69,7 @@ const comingSoon = (product: string): Record<string, RouteCase> => ({
 });
 const AUTO_LOAN_BODY = (consumer: string, dealer: string) => ({
   consumer: { consumer_id: consumer }, channel: 'indirect', dealer: { dealer_id: dealer, markup_rate_pct: '0.50' },
-  vehicle: { vin: '1HGCM82633A004352', year: 2024, make: 'Honda', model: 'Accord', mileage: 18_000, condition: 'used', value: '15000.00' },
+  vehicle: { vin: '1HGCM8262RA004352', year: 2024, make: 'Honda', model: 'Accord', mileage: 18_000, condition: 'used', value: '15000.00' },
   loan: { amount: '16000.00', down_payment: '2000.00', trade_in_value: '1000.00', term_months: 60, currency: 'USD' },
 });
 

@@ -122,7 +122,7 @@ export async function buildFuzzEnv(target: FuzzTarget): Promise<FuzzEnv> {
   const approved = json(expectStatus(await v1('POST', '/decisions/bnpl', { consumer: { consumer_id: byTier('soft') }, transaction: txn('149.97') }), 200, 'bnpl'));
   const enhanced = json(expectStatus(await v1('POST', '/decisions/bnpl', { consumer: { consumer_id: byTier('enhanced') }, transaction: txn('1500.00') }), 200, 'pending bnpl'));
   const hard = json(expectStatus(await v1('POST', '/decisions/bnpl', { consumer: { consumer_id: byTier('hard') }, transaction: txn('6000.00') }), 200, 'hard bnpl'));
-  const vehicle = { vin: '1HGCM82633A004352', year: 2024, make: 'Honda', model: 'Accord', mileage: 18_000, condition: 'used', value: '15000.00' };
+  const vehicle = { vin: '1HGCM8262RA004352', year: 2024, make: 'Honda', model: 'Accord', mileage: 18_000, condition: 'used', value: '15000.00' };
   const auto = json(
     expectStatus(
       await v1('POST', '/decisions/auto-loan', { consumer: { consumer_id: byTier('soft') }, vehicle, loan: { amount: '16000.00', down_payment: '2000.00', term_months: 60, currency: 'USD' }, channel: 'direct' }),

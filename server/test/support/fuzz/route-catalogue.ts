@@ -109,7 +109,7 @@ const bnplValid = (env: FuzzEnv) =>
   );
 
 const autoLoanValid = (env: FuzzEnv) => {
-  const vehicle = { vin: '1HGCM82633A004352', year: 2024, make: 'Honda', model: 'Accord', mileage: 18_000, condition: 'used', value: '15000.00' };
+  const vehicle = { vin: '1HGCM8262RA004352', year: 2024, make: 'Honda', model: 'Accord', mileage: 18_000, condition: 'used', value: '15000.00' };
   const loan = { amount: '16000.00', down_payment: '2000.00', trade_in_value: '1000.00', term_months: 60, currency: 'USD' };
   return fc.constantFrom(
     { consumer: { consumer_id: env.softConsumerId }, vehicle, loan, channel: 'direct' },

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { AUTO_LOAN_TERMS, buildAutoLoanOffer, dealerReserveCents, financeChargeAt, formatRateBps } from '../../../src/modules/offers/auto-loan-offer.js';
+import { AUTO_LOAN_TERMS, buildAutoLoanOffer, creditSaleWire, dealerReserveCents, financeChargeAt, formatRateBps } from '../../../src/modules/offers/auto-loan-offer.js';
 import { independentApr } from '../../support/independent-apr.js';
 
 const money = (c: number) => (c / 100).toFixed(2);
@@ -20,6 +20,22 @@ describe('auto-loan offer', () => {
     expect(o.buyRateFinanceChargeCents).toBe(434_218);
     // 0.75 x (5,228.37 - 4,342.18) = 0.75 x 886.19 = 664.6425 -> 664.64
     expect(o.dealerReserveCents).toBe(66_464);
+    expect(o.creditSale).toBeNull(); // no cash price given: not disclosed as a credit sale
+  });
+
+  it('an indirect loan is a credit sale: total sale price = cash price + finance charge, downpayment = cash price - financed', () => {
+    // Cash price 28,500.00 with 2,000.00 down and 1,500.00 trade-in: 25,000.00 financed, as above.
+    const o = buildAutoLoanOffer({ amountFinancedCents: 2_500_000, termMonths: 60, buyRateBps: 649, markupBps: 125, reserveSharePct: 75, decisionDate: '2026-03-15', cashPriceCents: 2_850_000 });
+    expect(o.creditSale).toEqual({ cashPriceCents: 2_850_000, totalDownPaymentCents: 350_000, totalSalePriceCents: 2_850_000 + 522_837 });
+    expect(creditSaleWire(o)).toEqual({ total_down_payment: '3500.00', total_sale_price: '33728.37' });
+    // 1026.18(j): what the consumer pays in all, downpayment included.
+    expect(o.creditSale!.totalSalePriceCents).toBe(o.offer.tila.totalOfPaymentsCents + o.creditSale!.totalDownPaymentCents);
+    // Nothing down is still a sale: the total sale price is then the total of payments.
+    const none = buildAutoLoanOffer({ amountFinancedCents: 2_500_000, termMonths: 60, buyRateBps: 649, markupBps: 0, reserveSharePct: 75, decisionDate: '2026-03-15', cashPriceCents: 2_500_000 });
+    expect(creditSaleWire(none)).toEqual({ total_down_payment: '0.00', total_sale_price: money(none.offer.tila.totalOfPaymentsCents) });
+    expect(creditSaleWire(buildAutoLoanOffer({ amountFinancedCents: 2_500_000, termMonths: 60, buyRateBps: 649, markupBps: 0, reserveSharePct: 75, decisionDate: '2026-03-15' }))).toEqual({});
+    // A cash price below the amount financed is a caller's bug, refused loudly.
+    expect(() => buildAutoLoanOffer({ amountFinancedCents: 2_500_000, termMonths: 60, buyRateBps: 649, markupBps: 0, reserveSharePct: 75, decisionDate: '2026-03-15', cashPriceCents: 2_499_999 })).toThrow(RangeError);
   });
 
   it('a direct loan (no markup) has contract = buy and no reserve', () => {
