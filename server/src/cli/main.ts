@@ -12,6 +12,7 @@ import { migrateCommand } from './migrate.command.js';
 import { tenantsCreateCommand } from './tenants.command.js';
 import { WebhooksCommandError, webhooksCreateCommand } from './webhooks.command.js';
 import { ListenCommandError, listenCommand } from './listen.command.js';
+import { UsersCommandError, usersResetPasswordCommand } from './users.command.js';
 
 const USAGE = `Usage: cds <command> [options]
 
@@ -25,6 +26,9 @@ Commands:
                   [--description TEXT] [--json]
                                     Register a webhook endpoint (all events by default); prints
                                     its id and signing secret (shown once)
+  users reset-password --email EMAIL [--json]
+                                    A one-time link (24 h) for a portal user to set a new
+                                    password, for a team whose admins are all locked out
   listen --api-key svc_test_... --forward-to http://localhost:PORT/PATH
          [--api-base URL] [--events TYPE,TYPE] [--secret whsec_...]
          [--since UNIX_SECONDS|ISO_TIME] [--interval-ms MS] [--json]
@@ -77,6 +81,13 @@ async function main(argv: string[]): Promise<number> {
       return webhooksCreateCommand(loadConfig(), {
         tenant: values.tenant, env: values.env, url: values.url, events: values.events, description: values.description, json: values.json ?? false,
       });
+    }
+    case 'users': {
+      const [sub, ...args] = rest;
+      if (sub !== 'reset-password') throw new UsageError('users: the only subcommand is "reset-password"');
+      const { values } = parseArgs({ args, options: { email: { type: 'string' }, json: { type: 'boolean', default: false } }, strict: true });
+      if (!values.email || values.email.trim().length === 0) throw new UsageError('users reset-password needs --email EMAIL');
+      return usersResetPasswordCommand(loadConfig(), { email: values.email, json: values.json ?? false });
     }
     case 'listen': {
       const { values } = parseArgs({
@@ -136,7 +147,7 @@ main(process.argv.slice(2)).then(
       // Not a bug of this process: the database was migrated by a build that is not a newer release of this one.
       process.stderr.write(`cds: ${err.message}\n`);
       process.exitCode = 1;
-    } else if (err instanceof WebhooksCommandError || err instanceof ListenCommandError) {
+    } else if (err instanceof WebhooksCommandError || err instanceof ListenCommandError || err instanceof UsersCommandError) {
       process.stderr.write(`cds: ${err.message}\n`);
       process.exitCode = 65; // EX_DATAERR: the values given were refused
     } else {

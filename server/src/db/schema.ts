@@ -328,6 +328,21 @@ export interface InvitationsTable {
   revoked_at: number | null;
 }
 
+/** A one-time link to set a new password (migration 0022; accounts.service.ts). */
+export interface PasswordResetsTable {
+  id: string;
+  tenant_id: string;
+  user_id: string;
+  /** SHA-256 hex of the token (the token is only in the link). */
+  token_hash: string;
+  /** The admin who made it; null when the operator did (`cds users reset-password`). */
+  created_by: string | null;
+  created_at: number;
+  expires_at: number;
+  used_at: number | null;
+  revoked_at: number | null;
+}
+
 export interface SessionsTable {
   /** SHA-256 hex of the session cookie's random value (the value itself is never stored). */
   id_hash: string;
@@ -420,6 +435,7 @@ export interface Database {
   data_key_checks: DataKeyChecksTable;
   users: UsersTable;
   invitations: InvitationsTable;
+  password_resets: PasswordResetsTable;
   sessions: SessionsTable;
   dealers: DealersTable;
   policy_versions: PolicyVersionsTable;

@@ -18,6 +18,13 @@
  *   rate limiter before the password is even looked at; an empty bucket is 429 with Retry-After.
  * - Invitations carry a 256-bit token (hashed at rest), one role, a 7-day expiry; accepting one
  *   creates the user in the inviting tenant and signs them in.
+ * - Passwords change two ways (ADR 0045). Signed in, with the current password (a wrong one draws
+ *   from the sign-in buckets: it is a guess like any other); the other sessions of that user end.
+ *   Forgotten: there is no email channel, so an admin of the team (or the operator, `cds users
+ *   reset-password`) makes a one-time reset link for the member, handed over as invitation links
+ *   are: 256-bit token hashed at rest, 24-hour expiry, a newer link revokes the older. Using it sets
+ *   the password, ends every session of that user and signs the person in. Making a link changes
+ *   nothing until it is used, so an admin cannot lock a member out with it.
  */
 import type * as Argon2 from '@node-rs/argon2';
 import { createHmac } from 'node:crypto';
@@ -34,6 +41,7 @@ import type { TenantsService } from '../tenants/tenants.service.js';
 export const SESSION_IDLE_MS = 30 * 60_000;
 export const SESSION_ABSOLUTE_MS = 12 * 3600_000;
 export const INVITATION_TTL_MS = 7 * 24 * 3600_000;
+export const PASSWORD_RESET_TTL_MS = 24 * 3600_000;
 export const PASSWORD_MIN_LENGTH = 12;
 export const PASSWORD_MAX_LENGTH = 200;
 const TOUCH_RESOLUTION_MS = 60_000;
@@ -47,6 +55,8 @@ export const LOGIN_LIMITS = {
 export const SIGNUP_LIMITS = { ratePerSecond: 1 / 60, burst: 20 } as const;
 /** Invitations per team: 20 at once, then one every 3 minutes (an invitation is an email someone reads). */
 export const INVITATION_LIMITS = { ratePerSecond: 1 / 180, burst: 20 } as const;
+/** Reset links a team's admins may make: as many as invitations, drawn from a bucket of their own. */
+export const PASSWORD_RESET_LIMITS = INVITATION_LIMITS;
 
 const ARGON2_OPTIONS = { memoryCost: 19_456, timeCost: 2, parallelism: 1, outputLen: 32 } as const;
 
@@ -99,6 +109,13 @@ let argon2: typeof Argon2 | undefined;
 const loadArgon2 = (): typeof Argon2 => (argon2 ??= createRequire(import.meta.url)('@node-rs/argon2') as typeof Argon2);
 const hash = (password: string, options: Argon2.Options) => loadArgon2().hash(password, options);
 const verify = (hashed: string, password: string) => loadArgon2().verify(hashed, password);
+
+const PASSWORD_RESET_GONE = 'This password reset link is not valid any more (used, replaced or expired); ask an admin of your team for a new one.';
+
+/** A reset link: the token travels in the fragment, which browsers never send to a server or in a Referer. */
+export function passwordResetUrl(publicBaseUrl: string, token: string): string {
+  return `${publicBaseUrl}/portal/reset-password#${token}`;
+}
 
 export function normalizeEmail(email: string): string {
   return email.trim().toLowerCase();
@@ -372,6 +389,99 @@ export function createAccountsService(deps: AccountsDeps) {
     return startSession(user);
   }
 
+  /**
+   * A signed-in person changes their own password. The current one is checked like a sign-in (the
+   * same buckets, so a stolen session cannot guess it faster than the sign-in page could); the
+   * other sessions of the user end, the one making the change stays.
+   */
+  async function changePassword(session: PortalSession, input: { currentPassword: string; newPassword: string; clientAddress: string }): Promise<void> {
+    const message = 'Too many password attempts; retry after the time given in Retry-After.';
+    await limit(`portal-login:address:${input.clientAddress}`, LOGIN_LIMITS.perAddress, message);
+    await limit(`portal-login:email:${sha256Hex(session.user.email)}`, LOGIN_LIMITS.perEmail, message);
+    if (input.newPassword.length < PASSWORD_MIN_LENGTH || input.newPassword.length > PASSWORD_MAX_LENGTH) {
+      throw new ApiError('invalid_request', `new_password must be ${PASSWORD_MIN_LENGTH} to ${PASSWORD_MAX_LENGTH} characters.`);
+    }
+    const user = await findActiveUser(db, session.tenantId, session.user.id);
+    const current = input.currentPassword.slice(0, PASSWORD_MAX_LENGTH * 4);
+    if (!(await verify(user.password_hash, current).catch(() => false))) throw new ApiError('unprocessable_entity', 'The current password is not right.');
+    if (input.newPassword === input.currentPassword) throw new ApiError('unprocessable_entity', 'The new password must differ from the current one.');
+    const passwordHash = await hash(input.newPassword, ARGON2_OPTIONS);
+    const now = clock.now().getTime();
+    await db.transaction().execute(async (trx) => {
+      // Compare-and-set on the hash read above: of two changes at once, the second is told to retry.
+      const changed = await trx.updateTable('users').set({ password_hash: passwordHash, updated_at: now }).where('id', '=', user.id).where('password_hash', '=', user.password_hash).executeTakeFirst();
+      if (Number(changed.numUpdatedRows) === 0) throw new ApiError('unprocessable_entity', 'The password was changed meanwhile; sign in again if it was not you.');
+      await trx.updateTable('sessions').set({ revoked_at: now }).where('user_id', '=', user.id).where('id_hash', '<>', sha256Hex(session.token)).where('revoked_at', 'is', null).execute();
+      await trx.updateTable('password_resets').set({ revoked_at: now }).where('user_id', '=', user.id).where('used_at', 'is', null).where('revoked_at', 'is', null).execute();
+    });
+  }
+
+  /**
+   * A one-time link for a member of the team to set a new password: by an admin (`actor`), or by the
+   * operator (`actor` null, from the command line, for a team whose every admin is locked out).
+   */
+  async function createPasswordReset(actor: PortalUser | null, tenantId: string, userId: string): Promise<{ user: PortalUser; token: string; expiresAt: Date }> {
+    if (actor) await limit(`portal-password-reset:${tenantId}`, PASSWORD_RESET_LIMITS, 'Too many password reset links from this team; retry after the time given in Retry-After.');
+    const token = random.bytes(32).toString('base64url');
+    const now = clock.now().getTime();
+    const expiresAt = now + PASSWORD_RESET_TTL_MS;
+    const user = await db.transaction().execute(async (trx) => {
+      const target = await findActiveUser(trx, tenantId, userId);
+      // One open link per user: a new one replaces the old.
+      await trx.updateTable('password_resets').set({ revoked_at: now }).where('user_id', '=', target.id).where('used_at', 'is', null).where('revoked_at', 'is', null).execute();
+      await trx
+        .insertInto('password_resets')
+        .values({ id: random.uuid(), tenant_id: tenantId, user_id: target.id, token_hash: sha256Hex(token), created_by: actor?.id ?? null, created_at: now, expires_at: expiresAt, used_at: null, revoked_at: null })
+        .execute();
+      return target;
+    });
+    return { user: userView(user), token, expiresAt: new Date(expiresAt) };
+  }
+
+  /** The active user with this email (any tenant), for the operator's reset; null when none. */
+  async function findUserByEmail(email: string): Promise<PortalUser | null> {
+    const row = await db.selectFrom('users').selectAll().where('email', '=', normalizeEmail(email)).where('deactivated_at', 'is', null).executeTakeFirst();
+    return row ? userView(row) : null;
+  }
+
+  async function openPasswordReset(executor: Kysely<Database>, token: string) {
+    if (!/^[A-Za-z0-9_-]{20,100}$/.test(token)) return null;
+    const row = await executor
+      .selectFrom('password_resets')
+      .innerJoin('users', 'users.id', 'password_resets.user_id')
+      .innerJoin('tenants', 'tenants.id', 'password_resets.tenant_id')
+      .selectAll('password_resets')
+      .select(['users.email', 'users.deactivated_at', 'tenants.name as tenant_name'])
+      .where('password_resets.token_hash', '=', sha256Hex(token))
+      .executeTakeFirst();
+    if (!row || row.used_at !== null || row.revoked_at !== null || row.deactivated_at !== null || row.expires_at <= clock.now().getTime()) return null;
+    return row;
+  }
+
+  /** What a reset link is for (the reset screen shows it); null when unusable. */
+  async function describePasswordReset(token: string): Promise<{ email: string; tenantName: string; expiresAt: Date } | null> {
+    const row = await openPasswordReset(deps.readDb, token);
+    return row ? { email: row.email, tenantName: row.tenant_name, expiresAt: new Date(row.expires_at) } : null;
+  }
+
+  async function acceptPasswordReset(input: { token: string; password: string; clientAddress: string }): Promise<PortalSession> {
+    await limit(`portal-signup:${input.clientAddress}`, SIGNUP_LIMITS, 'Too many attempts from this address; retry after the time given in Retry-After.');
+    checkPassword(input.password);
+    const passwordHash = await hash(input.password, ARGON2_OPTIONS);
+    const user = await db.transaction().execute(async (trx) => {
+      const reset = await openPasswordReset(trx, input.token);
+      if (!reset) throw new ApiError('not_found', PASSWORD_RESET_GONE);
+      const now = clock.now().getTime();
+      const marked = await trx.updateTable('password_resets').set({ used_at: now }).where('id', '=', reset.id).where('used_at', 'is', null).where('revoked_at', 'is', null).executeTakeFirst();
+      if (Number(marked.numUpdatedRows) === 0) throw new ApiError('not_found', PASSWORD_RESET_GONE);
+      await trx.updateTable('users').set({ password_hash: passwordHash, updated_at: now, last_login_at: now }).where('id', '=', reset.user_id).execute();
+      // Whoever knew the old password (or holds a session) is out.
+      await trx.updateTable('sessions').set({ revoked_at: now }).where('user_id', '=', reset.user_id).where('revoked_at', 'is', null).execute();
+      return findActiveUser(trx, reset.tenant_id, reset.user_id);
+    });
+    return startSession(user);
+  }
+
   /** Sessions past their absolute expiry (and long-revoked ones) are deleted by the purge job. */
   async function purgeSessions(): Promise<number> {
     const result = await db.deleteFrom('sessions').where('absolute_expires_at', '<', clock.now().getTime() - 24 * 3600_000).executeTakeFirst();
@@ -396,6 +506,11 @@ export function createAccountsService(deps: AccountsDeps) {
     revokeInvitation,
     describeInvitation,
     acceptInvitation,
+    changePassword,
+    createPasswordReset,
+    findUserByEmail,
+    describePasswordReset,
+    acceptPasswordReset,
     purgeSessions,
   };
 }

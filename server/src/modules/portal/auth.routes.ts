@@ -1,6 +1,6 @@
 /**
  * Portal accounts over HTTP: the session probe the web app starts with, sign-up, sign-in,
- * sign-out, and accepting an invitation. The public ones still need the anonymous double-submit
+ * sign-out, accepting an invitation, changing one's password and using a password reset link. The public ones still need the anonymous double-submit
  * CSRF token that the session probe hands out (portal-http.ts).
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
@@ -109,6 +109,56 @@ export function registerAuthRoutes(api: FastifyInstance, ctx: AppContext, secure
       const session = await ctx.accounts.acceptInvitation({ token: request.body.token, name: request.body.name, password: request.body.password, clientAddress: request.ip });
       if (request.portalSession) await ctx.accounts.logout(request.portalSession.token);
       return sendSession(reply, session, 201);
+    },
+  );
+
+  // Signed in, any role: one's own password. 204; the other sessions of the user end.
+  api.post<{ Body: { current_password: string; new_password: string } }>(
+    '/account/password',
+    {
+      schema: {
+        hide: true,
+        body: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['current_password', 'new_password'],
+          properties: { current_password: password, new_password: password },
+        },
+      },
+    },
+    async (request, reply) => {
+      await ctx.accounts.changePassword(sessionOf(request), { currentPassword: request.body.current_password, newPassword: request.body.new_password, clientAddress: request.ip });
+      return reply.code(204).send();
+    },
+  );
+
+  // Reset links, as invitation links: the token only ever travels in a body (never a URL).
+  api.post<{ Body: { token: string } }>(
+    '/password-reset-links/lookup',
+    {
+      schema: { hide: true, body: { type: 'object', additionalProperties: false, required: ['token'], properties: { token: { type: 'string', minLength: 1, maxLength: 100 } } } },
+      config: { portalPublic: true },
+    },
+    async (request) => {
+      const reset = await ctx.accounts.describePasswordReset(request.body.token);
+      if (!reset) throw new ApiError('not_found', 'This password reset link is not valid any more (used, replaced or expired); ask an admin of your team for a new one.');
+      return { email: reset.email, tenant_name: reset.tenantName, expires_at: reset.expiresAt.toISOString() };
+    },
+  );
+
+  api.post<{ Body: { token: string; password: string } }>(
+    '/password-reset-links/accept',
+    {
+      schema: {
+        hide: true,
+        body: { type: 'object', additionalProperties: false, required: ['token', 'password'], properties: { token: { type: 'string', minLength: 1, maxLength: 100 }, password } },
+      },
+      config: { portalPublic: true },
+    },
+    async (request, reply) => {
+      const session = await ctx.accounts.acceptPasswordReset({ token: request.body.token, password: request.body.password, clientAddress: request.ip });
+      if (request.portalSession) await ctx.accounts.logout(request.portalSession.token);
+      return sendSession(reply, session);
     },
   );
 }

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../app/context.js';
 import type { PortalRole } from '../../db/schema.js';
 import { ApiError } from '../../http/errors/error-registry.js';
+import { passwordResetUrl } from './accounts.service.js';
 import { PAGE_QUERY, paging, sessionOf } from './portal-http.js';
 import { presentInvitation, presentUser } from './portal.presenter.js';
 import { ROLES } from './permissions.js';
@@ -33,6 +34,17 @@ export function registerUsersRoutes(api: FastifyInstance, ctx: AppContext): void
     await ctx.accounts.removeUser(session.tenantId, request.params.id);
     return reply.code(204).send();
   });
+
+  // A one-time link for the member to set a new password (shown once, like an invitation link).
+  api.post<{ Params: { id: string } }>(
+    '/users/:id/password-reset',
+    { schema: { hide: true, params: idParams }, config: { permission: 'users:write' } },
+    async (request, reply) => {
+      const session = sessionOf(request);
+      const { user, token, expiresAt } = await ctx.accounts.createPasswordReset(session.user, session.tenantId, request.params.id);
+      return reply.code(201).send({ reset_url: passwordResetUrl(ctx.config.publicBaseUrl, token), expires_at: expiresAt.toISOString(), user: presentUser(user) });
+    },
+  );
 
   api.get('/invitations', { schema: { hide: true }, config: { permission: 'users:read' } }, async (request) => ({
     data: (await ctx.accounts.listInvitations(sessionOf(request).tenantId)).map(presentInvitation),

@@ -85,6 +85,39 @@ describe.each(await dialectMatrix())('cds tenants create [%s]', (dialect) => {
     expect(ok.status).toBe(404);
   });
 
+  it('users reset-password --json prints a one-time link that sets a new password on the running server; an unknown email exits 65', async () => {
+    // A portal user signed up over HTTP, with the anonymous CSRF token the web app starts with.
+    const portalPost = async (path: string, body: unknown) => {
+      const probe = await server.request('/portal/api/session');
+      const csrf = probe.json<{ csrf_token: string }>().csrf_token;
+      return server.request(path, { method: 'POST', headers: { 'content-type': 'application/json', 'x-csrf-token': csrf, cookie: `cds_csrf=${csrf}` }, body: JSON.stringify(body) });
+    };
+    const email = `locked.out.${dialect}@lender.example.com`;
+    expect((await portalPost('/portal/api/signup', { company_name: 'Locked Out Lending', name: 'Only Admin', email, password: 'the forgotten passphrase' })).status).toBe(201);
+
+    const r = await runCli(['users', 'reset-password', '--email', email.toUpperCase(), '--json'], databaseEnv(db));
+    expect(r.code, r.stderr).toBe(0);
+    const lines = r.stdout.split('\n').filter((l) => l.trim() !== '');
+    expect(lines).toHaveLength(1);
+    const out = JSON.parse(lines[0]!) as Record<string, string>;
+    expect(Object.keys(out).sort()).toEqual(['email', 'expires_at', 'reset_url', 'tenant_id', 'user_id']);
+    expect(out.email).toBe(email);
+    expect(out.reset_url).toMatch(/\/portal\/reset-password#[A-Za-z0-9_-]{43}$/);
+    const token = out.reset_url!.split('#')[1]!;
+
+    const used = await portalPost('/portal/api/password-reset-links/accept', { token, password: 'a remembered passphrase' });
+    expect(used.status, used.body).toBe(200);
+    expect((await portalPost('/portal/api/login', { email, password: 'the forgotten passphrase' })).status).toBe(401);
+    expect((await portalPost('/portal/api/login', { email, password: 'a remembered passphrase' })).status).toBe(200);
+
+    const unknown = await runCli(['users', 'reset-password', '--email', 'nobody@lender.example.com', '--json'], databaseEnv(db));
+    expect(unknown.code).toBe(65); // EX_DATAERR, as for webhooks create's refusals
+    expect(unknown.stdout).toBe('');
+    expect(unknown.stderr).toContain('no portal user with the email address "nobody@lender.example.com"');
+    const usage = await runCli(['users', 'reset-password'], databaseEnv(db));
+    expect(usage.code).toBe(64);
+  });
+
   it('migrate exits 0, twice in a row, and reports the schema up to date', async () => {
     for (let i = 0; i < 2; i++) {
       const r = await runCli(['migrate'], databaseEnv(db));

@@ -131,6 +131,15 @@ const ROUTES: Record<string, RouteCase> = {
   'POST /portal/api/signup': { kind: 'portal-public', probe: post('sign-up', 'sandbox', '/portal/api/signup', { company_name: 'Csrf Co', name: 'Nobody', email: 'csrf.nobody@lender.example.com', password: 'correct horse battery' }) },
   'POST /portal/api/login': { kind: 'portal-public', probe: post('sign-in', 'sandbox', '/portal/api/login', { email: 'csrf.nobody@lender.example.com', password: 'correct horse battery' }) },
   'POST /portal/api/logout': { kind: 'portal-signed-in', probe: post('sign-out', 'sandbox', '/portal/api/logout') },
+  'POST /portal/api/account/password': {
+    kind: 'portal-signed-in',
+    probe: post('change one\'s password', 'sandbox', '/portal/api/account/password', { current_password: 'not the password at all', new_password: 'another long passphrase' }),
+  },
+  'POST /portal/api/password-reset-links/lookup': { kind: 'portal-public', probe: post('reset link lookup', 'sandbox', '/portal/api/password-reset-links/lookup', { token: 'A'.repeat(43) }) },
+  'POST /portal/api/password-reset-links/accept': {
+    kind: 'portal-public',
+    probe: post('reset link use', 'sandbox', '/portal/api/password-reset-links/accept', { token: 'A'.repeat(43), password: 'another long passphrase' }),
+  },
   'POST /portal/api/invitation-links/lookup': { kind: 'portal-public', probe: post('invitation lookup', 'sandbox', '/portal/api/invitation-links/lookup', { token: 'A'.repeat(43) }) },
   'POST /portal/api/invitation-links/accept': {
     kind: 'portal-public',
@@ -146,6 +155,10 @@ const ROUTES: Record<string, RouteCase> = {
   'DELETE /portal/api/users/:id': {
     kind: 'portal', permission: 'users:write',
     probes: (_ids, fx) => [{ label: 'remove A\'s viewer', env: 'sandbox', method: 'DELETE', url: `/portal/api/users/${fx.a.userIds.viewer}`, ids: [fx.a.userIds.viewer] }],
+  },
+  'POST /portal/api/users/:id/password-reset': {
+    kind: 'portal', permission: 'users:write',
+    probes: (_ids, fx) => [{ label: 'a reset link for A\'s developer', env: 'sandbox', method: 'POST', url: `/portal/api/users/${fx.a.userIds.developer}/password-reset`, body: {}, ids: [fx.a.userIds.developer] }],
   },
   'GET /portal/api/invitations': { kind: 'portal', permission: 'users:read', probes: () => [get('invitations', 'sandbox', '/portal/api/invitations')] },
   'POST /portal/api/invitations': { kind: 'portal', permission: 'users:write', probes: () => [post('invite', 'sandbox', '/portal/api/invitations', { email: 'matrix.invitee@lender.example.com', role: 'viewer' })] },
@@ -555,7 +568,7 @@ describe.each(await dialectMatrix())('isolation matrix [%s]', (dialect) => {
     expect(problems).toEqual([]);
   });
 
-  it('sign-out needs a live session and its CSRF token; refused, it ends nothing', async () => {
+  it('sign-out and changing one\'s password need a live session and its CSRF token; refused, they end and change nothing', async () => {
     const problems: string[] = [];
     for (const [key, c] of Object.entries(ROUTES)) {
       if (c.kind !== 'portal-signed-in') continue;
