@@ -195,7 +195,7 @@ export type AutoLoanTermMonths = 24 | 36 | 48 | 60 | 72 | 84;
 export type AutoLoanChannel = 'direct' | 'indirect';
 
 export interface VehicleParams {
-  /** 17 characters with a valid check digit (position 9). */
+  /** 17 characters with a valid check digit (position 9); its 10th character must encode `year`. */
   vin: string;
   year: number;
   make: string;

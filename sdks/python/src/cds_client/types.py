@@ -120,7 +120,7 @@ AutoLoanChannel = Literal["direct", "indirect"]
 class VehicleParams(TypedDict):
     """The financed vehicle (the loan's collateral)."""
 
-    vin: str  # 17 characters, valid check digit (position 9)
+    vin: str  # 17 characters, valid check digit (position 9); position 10 encodes `year`
     year: int
     make: str
     model: str
