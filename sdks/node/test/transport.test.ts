@@ -309,6 +309,15 @@ describe('polling', () => {
     await expect(client().decisions.bnpl.poll({ decision_id: ID }, { deadline: new Date(Date.now() + 50) })).rejects.toBeInstanceOf(PollTimeoutError);
   });
 
+  it('never polls sooner than the interval, the last poll before the deadline included', async () => {
+    fake.script([{ status: 200, body: pendingDecision(ID) }]);
+    // Polls at about 0, 200 and 400 ms; one at the 500 ms deadline would come 100 ms after the last.
+    await expect(client().decisions.bnpl.poll(ID, { intervalMs: 200, clampInterval: false, timeoutMs: 500 })).rejects.toBeInstanceOf(PollTimeoutError);
+    const at = fake.requests.map((r) => r.at);
+    expect(at.length).toBeGreaterThanOrEqual(2);
+    for (let i = 1; i < at.length; i++) expect(at[i]! - at[i - 1]!, `gap before poll ${i + 1}`).toBeGreaterThanOrEqual(195);
+  });
+
   it('is cancelled by its signal', async () => {
     fake.script([{ status: 200, body: pendingDecision(ID) }]);
     const controller = new AbortController();

@@ -327,6 +327,16 @@ class TransportTest(unittest.TestCase):
         with self.assertRaises(PollTimeoutError):
             self.client().decisions.bnpl.wait_for_completion(ID, deadline=time.time() + 0.05)
 
+    def test_wait_for_completion_never_polls_sooner_than_the_interval(self) -> None:
+        self.fake.script([{"status": 200, "body": pending_decision(ID)}])
+        # Polls at about 0, 0.2 and 0.4 s; one at the 0.5 s deadline would come 0.1 s after the last.
+        with self.assertRaises(PollTimeoutError):
+            self.client().decisions.bnpl.wait_for_completion(ID, interval=0.2, clamp_interval=False, timeout=0.5)
+        at = [r.at for r in self.fake.requests]
+        self.assertGreaterEqual(len(at), 2)
+        for i in range(1, len(at)):
+            self.assertGreaterEqual(at[i] - at[i - 1], 0.195, f"gap before poll {i + 1}")
+
     def test_wait_for_completion_is_cancelled_by_its_event(self) -> None:
         self.fake.script([{"status": 200, "body": pending_decision(ID)}])
         cancel = threading.Event()

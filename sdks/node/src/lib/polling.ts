@@ -3,6 +3,9 @@
  * the interval is clamped to that range (2.5 s by default); `clampInterval: false` lifts the clamp
  * for tests against a fake server. The loop stops at the first `complete` state, at the deadline
  * (PollTimeoutError carrying the last pending state), or when the signal fires (APIUserAbortError).
+ * Polls are never closer than 2 s (or the unclamped interval): the last one before the deadline is
+ * made at the deadline only when that is far enough from the one before; otherwise the loop waits
+ * the deadline out and stops with the state it has.
  * Each poll is an ordinary GET with the client's retries and time-out.
  */
 import { PollTimeoutError } from '../core/errors.js';
@@ -47,13 +50,16 @@ export async function pollUntilComplete<D extends Decision>(
         : options.deadline
       : Date.now() + (options.timeoutMs ?? DEFAULT_POLL_TIMEOUT_MS);
   const { signal } = options;
+  // The least time between two polls: the service's 2 s, or the interval a test asked for.
+  const minGap = options.clampInterval === false ? interval : POLL_INTERVAL_MS.min;
   for (;;) {
     throwIfAborted(signal);
     const decision = await fetchOnce(signal);
     if (!decision.isPending) return decision;
     options.onPending?.(decision);
     const remaining = deadline - Date.now();
-    if (remaining <= 0) {
+    if (remaining < minGap) {
+      if (remaining > 0) await sleep(remaining, signal);
       throw new PollTimeoutError(`Decision ${decision.decision_id} is still pending at the polling deadline.`, decision);
     }
     await sleep(Math.min(interval, remaining), signal);

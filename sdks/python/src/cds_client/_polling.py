@@ -4,7 +4,9 @@ The service recommends one poll every 2-3 s, so the interval is clamped to that 
 default); ``clamp_interval=False`` lifts the clamp for tests against a fake server. The loop stops
 at the first ``complete`` state, at the deadline (PollTimeoutError carrying the last pending state),
 or when ``cancel`` is set (APIUserAbortError). Each poll is an ordinary GET with the client's
-retries and time-out.
+retries and time-out. Polls are never closer than 2 s (or the unclamped interval): the last one
+before the deadline is made at the deadline only when that is far enough from the one before;
+otherwise the loop waits the deadline out and stops with the state it has.
 """
 import threading
 import time
@@ -42,6 +44,8 @@ def wait_until_complete(
     on_pending: Optional[Callable[[D], None]] = None,
 ) -> D:
     wait = poll_interval(interval, clamp_interval)
+    # The least time between two polls: the service's 2 s, or the interval a test asked for.
+    min_gap = MIN_INTERVAL if clamp_interval else wait
     if deadline is not None:
         # ``deadline`` is wall-clock (time.time()); the loop measures with the monotonic clock.
         ends_at = time.monotonic() + (deadline - time.time())
@@ -56,6 +60,8 @@ def wait_until_complete(
         if on_pending is not None:
             on_pending(decision)
         remaining = ends_at - time.monotonic()
-        if remaining <= 0:
+        if remaining < min_gap:
+            if remaining > 0:
+                sleep(remaining, cancel)
             raise PollTimeoutError(f"Decision {decision.decision_id} is still pending at the polling deadline.", decision)
         sleep(min(wait, remaining), cancel)
