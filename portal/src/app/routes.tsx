@@ -1,15 +1,17 @@
 /**
  * The screens and their addresses. Features never import each other; this file composes them.
- * Signed-out: /login, /signup, /invitation#<token>. Signed-in: /<environment>/<section>.
+ * Signed-out: /login, /signup, /invitation#<token>, /reset-password#<token>. Signed-in: /<environment>/<section>.
  */
 import { lazy, Suspense, type ReactNode } from 'react';
 import { Loading, Notice } from '../components/feedback';
 import { PageHeader } from '../components/page';
+import { AccountScreen } from '../features/account/components/account-screen';
 import { ApiKeysScreen } from '../features/api-keys/components/api-keys-screen';
 import { PolicyEditorScreen } from '../features/credit-policy/components/policy-editor-screen';
 import { PolicyScreen } from '../features/credit-policy/components/policy-screen';
 import { PolicyVersionScreen } from '../features/credit-policy/components/policy-version-screen';
 import { AcceptInvitationScreen } from '../features/auth/components/accept-invitation-screen';
+import { ResetPasswordScreen } from '../features/auth/components/reset-password-screen';
 import { SignInScreen } from '../features/auth/components/sign-in-screen';
 import { SignUpScreen } from '../features/auth/components/sign-up-screen';
 import { DealersScreen } from '../features/dealers/components/dealers-screen';
@@ -53,6 +55,7 @@ export const SIGNED_IN_ROUTES: SignedInRoute[] = [
   { pattern: '/:env/referrals/:id', title: 'Referred decision', permission: 'referrals:read', render: (p) => <ReferralDetailScreen key={p.id} id={p.id!} /> },
   { pattern: '/:env/verification-review', title: 'Verification review', permission: 'referrals:read', render: () => <VerificationReviewScreen /> },
   { pattern: '/:env/settings/users', title: 'Users', permission: 'users:read', render: () => <UsersScreen /> },
+  { pattern: '/:env/settings/account', title: 'Account', render: () => <AccountScreen /> },
   { pattern: '/:env/decisions', title: 'Decisions', permission: 'decisions:read', render: () => <DecisionsScreen /> },
   { pattern: '/:env/decisions/:id', title: 'Decision', permission: 'decisions:read', render: (p) => <DecisionDetailScreen key={p.id} id={p.id!} /> },
   {
@@ -71,6 +74,7 @@ export const SIGNED_OUT_ROUTES: Record<string, { title: string; render(): ReactN
   '/login': { title: 'Sign in', render: () => <SignInScreen /> },
   '/signup': { title: 'Create your account', render: () => <SignUpScreen /> },
   '/invitation': { title: 'Join your team', render: () => <AcceptInvitationScreen /> },
+  '/reset-password': { title: 'Set a new password', render: () => <ResetPasswordScreen /> },
 };
 
 export function resolveSignedIn(path: string, can: (p: Permission) => boolean): { title: string; element: ReactNode } {

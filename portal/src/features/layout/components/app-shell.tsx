@@ -41,11 +41,15 @@ export function AppShell({ children }: { children: ReactNode }) {
     { to: `/${environment}/dealers`, label: 'Dealers', section: 'dealers', show: session.can('dealers:read') },
     { to: `/${environment}/referrals`, label: 'Referral queue', section: 'referrals', show: session.can('referrals:read') },
     { to: `/${environment}/verification-review`, label: 'Verification review', section: 'verification-review', show: session.can('referrals:read') },
-    { to: `/${environment}/settings/users`, label: 'Users', section: 'settings', show: session.can('users:read') },
+    { to: `/${environment}/settings/users`, label: 'Users', section: 'settings/users', show: session.can('users:read') },
+    { to: `/${environment}/settings/account`, label: 'Account', section: 'settings/account', show: true },
     { to: `/${environment}/decisions`, label: 'Decisions', section: 'decisions', show: session.can('decisions:read') },
     { to: `/${environment}/dashboard`, label: 'Dashboard', section: 'dashboard', show: session.can('dashboard:read') },
   ];
-  const current = path.split('/')[2] ?? '';
+  // The part after the environment ('webhooks/<id>', 'settings/users'): an entry is current on its
+  // own page and on the pages under it; the overview ('') only on itself.
+  const here = path.split('/').slice(2).join('/');
+  const isCurrent = (section: string) => (section === '' ? here === '' : here === section || here.startsWith(`${section}/`));
 
   return (
     <div className={`shell env-${environment}`}>
@@ -96,7 +100,7 @@ export function AppShell({ children }: { children: ReactNode }) {
               .filter((n) => n.show)
               .map((n) => (
                 <li key={n.label}>
-                  <Link to={n.to} aria-current={current === n.section ? 'page' : undefined}>
+                  <Link to={n.to} aria-current={isCurrent(n.section) ? 'page' : undefined}>
                     {n.label}
                   </Link>
                 </li>

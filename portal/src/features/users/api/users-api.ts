@@ -18,6 +18,13 @@ export interface Invitation {
   expires_at: string;
 }
 
+/** A one-time link for a member to set a new password (shown once; 24 hours). */
+export interface PasswordReset {
+  reset_url: string;
+  expires_at: string;
+  user: TeamMember;
+}
+
 export const usersApi = {
   list: (page: number) => api.get<Page<TeamMember> & { total: number }>('/users', { page, page_size: 25 }),
   changeRole: (id: string, role: Role) => api.patch<{ user: TeamMember }>(`/users/${id}`, { role }),
@@ -25,4 +32,5 @@ export const usersApi = {
   invitations: () => api.get<{ data: Invitation[] }>('/invitations'),
   invite: (email: string, role: Role) => api.post<{ invitation: Invitation; invite_url: string }>('/invitations', { email, role }),
   revokeInvitation: (id: string) => api.delete(`/invitations/${id}`),
+  createPasswordReset: (id: string) => api.post<PasswordReset>(`/users/${id}/password-reset`, {}),
 };

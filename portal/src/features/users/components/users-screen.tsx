@@ -1,4 +1,7 @@
-/** Settings -> Users (admins): who can sign in, with which role; invitations; role changes; removal. */
+/**
+ * Settings -> Users (admins): who can sign in, with which role; invitations; role changes; removal;
+ * one-time password reset links (there is no email: the admin hands the link over, as invitations).
+ */
 import { useState } from 'react';
 import { Button } from '../../../components/button';
 import { SecretOnce } from '../../../components/copy';
@@ -11,7 +14,7 @@ import type { ApiError } from '../../../lib/api-client';
 import { formatDateTime, formatRelative, titleCase } from '../../../lib/format';
 import { useSignedIn, type Role } from '../../../lib/session';
 import { useAsync } from '../../../lib/use-async';
-import { usersApi, type TeamMember } from '../api/users-api';
+import { usersApi, type PasswordReset, type TeamMember } from '../api/users-api';
 
 const ROLE_OPTIONS: Array<{ value: Role; label: string; description: string }> = [
   { value: 'admin', label: 'Admin', description: 'Everything, including users and roles.' },
@@ -73,6 +76,62 @@ function InviteDialog({ open, onClose, onInvited }: { open: boolean; onClose(): 
   );
 }
 
+/** Confirm, then the member's reset link, shown once (one dialog, as the invitation's). */
+function ResetPasswordDialog({ member, onClose, onGone }: { member: TeamMember | null; onClose(): void; onGone(): void }) {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<ApiError | null>(null);
+  const [reset, setReset] = useState<PasswordReset | null>(null);
+  const close = () => {
+    setReset(null);
+    setError(null);
+    onClose();
+  };
+  const create = async () => {
+    if (!member) return;
+    setBusy(true);
+    setError(null);
+    try {
+      setReset(await usersApi.createPasswordReset(member.id));
+    } catch (err) {
+      setError(err as ApiError);
+      // Removed meanwhile (by another admin): the list is out of date.
+      if ((err as ApiError).status === 404) onGone();
+    } finally {
+      setBusy(false);
+    }
+  };
+  if (reset) {
+    return (
+      <Dialog open={member !== null} title="Password reset link created" onClose={close} footer={<Button variant="primary" onClick={close}>Done</Button>}>
+        <SecretOnce
+          label="Password reset link"
+          value={reset.reset_url}
+          warning={`Give this link to ${reset.user.name} (${reset.user.email}) yourself. It works once and expires at ${formatDateTime(reset.expires_at)}; it is not shown again.`}
+        />
+      </Dialog>
+    );
+  }
+  return (
+    <Dialog
+      open={member !== null}
+      title="Reset password"
+      onClose={close}
+      footer={
+        <>
+          <Button onClick={close}>Cancel</Button>
+          <Button variant="primary" disabled={busy} onClick={() => void create()}>
+            {busy ? 'Creating…' : 'Create reset link'}
+          </Button>
+        </>
+      }
+    >
+      <ErrorNotice error={error} title="Could not create the link" />
+      <p>Create a one-time link for {member?.name} to set a new password? The link works once, for 24 hours. Their current password keeps working until the link is used.</p>
+      <p className="muted small">A link made for them earlier stops working.</p>
+    </Dialog>
+  );
+}
+
 export function UsersScreen() {
   const session = useSignedIn();
   const [page, setPage] = useState(1);
@@ -80,6 +139,7 @@ export function UsersScreen() {
   const invitations = useAsync(() => usersApi.invitations(), []);
   const [inviting, setInviting] = useState(false);
   const [removing, setRemoving] = useState<TeamMember | null>(null);
+  const [resetting, setResetting] = useState<TeamMember | null>(null);
   const [error, setError] = useState<ApiError | null>(null);
   const [message, setMessage] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
@@ -138,9 +198,16 @@ export function UsersScreen() {
                   className: 'col-actions',
                   cell: (u) =>
                     u.id === session.user.id ? null : (
-                      <Button size="small" variant="danger" onClick={() => setRemoving(u)} aria-label={`Remove ${u.name}`}>
-                        Remove
-                      </Button>
+                      <span className="row-actions">
+                        {session.can('users:write') ? (
+                          <Button size="small" onClick={() => setResetting(u)} aria-label={`Reset password of ${u.name}`}>
+                            Reset password
+                          </Button>
+                        ) : null}
+                        <Button size="small" variant="danger" onClick={() => setRemoving(u)} aria-label={`Remove ${u.name}`}>
+                          Remove
+                        </Button>
+                      </span>
                     ),
                 },
               ]}
@@ -181,6 +248,7 @@ export function UsersScreen() {
         )}
       </Card>
       <InviteDialog open={inviting} onClose={() => setInviting(false)} onInvited={() => invitations.reload()} />
+      <ResetPasswordDialog member={resetting} onClose={() => setResetting(null)} onGone={() => users.reload()} />
       <ConfirmDialog open={removing !== null} title="Remove this user?" confirmLabel="Remove user" danger busy={busy} onClose={() => setRemoving(null)} onConfirm={() => void act(async () => {
         const who = removing!;
         await usersApi.remove(who.id);
