@@ -17,7 +17,8 @@ export async function usersResetPasswordCommand(config: Readonly<Config>, option
   try {
     await prepareDatabase(ctx.storage.db, config, ctx.clock.now().getTime());
     const user = await ctx.accounts.findUserByEmail(options.email);
-    if (!user) throw new UsersCommandError(`no portal user with the email address "${options.email}"`);
+    // The address is not repeated: operators' terminals and job logs are logs too (no PII in them).
+    if (!user) throw new UsersCommandError('no active portal user has the email address given to --email');
     const { token, expiresAt } = await ctx.accounts.createPasswordReset(null, user.tenantId, user.id);
     const url = passwordResetUrl(config.publicBaseUrl, token);
     if (options.json) {

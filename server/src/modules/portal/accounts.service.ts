@@ -404,7 +404,7 @@ export function createAccountsService(deps: AccountsDeps) {
     const user = await findActiveUser(db, session.tenantId, session.user.id);
     const current = input.currentPassword.slice(0, PASSWORD_MAX_LENGTH * 4);
     if (!(await verify(user.password_hash, current).catch(() => false))) throw new ApiError('unprocessable_entity', 'The current password is not right.');
-    if (input.newPassword === input.currentPassword) throw new ApiError('unprocessable_entity', 'The new password must differ from the current one.');
+    if (safeEqual(input.newPassword, input.currentPassword)) throw new ApiError('unprocessable_entity', 'The new password must differ from the current one.');
     const passwordHash = await hash(input.newPassword, ARGON2_OPTIONS);
     const now = clock.now().getTime();
     await db.transaction().execute(async (trx) => {

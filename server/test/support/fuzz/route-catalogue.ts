@@ -367,6 +367,10 @@ export const ROUTE_CATALOGUE: Record<string, RouteFuzz> = {
   '/portal/api/invitation-links/accept': portalPublic('/portal/api/invitation-links/accept', (env) => ({ token: 'inv_0123456789abcdef', name: env.pii.firstName, password: 'correct horse battery staple' })),
   // Sign-out with a working session would end the suite's own session: fuzzed without one.
   '/portal/api/logout': { surface: 'api', methods: ['POST'], request: (env) => jsonRequest(['POST'], fc.constant('/portal/api/logout'), anyJsonBody, portalAuth(env, false)) },
+  // Likewise a password change, which could change the suite's own password.
+  '/portal/api/account/password': { surface: 'api', methods: ['POST'], request: (env) => jsonRequest(['POST'], fc.constant('/portal/api/account/password'), anyJsonBody, portalAuth(env, false)) },
+  '/portal/api/password-reset-links/lookup': portalPublic('/portal/api/password-reset-links/lookup', () => ({ token: 'rst_0123456789abcdef' })),
+  '/portal/api/password-reset-links/accept': portalPublic('/portal/api/password-reset-links/accept', () => ({ token: 'rst_0123456789abcdef', password: 'correct horse battery staple' })),
 
   '/portal/api/sandbox/consumers': portalGuarded('/portal/api/sandbox/consumers', ['GET', 'HEAD']),
   '/portal/api/sandbox/consumers/:id': portalGuarded('/portal/api/sandbox/consumers/:id', ['GET', 'HEAD']),
@@ -376,6 +380,7 @@ export const ROUTE_CATALOGUE: Record<string, RouteFuzz> = {
   '/portal/api/invitations/:id': portalGuarded('/portal/api/invitations/:id', ['DELETE']),
   '/portal/api/users': portalGuarded('/portal/api/users', ['GET', 'HEAD']),
   '/portal/api/users/:id': portalGuarded('/portal/api/users/:id', ['PATCH', 'DELETE']),
+  '/portal/api/users/:id/password-reset': portalGuarded('/portal/api/users/:id/password-reset', ['POST']),
   '/portal/api/api-keys': portalGuarded('/portal/api/api-keys', ['GET', 'HEAD', 'POST']),
   '/portal/api/api-keys/:id/revoke': portalGuarded('/portal/api/api-keys/:id/revoke', ['POST']),
   '/portal/api/webhooks/event-types': portalGuarded('/portal/api/webhooks/event-types', ['GET', 'HEAD']),
