@@ -3,14 +3,17 @@ import { useEffect } from 'react';
 import { Loading } from '../components/feedback';
 import { navigate, useLocation } from '../lib/router';
 import { SessionProvider, useSession } from '../lib/session';
-import { resolveSignedIn, SIGNED_OUT_ROUTES } from './routes';
+import { LINK_ROUTES, resolveSignedIn, SIGNED_OUT_ROUTES } from './routes';
 
 function Screens() {
   const { status, can } = useSession();
   const { path } = useLocation();
   const signedOutScreen = SIGNED_OUT_ROUTES[path];
+  // An invitation or reset link opened while signed in: offer to sign out, keeping the link.
+  const linkScreen = status === 'signed-in' ? LINK_ROUTES[path] : undefined;
   // Where each state may not be: send signed-in people to the app, signed-out people to sign in.
-  const redirect = status === 'signed-in' && (signedOutScreen || path === '/') ? '/sandbox' : status === 'signed-out' && !signedOutScreen ? '/login' : null;
+  const redirect =
+    status === 'signed-in' && !linkScreen && (signedOutScreen || path === '/') ? '/sandbox' : status === 'signed-out' && !signedOutScreen ? '/login' : null;
   useEffect(() => {
     if (redirect) navigate(redirect, { replace: true });
   }, [redirect]);
@@ -20,6 +23,9 @@ function Screens() {
   if (status === 'signed-out' && signedOutScreen) {
     title = signedOutScreen.title;
     element = <>{signedOutScreen.render()}</>;
+  } else if (linkScreen) {
+    title = linkScreen.title;
+    element = <>{linkScreen.render()}</>;
   } else if (status === 'signed-in' && !redirect) {
     const resolved = resolveSignedIn(path, can);
     title = resolved.title;

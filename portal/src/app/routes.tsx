@@ -11,6 +11,7 @@ import { PolicyEditorScreen } from '../features/credit-policy/components/policy-
 import { PolicyScreen } from '../features/credit-policy/components/policy-screen';
 import { PolicyVersionScreen } from '../features/credit-policy/components/policy-version-screen';
 import { AcceptInvitationScreen } from '../features/auth/components/accept-invitation-screen';
+import { LinkWhileSignedInScreen } from '../features/auth/components/link-while-signed-in-screen';
 import { ResetPasswordScreen } from '../features/auth/components/reset-password-screen';
 import { SignInScreen } from '../features/auth/components/sign-in-screen';
 import { SignUpScreen } from '../features/auth/components/sign-up-screen';
@@ -75,6 +76,12 @@ export const SIGNED_OUT_ROUTES: Record<string, { title: string; render(): ReactN
   '/signup': { title: 'Create your account', render: () => <SignUpScreen /> },
   '/invitation': { title: 'Join your team', render: () => <AcceptInvitationScreen /> },
   '/reset-password': { title: 'Set a new password', render: () => <ResetPasswordScreen /> },
+};
+
+/** Signed-out screens opened from a link someone was given: a signed-in visitor is offered to sign out, not sent away (the link would be lost). */
+export const LINK_ROUTES: Record<string, { title: string; render(): ReactNode }> = {
+  '/invitation': { title: 'Join your team', render: () => <LinkWhileSignedInScreen what="invitation" /> },
+  '/reset-password': { title: 'Set a new password', render: () => <LinkWhileSignedInScreen what="password reset" /> },
 };
 
 export function resolveSignedIn(path: string, can: (p: Permission) => boolean): { title: string; element: ReactNode } {

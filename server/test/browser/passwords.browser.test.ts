@@ -347,4 +347,20 @@ describe.skipIf(!chromiumAvailable())('portal passwords in headless Chromium', (
     await signIn(page, viewer.email, VIEWER_NEW_PASSWORD);
     await heading(page, 'Welcome, Vera');
   });
+
+  it('a link opened where someone is signed in is not dropped: the portal offers to sign out first, then shows the link', async () => {
+    const page = await newPage();
+    await signIn(page, viewer.email, VIEWER_NEW_PASSWORD);
+    await page.goto(resetUrl);
+    await heading(page, 'Set a new password');
+    await page.getByText(`You are signed in as ${viewer.email}.`).waitFor();
+    expect(new URL(page.url()).hash).toBe(new URL(resetUrl).hash); // still the link, not sent to the app
+    await screen(page, 'reset-link-while-signed-in');
+    const signedOut = portalCall(page, 'POST', '/logout');
+    await page.getByRole('button', { name: 'Sign out and open the password reset link' }).click();
+    expect((await signedOut).status()).toBe(200);
+    // The link's own screen now: this one was used above, so it says so.
+    await heading(page, 'Password reset link not valid');
+    expect((await pageFetch(page, 'GET', '/portal/api/session')).body.authenticated).toBe(false);
+  });
 });
