@@ -1013,9 +1013,20 @@ function scoringOf(row: DecisionsTable, e: Evaluation): Scoring {
     recommendedAmountCents: row.outcome === 'approved' ? row.approved_amount_cents! : e.engine.recommendedAmountCents,
     recommendedRatePct: e.engine.recommendedRatePct,
     riskGrade: e.engine.riskGrade,
-    reasonCodes: e.reasons.map((r) => r.code),
+    reasonCodes: finalizedReasons(e).map((r) => r.code),
     engineVersion: e.engine.engineVersion,
   };
+}
+
+/**
+ * The reasons `decision.finalized` carries: a decline's or a referral's; none for an approval in
+ * full; for a counteroffer (approved for less than asked), the principal reasons the full amount was
+ * not offered, which the lender's adverse-action notice needs if the consumer does not take the
+ * lower amount (12 CFR 1002.9(a)(1)(iv)). The decision body itself keeps `decline_reasons` empty
+ * on every approval (interface.md).
+ */
+function finalizedReasons(e: Evaluation): AdverseActionReason[] {
+  return e.outcome === 'approved' && 'counterofferReasons' in e.engine ? e.engine.counterofferReasons : e.reasons;
 }
 
 /** A policy-path decision (verification failed, or expired): nothing was scored. */

@@ -181,6 +181,7 @@ export function presentDecisionDetail(d: DecisionDetail) {
         reason: p.reason,
       })),
       reasons: x.reasons,
+      counteroffer_reasons: x.counterofferReasons,
       score: x.score,
       risk_grade: x.riskGrade,
       confidence: x.confidence,

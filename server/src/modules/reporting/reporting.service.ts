@@ -119,6 +119,8 @@ export interface DecisionExplanation {
     reason: string | null;
   }>;
   reasons: Array<{ code: string; reason: string }>;
+  /** An automatic approval for less than requested: why not the full amount (the notice owed if it is not taken, 12 CFR 1002.9(a)(1)(iv)); else empty. */
+  counterofferReasons: Array<{ code: string; reason: string }>;
   score: number | null;
   riskGrade: string | null;
   confidence: number | null;
@@ -583,6 +585,7 @@ interface AuditRecord {
     features?: unknown;
     partialScores?: Array<{ characteristic: string; feature: string; value: unknown; attribute: string; dataPresent: boolean; points: number; maxPoints: number; reasonCode: string }>;
     timings?: Record<string, unknown>;
+    counterofferReasons?: Array<{ code: string; reason: string }>;
   };
   reasons?: Array<{ code: string; reason: string }>;
   offer?: unknown;
@@ -616,6 +619,7 @@ function explain(record: AuditRecord | null, row: DecisionsTable): DecisionExpla
       reason: isAdverseActionCode(p.reasonCode) ? adverseActionReason(p.reasonCode).reason : null,
     })),
     reasons,
+    counterofferReasons: (engine?.counterofferReasons ?? []).map((r) => ({ code: r.code, reason: r.reason })),
     score: engine?.score ?? row.score,
     riskGrade: engine?.riskGrade ?? row.risk_grade,
     confidence: engine?.confidence ?? null,

@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/lib/clock.js';
-import { sandboxProfileFor } from '../../../src/modules/credit-data/sandbox-connector.js';
-import { ADVERSE_ACTION_REASONS, replay, type BnplEngineDecision } from '../../../src/modules/engine/index.js';
+import { sandboxProfileFor, syntheticCreditData } from '../../../src/modules/credit-data/sandbox-connector.js';
+import { ADVERSE_ACTION_REASONS, decideBnpl, defaultBnplDocuments, replay, type BnplEngineDecision } from '../../../src/modules/engine/index.js';
 import { createTestDatabase, dialectMatrix, type TestDatabase } from '../../support/databases.js';
 import { independentApr } from '../../support/independent-apr.js';
 import { standaloneDigits } from '../../support/security-checks.js';
@@ -201,6 +201,43 @@ describe.each(await dialectMatrix())('BNPL decisions [%s]', (dialect) => {
       expect((await poll(body.decision_id)).body).toBe(r.body);
       expect((await eventsOf(body.decision_id)).map((e) => e.type)).toEqual(['application.created', 'decision.created']);
     }
+  });
+
+  it('a counteroffer (approved for less than asked) gives decision.finalized the reasons the full amount was not offered; the body keeps decline_reasons empty', async () => {
+    // A sandbox identity the engine offers less than 3,000.00 (grade C: limit 2,500.00), found in-process.
+    let found: { who: { firstName: string; lastName: string; dob: string }; engine: BnplEngineDecision } | null = null;
+    for (let i = 0; i < 3000 && !found; i++) {
+      const who = { firstName: `Counter${i}`, lastName: 'Applicant', dob: '1985-05-20' };
+      const creditData = syntheticCreditData({ consumerId: 'any', ...who, ssnLast4: '6789', zip: '73301', sandboxProfile: null });
+      const engine = await decideBnpl({ requestedAmountCents: 300_000, planPreference: null, history: { returning: false, priorApprovals: 0, priorDeclines: 0 }, creditData, asOf: clock.now().toISOString() }, defaultBnplDocuments());
+      if (engine.counteroffer) found = { who, engine };
+    }
+    expect(found, 'no sandbox identity gets a counteroffer at 3,000.00').not.toBeNull();
+    const { who, engine } = found!;
+    expect(engine.counterofferReasons.length).toBeGreaterThan(0);
+
+    // 3,000.00 is the enhanced tier: pending until verified (the sandbox helper plays the consumer).
+    const pending = (await create({ consumer: newConsumer({ ssn_last4: '6789' }, who), transaction: txn('3000.00') })).json();
+    expect(pending.status).toBe('needs_consumer_action');
+    const helper = await t.app.inject({
+      method: 'POST', url: `/v1/sandbox/decisions/${pending.decision_id}/verification`, headers: { ...bearer(t.tenant.sandbox.apiKey), 'content-type': 'application/json' }, payload: '{"result":"pass"}',
+    });
+    expect(helper.statusCode, helper.body).toBe(200);
+    const done = (await poll(pending.decision_id)).json();
+    checkApproved(done);
+    expect(done.approved_amount).toBe((engine.approvedAmountCents! / 100).toFixed(2));
+    expect(Number(done.approved_amount)).toBeLessThan(3000);
+    expect(done.decline_reasons).toEqual([]);
+    const finalized = JSON.parse((await eventsOf(pending.decision_id)).find((e) => e.type === 'decision.finalized')!.data_json);
+    expect(finalized).toMatchObject({ outcome: 'approved', recommended_amount: Number(done.approved_amount), risk_grade: engine.riskGrade });
+    expect(finalized.reason_codes).toEqual(engine.counterofferReasons.map((r) => r.code));
+    // The portal's explanation names them too, with their wording.
+    const detail = await t.ctx.reporting.getDecisionDetail({ tenantId: t.tenant.tenantId, environment: 'sandbox' }, pending.decision_id);
+    expect(detail.explanation.counterofferReasons).toEqual(engine.counterofferReasons.map((r) => ({ code: r.code, reason: REASONS.get(r.code) })));
+    expect(detail.explanation.reasons).toEqual([]);
+    // An approval in full still carries none.
+    const full = (await create({ consumer: { consumer_id: soft }, transaction: txn('120.00') })).json();
+    expect(JSON.parse((await eventsOf(full.decision_id)).find((e) => e.type === 'decision.finalized')!.data_json).reason_codes).toEqual([]);
   });
 
   it('maps the order form: 4 -> pay_in_4, 6 -> pay_in_6, merchant from the tenant', async () => {

@@ -85,6 +85,8 @@ export interface DecisionDetail {
     features: unknown;
     partial_scores: PartialScore[];
     reasons: Array<{ code: string; reason: string }>;
+    /** An approval for less than requested: why not the full amount (empty otherwise). */
+    counteroffer_reasons: Array<{ code: string; reason: string }>;
     score: number | null;
     risk_grade: string | null;
     confidence: number | null;

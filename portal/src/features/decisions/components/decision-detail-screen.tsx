@@ -80,7 +80,20 @@ export function DecisionDetailScreen({ id }: { id: string }) {
         <>
           <Summary detail={d} />
           <Card title="Reasons">
-            {d.explanation.reasons.length === 0 ? (
+            {d.explanation.counteroffer_reasons.length > 0 ? (
+              <>
+                <p>
+                  Approved for less than requested (a counteroffer). The principal reasons the full amount was not offered, for the adverse-action notice owed if the consumer does not take the lower amount (12 CFR 1002.9(a)(1)(iv)); <code>decision.finalized</code> carries them as <code>reason_codes</code>:
+                </p>
+                <ol className="reason-list" aria-label="Counteroffer reasons, most important first">
+                  {d.explanation.counteroffer_reasons.map((r) => (
+                    <li key={r.code}>
+                      <code>{r.code}</code> {r.reason}
+                    </li>
+                  ))}
+                </ol>
+              </>
+            ) : d.explanation.reasons.length === 0 ? (
               <p className="muted">No adverse-action reasons (approved in full).</p>
             ) : (
               <ol className="reason-list" aria-label="Reasons, most important first">
