@@ -183,6 +183,7 @@ export interface DecisionFinalizedData {
   recommended_amount: number;
   recommended_rate_pct: number;
   risk_grade: string | null;
+  /** AA codes, most important first: a decline's or referral's; on a counteroffer, why not the full amount; else empty. */
   reason_codes: string[];
   engine_version: string;
 }

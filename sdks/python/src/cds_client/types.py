@@ -192,5 +192,5 @@ class DecisionFinalizedData(TypedDict):
     recommended_amount: float
     recommended_rate_pct: float
     risk_grade: Optional[str]
-    reason_codes: List[str]
+    reason_codes: List[str]  # AA codes: a decline's or referral's; on a counteroffer, why not the full amount; else empty
     engine_version: str
