@@ -11,8 +11,8 @@
  * an indirect one. 422 `unprocessable_entity` (business rule): currency other than USD, a model year
  * outside 1981..next year or other than the VIN's (position 10), a vehicle value of 0, down
  * payment plus trade-in covering the whole amount, an amount financed outside the policy's range, a
- * markup above the policy's cap for the term. Rules that need stored data (unknown consumer, unknown or disabled dealer, ssn_last4 needed
- * by the tier) are checked by the service.
+ * markup above the policy's cap for the term. Rules that need stored data (unknown consumer,
+ * unknown or disabled dealer, ssn_last4 needed by the tier) are checked by the service.
  */
 import { ApiError } from '../../http/errors/error-registry.js';
 import { formatMoney, MONEY_FORMAT_RULE, parseMoney, type Cents } from '../../lib/money.js';

@@ -860,8 +860,12 @@ export function autoLoanOfferColumns(loan: AutoLoanOffer): Partial<DecisionsTabl
 
 /** The audit record of an auto-loan offer (automatic approval and underwriter override alike). */
 export function autoLoanOfferAudit(loan: AutoLoanOffer, reserveSharePct: number): Record<string, unknown> {
-  return Object.assign(offerAuditOf(loan.offer), { buy_rate_bps: loan.buyRateBps, markup_bps: loan.markupBps, contract_rate_bps: loan.contractRateBps, buy_rate_finance_charge_cents: loan.buyRateFinanceChargeCents, dealer_reserve_cents: loan.dealerReserveCents, reserve_share_pct: reserveSharePct },
-    loan.creditSale ? { cash_price_cents: loan.creditSale.cashPriceCents, total_down_payment_cents: loan.creditSale.totalDownPaymentCents, total_sale_price_cents: loan.creditSale.totalSalePriceCents } : {});
+  const sale = loan.creditSale;
+  return Object.assign(
+    offerAuditOf(loan.offer),
+    { buy_rate_bps: loan.buyRateBps, markup_bps: loan.markupBps, contract_rate_bps: loan.contractRateBps, buy_rate_finance_charge_cents: loan.buyRateFinanceChargeCents, dealer_reserve_cents: loan.dealerReserveCents, reserve_share_pct: reserveSharePct },
+    sale ? { cash_price_cents: sale.cashPriceCents, total_down_payment_cents: sale.totalDownPaymentCents, total_sale_price_cents: sale.totalSalePriceCents } : {},
+  );
 }
 
 /** The audit record of a BNPL offer (automatic approval and underwriter override alike). */

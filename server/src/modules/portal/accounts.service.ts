@@ -110,7 +110,7 @@ const loadArgon2 = (): typeof Argon2 => (argon2 ??= createRequire(import.meta.ur
 const hash = (password: string, options: Argon2.Options) => loadArgon2().hash(password, options);
 const verify = (hashed: string, password: string) => loadArgon2().verify(hashed, password);
 
-const PASSWORD_RESET_GONE = 'This password reset link is not valid any more (used, replaced or expired); ask an admin of your team for a new one.';
+export const PASSWORD_RESET_GONE = 'This password reset link is not valid any more (used, replaced or expired); ask an admin of your team for a new one.';
 
 /** A reset link: the token travels in the fragment, which browsers never send to a server or in a Referer. */
 export function passwordResetUrl(publicBaseUrl: string, token: string): string {

@@ -1,12 +1,13 @@
 /**
  * Portal accounts over HTTP: the session probe the web app starts with, sign-up, sign-in,
- * sign-out, accepting an invitation, changing one's password and using a password reset link. The public ones still need the anonymous double-submit
- * CSRF token that the session probe hands out (portal-http.ts).
+ * sign-out, accepting an invitation, changing one's password and using a password reset link. The
+ * public ones still need the anonymous double-submit CSRF token that the session probe hands out
+ * (portal-http.ts).
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { AppContext } from '../../app/context.js';
 import { ApiError } from '../../http/errors/error-registry.js';
-import { PASSWORD_MAX_LENGTH, type PortalSession } from './accounts.service.js';
+import { PASSWORD_MAX_LENGTH, PASSWORD_RESET_GONE, type PortalSession } from './accounts.service.js';
 import { clearSessionCookies, CSRF_COOKIE, parseCookies, sessionOf, setAnonymousCsrfCookie, setSessionCookies } from './portal-http.js';
 import { presentSession } from './portal.presenter.js';
 
@@ -141,7 +142,7 @@ export function registerAuthRoutes(api: FastifyInstance, ctx: AppContext, secure
     },
     async (request) => {
       const reset = await ctx.accounts.describePasswordReset(request.body.token);
-      if (!reset) throw new ApiError('not_found', 'This password reset link is not valid any more (used, replaced or expired); ask an admin of your team for a new one.');
+      if (!reset) throw new ApiError('not_found', PASSWORD_RESET_GONE);
       return { email: reset.email, tenant_name: reset.tenantName, expires_at: reset.expiresAt.toISOString() };
     },
   );
