@@ -15,8 +15,8 @@ export interface NewPasswordProblems {
 
 /** What is wrong with a new password and its confirmation (both null when they can be sent). */
 export function newPasswordProblems(password: string, confirm: string): NewPasswordProblems {
-  // Counted as the service counts them (JavaScript string length: an emoji outside the BMP is two).
-  const length = password.length;
+  // Counted as the service counts them: in code points (an emoji is one character).
+  const length = [...password].length;
   const problem =
     length < PASSWORD_MIN_LENGTH
       ? `Use at least ${PASSWORD_MIN_LENGTH} characters.`

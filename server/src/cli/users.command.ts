@@ -22,11 +22,12 @@ export async function usersResetPasswordCommand(config: Readonly<Config>, option
     const { token, expiresAt } = await ctx.accounts.createPasswordReset(null, user.tenantId, user.id);
     const url = passwordResetUrl(config.publicBaseUrl, token);
     if (options.json) {
-      process.stdout.write(JSON.stringify({ user_id: user.id, tenant_id: user.tenantId, email: user.email, reset_url: url, expires_at: expiresAt.toISOString() }) + '\n');
+      // Ids, not the address: this output lands in terminals and job logs.
+      process.stdout.write(JSON.stringify({ user_id: user.id, tenant_id: user.tenantId, role: user.role, reset_url: url, expires_at: expiresAt.toISOString() }) + '\n');
     } else {
       process.stdout.write(
         [
-          `Password reset link for ${user.email} (${user.role}, tenant ${user.tenantId}):`,
+          `Password reset link for user ${user.id} (${user.role}, tenant ${user.tenantId}):`,
           `  ${url}`,
           '',
           `Works once, until ${expiresAt.toISOString()}; hand it to the person only. Their sessions end when it is used.`,

@@ -30,6 +30,7 @@ import type * as Argon2 from '@node-rs/argon2';
 import { createHmac } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type { Kysely } from 'kysely';
+import { isPostgres } from '../../db/migrations/dialect.js';
 import type { Database, PortalRole, UsersTable } from '../../db/schema.js';
 import { ApiError } from '../../http/errors/error-registry.js';
 import type { Clock, Random } from '../../lib/clock.js';
@@ -117,12 +118,23 @@ export function passwordResetUrl(publicBaseUrl: string, token: string): string {
   return `${publicBaseUrl}/portal/reset-password#${token}`;
 }
 
+/**
+ * 12 to 200 characters, counted as code points: the request schema's maxLength counts so, and an
+ * emoji is one character to the person typing it (JavaScript's `.length` would count two).
+ */
+export function passwordLengthOk(password: string): boolean {
+  let n = 0;
+  for (const _ of password) if (++n > PASSWORD_MAX_LENGTH) return false;
+  return n >= PASSWORD_MIN_LENGTH;
+}
+
 export function normalizeEmail(email: string): string {
   return email.trim().toLowerCase();
 }
 
 export function createAccountsService(deps: AccountsDeps) {
   const { db, clock, random } = deps;
+  const postgres = isPostgres(db as unknown as Kysely<unknown>);
   const csrfKey = createHmac('sha256', deps.dataEncryptionKey).update('cds-portal-csrf').digest();
   // Verified against when the email is unknown, so both paths cost one argon2 verification.
   // Made by `prepare()` (serve, after it listens) or else by the first sign-in.
@@ -133,9 +145,9 @@ export function createAccountsService(deps: AccountsDeps) {
     return createHmac('sha256', csrfKey).update(`session:${sessionToken}`).digest('base64url');
   }
 
-  function checkPassword(password: string): void {
-    if (password.length < PASSWORD_MIN_LENGTH || password.length > PASSWORD_MAX_LENGTH) {
-      throw new ApiError('invalid_request', `password must be ${PASSWORD_MIN_LENGTH} to ${PASSWORD_MAX_LENGTH} characters.`);
+  function checkPassword(password: string, field = 'password'): void {
+    if (!passwordLengthOk(password)) {
+      throw new ApiError('invalid_request', `${field} must be ${PASSWORD_MIN_LENGTH} to ${PASSWORD_MAX_LENGTH} characters.`);
     }
   }
 
@@ -167,15 +179,27 @@ export function createAccountsService(deps: AccountsDeps) {
     return row;
   }
 
-  async function startSession(user: UsersTable): Promise<PortalSession> {
+  /**
+   * A new session for `user`. With `verifiedHash` (a sign-in), only while the password is still the
+   * one just verified: a reset or a change that committed during the (slow) argon2 verification
+   * has ended every session of the user, and a session made after it with the old password would
+   * outlive it. The user row is share-locked on PostgreSQL, so a change waits for this insert and
+   * then ends it too; SQLite runs one write transaction at a time.
+   */
+  async function startSession(user: UsersTable, verifiedHash?: string): Promise<PortalSession> {
     const token = random.bytes(32).toString('base64url');
     const now = clock.now().getTime();
     const absolute = now + SESSION_ABSOLUTE_MS;
     const idle = Math.min(now + SESSION_IDLE_MS, absolute);
-    await db
-      .insertInto('sessions')
-      .values({ id_hash: sha256Hex(token), user_id: user.id, tenant_id: user.tenant_id, created_at: now, last_seen_at: now, idle_expires_at: idle, absolute_expires_at: absolute, revoked_at: null })
-      .execute();
+    const row = { id_hash: sha256Hex(token), user_id: user.id, tenant_id: user.tenant_id, created_at: now, last_seen_at: now, idle_expires_at: idle, absolute_expires_at: absolute, revoked_at: null };
+    await db.transaction().execute(async (trx) => {
+      if (verifiedHash !== undefined) {
+        let q = trx.selectFrom('users').select('id').where('id', '=', user.id).where('password_hash', '=', verifiedHash).where('deactivated_at', 'is', null);
+        if (postgres) q = q.forShare();
+        if (!(await q.executeTakeFirst())) throw new ApiError('invalid_credentials');
+      }
+      await trx.insertInto('sessions').values(row).execute();
+    });
     return { user: userView(user), tenantId: user.tenant_id, token, csrfToken: csrfTokenFor(token), idleExpiresAt: new Date(idle), absoluteExpiresAt: new Date(absolute) };
   }
 
@@ -213,7 +237,7 @@ export function createAccountsService(deps: AccountsDeps) {
     const ok = user ? await verify(user.password_hash, password).catch(() => false) : await verify(await prepare(), password).then(() => false);
     if (!user || !ok || user.deactivated_at !== null) throw new ApiError('invalid_credentials');
     await db.updateTable('users').set({ last_login_at: clock.now().getTime() }).where('id', '=', user.id).execute();
-    return startSession(user);
+    return startSession(user, user.password_hash);
   }
 
   /** The session behind a cookie value, or null (unknown, expired, signed out, user removed). */
@@ -254,8 +278,10 @@ export function createAccountsService(deps: AccountsDeps) {
     return { users: rows.map(userView), total: Number(n) };
   }
 
-  async function findActiveUser(executor: Kysely<Database>, tenantId: string, userId: string): Promise<UsersTable> {
-    const row = await executor.selectFrom('users').selectAll().where('id', '=', userId).where('tenant_id', '=', tenantId).where('deactivated_at', 'is', null).executeTakeFirst();
+  async function findActiveUser(executor: Kysely<Database>, tenantId: string, userId: string, lock = false): Promise<UsersTable> {
+    let q = executor.selectFrom('users').selectAll().where('id', '=', userId).where('tenant_id', '=', tenantId).where('deactivated_at', 'is', null);
+    if (lock) q = q.forUpdate(); // PostgreSQL only (callers pass `postgres`)
+    const row = await q.executeTakeFirst();
     if (!row) throw new ApiError('not_found', 'No such user.');
     return row;
   }
@@ -398,9 +424,7 @@ export function createAccountsService(deps: AccountsDeps) {
     const message = 'Too many password attempts; retry after the time given in Retry-After.';
     await limit(`portal-login:address:${input.clientAddress}`, LOGIN_LIMITS.perAddress, message);
     await limit(`portal-login:email:${sha256Hex(session.user.email)}`, LOGIN_LIMITS.perEmail, message);
-    if (input.newPassword.length < PASSWORD_MIN_LENGTH || input.newPassword.length > PASSWORD_MAX_LENGTH) {
-      throw new ApiError('invalid_request', `new_password must be ${PASSWORD_MIN_LENGTH} to ${PASSWORD_MAX_LENGTH} characters.`);
-    }
+    checkPassword(input.newPassword, 'new_password');
     const user = await findActiveUser(db, session.tenantId, session.user.id);
     const current = input.currentPassword.slice(0, PASSWORD_MAX_LENGTH * 4);
     if (!(await verify(user.password_hash, current).catch(() => false))) throw new ApiError('unprocessable_entity', 'The current password is not right.');
@@ -421,13 +445,16 @@ export function createAccountsService(deps: AccountsDeps) {
    * operator (`actor` null, from the command line, for a team whose every admin is locked out).
    */
   async function createPasswordReset(actor: PortalUser | null, tenantId: string, userId: string): Promise<{ user: PortalUser; token: string; expiresAt: Date }> {
+    // One's own password is changed with the current one (Settings -> Account): a session alone,
+    // perhaps a stolen one, must not be able to set it.
+    if (actor && actor.id === userId) throw new ApiError('unprocessable_entity', 'Change your own password on Settings -> Account; it asks for your current password.');
     if (actor) await limit(`portal-password-reset:${tenantId}`, PASSWORD_RESET_LIMITS, 'Too many password reset links from this team; retry after the time given in Retry-After.');
     const token = random.bytes(32).toString('base64url');
     const now = clock.now().getTime();
     const expiresAt = now + PASSWORD_RESET_TTL_MS;
     const user = await db.transaction().execute(async (trx) => {
-      const target = await findActiveUser(trx, tenantId, userId);
-      // One open link per user: a new one replaces the old.
+      const target = await findActiveUser(trx, tenantId, userId, postgres);
+      // One open link per user: a new one replaces the old (the user row's lock orders two at once).
       await trx.updateTable('password_resets').set({ revoked_at: now }).where('user_id', '=', target.id).where('used_at', 'is', null).where('revoked_at', 'is', null).execute();
       await trx
         .insertInto('password_resets')
@@ -475,8 +502,9 @@ export function createAccountsService(deps: AccountsDeps) {
       const marked = await trx.updateTable('password_resets').set({ used_at: now }).where('id', '=', reset.id).where('used_at', 'is', null).where('revoked_at', 'is', null).executeTakeFirst();
       if (Number(marked.numUpdatedRows) === 0) throw new ApiError('not_found', PASSWORD_RESET_GONE);
       await trx.updateTable('users').set({ password_hash: passwordHash, updated_at: now, last_login_at: now }).where('id', '=', reset.user_id).execute();
-      // Whoever knew the old password (or holds a session) is out.
+      // Whoever knew the old password (or holds a session) is out, and no other link of theirs stays open.
       await trx.updateTable('sessions').set({ revoked_at: now }).where('user_id', '=', reset.user_id).where('revoked_at', 'is', null).execute();
+      await trx.updateTable('password_resets').set({ revoked_at: now }).where('user_id', '=', reset.user_id).where('used_at', 'is', null).where('revoked_at', 'is', null).execute();
       return findActiveUser(trx, reset.tenant_id, reset.user_id);
     });
     return startSession(user);

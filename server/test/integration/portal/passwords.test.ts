@@ -35,6 +35,9 @@ describe.each(await dialectMatrix())('portal passwords [%s]', (dialect) => {
 
   /** An admin and a developer of one team, each signed in (the developer through an invitation). */
   async function team(company = 'Password Lending') {
+    // Sign-ups, invitations and reset links all come from one test address: let its buckets refill
+    // (25 minutes: within the 30-minute idle limit of a team made just before, as 'two teams' needs).
+    clock.advance(25 * 60_000);
     const admin = new PortalClient(t.app);
     const adminEmail = uniqueEmail('admin');
     const signedUp = await admin.signUp({ company, email: adminEmail });
@@ -179,6 +182,57 @@ describe.each(await dialectMatrix())('portal passwords [%s]', (dialect) => {
       expect((await admin.delete(`/portal/api/users/${developerId}`)).status).toBe(204);
       expect((await lookup(fourth.body.reset_url)).status).toBe(404);
       expect((await admin.post(`/portal/api/users/${developerId}/password-reset`, {})).status).toBe(404);
+    });
+
+    it('not for oneself: an admin changes their own password with the current one, never with a session alone', async () => {
+      const { admin, adminId } = await team('Self Reset Lending');
+      const own = await admin.post(`/portal/api/users/${adminId}/password-reset`, {});
+      expect(own.status).toBe(422);
+      expect(errorOf(own.raw).message).toBe('Change your own password on Settings -> Account; it asks for your current password.');
+      expect(await t.ctx.storage.db.selectFrom('password_resets').select('id').where('user_id', '=', adminId).execute()).toEqual([]);
+    });
+
+    it('two links made at once leave one open, and using a link voids any other', async () => {
+      const { admin, developerId } = await team('Concurrent Lending');
+      const made = await Promise.all([1, 2, 3].map(() => admin.post(`/portal/api/users/${developerId}/password-reset`, {})));
+      expect(made.map((r) => r.status)).toEqual([201, 201, 201]);
+      const open = () => t.ctx.storage.db.selectFrom('password_resets').select('id').where('user_id', '=', developerId).where('used_at', 'is', null).where('revoked_at', 'is', null).execute();
+      expect(await open()).toHaveLength(1);
+      // Whichever is open, using it leaves none.
+      const visitor = new PortalClient(t.app);
+      await visitor.get('/portal/api/session');
+      const used = await Promise.all(made.map((r) => visitor.post('/portal/api/password-reset-links/accept', { token: tokenOf(r.body.reset_url), password: NEW })));
+      expect(used.filter((r) => r.status === 200)).toHaveLength(1);
+      expect(await open()).toHaveLength(0);
+    });
+
+    it('a sign-in with the old password that overlaps the reset does not outlive it', async () => {
+      const { admin, developerEmail, developerId } = await team('Overlap Lending');
+      let password = OLD;
+      for (let round = 0; round < 4; round++) {
+        const made = await admin.post(`/portal/api/users/${developerId}/password-reset`, {});
+        const visitor = new PortalClient(t.app);
+        await visitor.get('/portal/api/session');
+        const next = `${NEW} round ${round}`;
+        const [old, used] = await Promise.all([signIn(developerEmail, password), visitor.post('/portal/api/password-reset-links/accept', { token: tokenOf(made.body.reset_url), password: next })]);
+        expect(used.status).toBe(200);
+        // Refused, or signed in before the reset and then signed out by it: never a live session on the old password.
+        if (old.response.status === 200) expect(await signedIn(old.client), `round ${round}`).toBe(false);
+        else expect(old.response.status).toBe(401);
+        password = next;
+      }
+    });
+
+    it('counts a password\'s length in characters (code points), as the request schema does', async () => {
+      const { admin, developerId } = await team('Emoji Lending');
+      const link = async () => tokenOf((await admin.post(`/portal/api/users/${developerId}/password-reset`, {})).body.reset_url);
+      const visitor = new PortalClient(t.app);
+      await visitor.get('/portal/api/session');
+      const six = await visitor.post('/portal/api/password-reset-links/accept', { token: await link(), password: '\u{1F511}'.repeat(6) });
+      expect(six.status).toBe(400); // 6 characters, though 12 UTF-16 units
+      expect(errorOf(six.raw).message).toBe('password must be 12 to 200 characters.');
+      const many = await visitor.post('/portal/api/password-reset-links/accept', { token: await link(), password: '\u{1F511}'.repeat(150) });
+      expect(many.status, JSON.stringify(many.body)).toBe(200); // 150 characters, though 300 UTF-16 units
     });
 
     it('admins only, and only for their own team', async () => {
