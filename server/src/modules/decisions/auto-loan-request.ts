@@ -82,8 +82,8 @@ export function normalizeAutoLoanRequest(body: AutoLoanCreateBody, policy: AutoL
   // vehicle (age drives the buy rate, the collateral rules and the score), so it is refused, not guessed.
   if (vin[9] !== vinModelYearCode(body.vehicle.year)) {
     const named = vinModelYears(vin[9]!);
-    const means = named.length > 0 ? `model year ${named.join(' or ')}` : 'no model year';
-    throw new ApiError('unprocessable_entity', `vehicle.year ${body.vehicle.year} does not match vehicle.vin, whose model-year code "${vin[9]}" (position 10) means ${means}; check both.`);
+    const code = named.length > 0 ? `model-year code "${vin[9]}" (position 10) means model year ${named.join(' or ')}` : `position 10 "${vin[9]}" is not a model-year code`;
+    throw new ApiError('unprocessable_entity', `vehicle.year ${body.vehicle.year} does not match vehicle.vin, whose ${code}; check both.`);
   }
   if (valueCents === 0) throw new ApiError('unprocessable_entity', 'vehicle.value must be more than 0.00.');
   if (downPaymentCents + tradeInValueCents >= amountCents) {

@@ -24,7 +24,7 @@ export const autoLoanCreateBodySchema = {
       required: ['vin', 'year', 'make', 'model', 'mileage', 'condition', 'value'],
       properties: {
         vin: { type: 'string', description: '17 characters, no I, O or Q, valid check digit (position 9), model-year code (position 10) matching `year`. Case-insensitive.', examples: ['1HGCM8262RA004352'] },
-        year: { type: 'integer', description: 'Model year, 1981 to next year.' },
+        year: { type: 'integer', description: 'Model year, 1981 to next year; the year the VIN\'s position 10 encodes.' },
         make: { type: 'string', minLength: 1, maxLength: 50, pattern: '\\S', 'x-error': 'must be a string of 1 to 50 characters, not only spaces' },
         model: { type: 'string', minLength: 1, maxLength: 50, pattern: '\\S', 'x-error': 'must be a string of 1 to 50 characters, not only spaces' },
         mileage: { type: 'integer', minimum: 0, maximum: 2_000_000, description: 'Odometer reading in miles.' },
@@ -37,7 +37,7 @@ export const autoLoanCreateBodySchema = {
       additionalProperties: false,
       required: ['amount', 'down_payment', 'term_months', 'currency'],
       properties: {
-        amount: { ...money, description: 'Cash price of the purchase (vehicle price plus taxes, fees and add-ons), before down payment and trade-in.' },
+        amount: { ...money, description: 'Cash price of the purchase plus the other amounts financed (taxes, fees, add-ons, negative trade-in equity), before down payment and trade-in; no finance charges.' },
         down_payment: { ...money, description: 'Cash down payment; may be 0.' },
         trade_in_value: { ...money, description: 'Net trade-in value (after any payoff); optional, 0 when absent.' },
         term_months: { type: 'integer', enum: [24, 36, 48, 60, 72, 84] },

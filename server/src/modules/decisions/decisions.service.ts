@@ -864,7 +864,7 @@ export function autoLoanOfferAudit(loan: AutoLoanOffer, reserveSharePct: number)
   return Object.assign(
     offerAuditOf(loan.offer),
     { buy_rate_bps: loan.buyRateBps, markup_bps: loan.markupBps, contract_rate_bps: loan.contractRateBps, buy_rate_finance_charge_cents: loan.buyRateFinanceChargeCents, dealer_reserve_cents: loan.dealerReserveCents, reserve_share_pct: reserveSharePct },
-    sale ? { cash_price_cents: sale.cashPriceCents, total_down_payment_cents: sale.totalDownPaymentCents, total_sale_price_cents: sale.totalSalePriceCents } : {},
+    sale ? { loan_amount_cents: sale.cashPriceCents, total_down_payment_cents: sale.totalDownPaymentCents, total_sale_price_cents: sale.totalSalePriceCents } : {},
   );
 }
 

@@ -387,9 +387,12 @@ export function createUnderwritingService(deps: UnderwritingDeps) {
     }
     const reserveSharePct = policy.constants.dealerReserveSharePct;
     const now = clock.now();
-    // An indirect loan stays a credit sale of the same cash price: approving less financed means a
-    // larger downpayment, and the disclosure's total sale price follows (auto-loan-offer.ts).
-    const cashPrice = row.channel === 'indirect' ? { cashPriceCents: stored.loan.amount_cents } : {};
+    // An indirect loan approved as asked is the same credit sale: its total sale price is disclosed
+    // (auto-loan-offer.ts). Approved for less, the dealer has to restructure the deal (more down, a
+    // lower price or fewer add-ons) and nobody here knows which: the lines are left out rather than
+    // made up, and the dealer's new contract discloses that sale (docs/auto-loan.md, ADR 0044).
+    const sameSale = row.channel === 'indirect' && amountCents === stored.loan.amount_financed_cents;
+    const cashPrice = sameSale ? { cashPriceCents: stored.loan.amount_cents } : {};
     const loan = buildAutoLoanOffer({ amountFinancedCents: amountCents, termMonths, buyRateBps: pricing.buyRateBps, markupBps, reserveSharePct, decisionDate: now.toISOString().slice(0, 10), ...cashPrice });
     const changes: Partial<DecisionsTable> = {
       outcome: 'approved',

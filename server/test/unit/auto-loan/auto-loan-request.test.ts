@@ -73,7 +73,7 @@ describe('auto-loan request rules', () => {
     // A character that is no year code (U, Z, 0) says so.
     const uVin = '1G1ZT5384UF109149';
     const fixed = uVin.slice(0, 8) + vinCheckDigit(uVin) + uVin.slice(9);
-    expect(failure(() => normalizeAutoLoanRequest(body({ vehicle: { vin: fixed } }), policy, asOf)).message).toContain('model-year code "U" (position 10) means no model year');
+    expect(failure(() => normalizeAutoLoanRequest(body({ vehicle: { vin: fixed } }), policy, asOf)).message).toContain('whose position 10 "U" is not a model-year code; check both.');
     // A bad check digit and a wrong year: the 400 wins.
     expect(failure(() => normalizeAutoLoanRequest(body({ vehicle: { vin: '1G1ZT5383VF109149', year: 2026 } }), policy, asOf)).code).toBe('invalid_request');
   });
