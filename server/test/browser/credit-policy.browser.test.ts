@@ -6,23 +6,13 @@
  * Then the same for an auto-loan version (grade A's 60-month buy rate), on the auto-loan screens.
  * Every screen is kept as a full-page screenshot under test-artifacts/screenshots/credit-policy-*.png.
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sandboxProfileFor } from '../../src/modules/credit-data/sandbox-connector.js';
-import { PORTAL_DIST_DIR } from '../../src/modules/portal/portal-static.js';
-import { chromiumAvailable, launchChromium, pageProblems, Screenshots, signUpInPortal, startListeningTestApp, type ListeningTestApp } from '../support/browser.js';
+import { chromiumAvailable, ensurePortalBuilt, launchChromium, type ListeningTestApp, pageProblems, Screenshots, signUpInPortal, startListeningTestApp } from '../support/browser.js';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
 
 const LAPTOP = { width: 1366, height: 900 } as const;
-const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-
-function ensurePortalBuilt(): void {
-  if (existsSync(`${PORTAL_DIST_DIR}index.html`)) return;
-  execFileSync('npm', ['run', 'build', '--workspace', 'portal'], { cwd: REPO_ROOT, stdio: 'ignore' });
-}
 
 function primeApplicant() {
   for (let i = 0; i < 5000; i++) {

@@ -7,28 +7,17 @@
  * systems call: an indirect auto loan naming the disabled dealer is refused (422), naming the
  * active one is decided. Screenshots: test-artifacts/screenshots/dealers-*.png.
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PORTAL_DIST_DIR } from '../../src/modules/portal/portal-static.js';
-import { chromiumAvailable, launchChromium, pageFetch, pageProblems, Screenshots, signUpInPortal, startListeningTestApp, type ListeningTestApp } from '../support/browser.js';
+import { chromiumAvailable, ensurePortalBuilt, launchChromium, type ListeningTestApp, pageFetch, pageProblems, Screenshots, signUpInPortal, startListeningTestApp } from '../support/browser.js';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
 import { signedWith, startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 
 const LAPTOP = { width: 1366, height: 900 } as const;
 const TABLET = { width: 820, height: 1180 } as const;
 const PASSWORD = 'a long sandbox passphrase';
-const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const HOOK_PATH = '/dealer-events';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
-
-/** The portal is built by `npm run build` (and so by `npm test`); build it here if a run skipped that. */
-function ensurePortalBuilt(): void {
-  if (existsSync(`${PORTAL_DIST_DIR}index.html`)) return;
-  execFileSync('npm', ['run', 'build', '--workspace', 'portal'], { cwd: REPO_ROOT, stdio: 'ignore' });
-}
 
 /** The receiver-side check of interface.md, Authentication 5: any v1 = HMAC(secret, `t.body`). */
 
@@ -103,7 +92,6 @@ describe.skipIf(!chromiumAvailable())('dealers in the lender portal (headless Ch
   }
 
   const heading = (page: Page, text: string | RegExp) => page.getByRole('heading', { level: 1, name: text }).waitFor();
-
 
   /** The signed deliveries of one event type about one dealer, parsed (after checking the signature). */
   function dealerEvents(type: string, dealerId: string): Envelope[] {

@@ -6,13 +6,10 @@
  * the CSV and reads it, then opens the dashboard, whose numbers are compared with counts computed
  * from the API's own answers. Every screen is kept under test-artifacts/screenshots/explorer-*.png.
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PORTAL_DIST_DIR } from '../../src/modules/portal/portal-static.js';
-import { chromiumAvailable, launchChromium, pageFetch, pageProblems, Screenshots, signUpInPortal, startListeningTestApp, type ListeningTestApp } from '../support/browser.js';
+import { chromiumAvailable, ensurePortalBuilt, launchChromium, type ListeningTestApp, pageFetch, pageProblems, Screenshots, signUpInPortal, startListeningTestApp } from '../support/browser.js';
 import { parseCsv } from '../support/csv.js';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
@@ -20,13 +17,6 @@ import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-r
 const LAPTOP = { width: 1366, height: 900 } as const;
 const TABLET = { width: 820, height: 1180 } as const;
 const PASSWORD = 'a long sandbox passphrase';
-const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-
-function ensurePortalBuilt(): void {
-  if (existsSync(`${PORTAL_DIST_DIR}index.html`)) return;
-  execFileSync('npm', ['run', 'build', '--workspace', 'portal'], { cwd: REPO_ROOT, stdio: 'ignore' });
-}
-
 
 const nearestRank = (sorted: number[], p: number) => sorted[Math.max(1, Math.ceil((p / 100) * sorted.length)) - 1]!;
 
@@ -85,7 +75,6 @@ describe.skipIf(!chromiumAvailable())('decision explorer and dashboard in headle
 
   const heading = (page: Page, text: string | RegExp) => page.getByRole('heading', { level: 1, name: text }).waitFor();
   const resultRows = (page: Page) => page.getByRole('table', { name: 'Decisions, newest first' }).locator('tbody tr');
-
 
   async function decide(body: unknown): Promise<void> {
     const r = await fetch(`${t.baseUrl}/v1/decisions/bnpl`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });

@@ -7,27 +7,16 @@
  * stops working, the new one works, a used link is refused. Screenshots:
  * test-artifacts/screenshots/passwords-*.png.
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, Page, Response } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PORTAL_DIST_DIR } from '../../src/modules/portal/portal-static.js';
-import { chromiumAvailable, launchChromium, pageFetch, pageProblems, phoneContext, Screenshots, signUpInPortal, startListeningTestApp, type ListeningTestApp } from '../support/browser.js';
+import { chromiumAvailable, ensurePortalBuilt, launchChromium, type ListeningTestApp, pageFetch, pageProblems, phoneContext, Screenshots, signUpInPortal, startListeningTestApp } from '../support/browser.js';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
 
 const LAPTOP = { width: 1366, height: 900 } as const;
 const PASSWORD = 'a long sandbox passphrase';
 const DEVELOPER_NEW_PASSWORD = 'a brand new passphrase for Devon';
 const VIEWER_NEW_PASSWORD = 'the viewer picked this one';
-const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const INVALID_LINK = 'This password reset link is not valid any more (used, replaced or expired); ask an admin of your team for a new one.';
-
-/** The portal is built by `npm run build` (and so by `npm test`); build it here if a run skipped that. */
-function ensurePortalBuilt(): void {
-  if (existsSync(`${PORTAL_DIST_DIR}index.html`)) return;
-  execFileSync('npm', ['run', 'build', '--workspace', 'portal'], { cwd: REPO_ROOT, stdio: 'ignore' });
-}
 
 describe.skipIf(!chromiumAvailable())('portal passwords in headless Chromium', () => {
   let db: TestDatabase;

@@ -9,28 +9,15 @@
  * endpoint after 3 failed deliveries in a row (the production values, 8 attempts and 50, are
  * covered by the webhook delivery suite); failing test events go through the service layer.
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PORTAL_DIST_DIR } from '../../src/modules/portal/portal-static.js';
-import { chromiumAvailable, launchChromium, pageFetch, pageProblems, Screenshots, startListeningTestApp, visibleInputCount, type ListeningTestApp } from '../support/browser.js';
+import { chromiumAvailable, ensurePortalBuilt, launchChromium, type ListeningTestApp, pageFetch, pageProblems, Screenshots, startListeningTestApp, visibleInputCount } from '../support/browser.js';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
 import { signedWith, startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 
 const LAPTOP = { width: 1366, height: 900 } as const;
 const TABLET = { width: 820, height: 1180 } as const;
 const PASSWORD = 'a long sandbox passphrase';
-const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-
-/** The portal is built by `npm run build` (and so by `npm test`); build it here if a run skipped that. */
-function ensurePortalBuilt(): void {
-  if (existsSync(`${PORTAL_DIST_DIR}index.html`)) return;
-  execFileSync('npm', ['run', 'build', '--workspace', 'portal'], { cwd: REPO_ROOT, stdio: 'ignore' });
-}
-
-/** The receiver-side check of interface.md, Authentication 5: any v1 = HMAC(secret, `t.body`). */
 
 describe.skipIf(!chromiumAvailable())('lender portal in headless Chromium', () => {
   let db: TestDatabase;
@@ -86,7 +73,6 @@ describe.skipIf(!chromiumAvailable())('lender portal in headless Chromium', () =
     const row = await t.ctx.storage.db.selectFrom('users').select('tenant_id').where('email', '=', email).executeTakeFirstOrThrow();
     return row.tenant_id;
   }
-
 
   it('signs up: a tenant with its sandbox, the sandbox key shown once, the overview', async () => {
     await admin.goto(`${t.baseUrl}/portal`);

@@ -8,27 +8,17 @@
  * and the action's event arrives, signed, at the receiver. A second person acting first gives the
  * underwriter the conflict message. Every screen: test-artifacts/screenshots/underwriting-*.png.
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { writeFileSync } from 'node:fs';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PORTAL_DIST_DIR } from '../../src/modules/portal/portal-static.js';
-import { chromiumAvailable, launchChromium, makePng, pageProblems, phoneContext, Screenshots, startListeningTestApp, type ListeningTestApp } from '../support/browser.js';
+import { chromiumAvailable, ensurePortalBuilt, launchChromium, type ListeningTestApp, makePng, pageProblems, phoneContext, Screenshots, startListeningTestApp } from '../support/browser.js';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
 import { makeTempDir } from '../support/server-process.js';
 import { signedWith, startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from '../support/webhook-receiver.js';
 
 const LAPTOP = { width: 1366, height: 900 } as const;
 const PASSWORD = 'a long underwriting passphrase';
-const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const HOOK = '/underwriting-e2e';
-
-function ensurePortalBuilt(): void {
-  if (existsSync(`${PORTAL_DIST_DIR}index.html`)) return;
-  execFileSync('npm', ['run', 'build', '--workspace', 'portal'], { cwd: REPO_ROOT, stdio: 'ignore' });
-}
-
 
 describe.skipIf(!chromiumAvailable())('underwriting workplace in headless Chromium', () => {
   let db: TestDatabase;

@@ -6,12 +6,14 @@
  *
  * Without Chromium a local run skips the browser suites with a loud warning; with CI=true it fails.
  */
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { deflateSync } from 'node:zlib';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { PORTAL_DIST_DIR } from '../../src/modules/portal/portal-static.js';
 import type { TestDatabase } from './databases.js';
 import { createTestApp, type TestApp } from './test-app.js';
 
@@ -200,3 +202,8 @@ export async function pageFetch(page: Page, method: string, path: string, body?:
   })()`);
 }
 
+/** The portal is built by `npm run build` (and so by `npm test`); build it here if a run skipped that. */
+export function ensurePortalBuilt(): void {
+  if (existsSync(`${PORTAL_DIST_DIR}index.html`)) return;
+  execFileSync('npm', ['run', 'build', '--workspace', 'portal'], { cwd: fileURLToPath(new URL('../../../', import.meta.url)), stdio: 'ignore' });
+}
