@@ -6,12 +6,17 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
  * Vitest's own order (slowest first once it has timings, largest file first before) puts the
  * quick soaks' small file last in a fresh clone, where it then ran alone for two minutes at the
  * end (a clean clone's suite 236 s -> 377 s). The soaks go first: they run beside the others.
+ * The Chromium suites go last: with timings they are the slowest files, so they ran beside the
+ * soaks, and a Chromium beside six soak processes starved the SQLite soak's server of the CPU
+ * (2 of 4 full runs on 2026-12-02: its event loop 0.98 busy on 0.2 of a core, creates timing out
+ * after 30 s; the soak alone and a clean clone's order passed).
  */
 class SoakFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const sorted = await super.sort(files);
     const soak = sorted.filter((f) => /[/\\]soak-quick\.test\.ts$/.test(f.moduleId));
-    return [...soak, ...sorted.filter((f) => !soak.includes(f))];
+    const browser = sorted.filter((f) => /\.browser\.test\.ts$/.test(f.moduleId));
+    return [...soak, ...sorted.filter((f) => !soak.includes(f) && !browser.includes(f)), ...browser];
   }
 }
 
