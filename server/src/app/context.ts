@@ -172,7 +172,7 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
   });
 
   const accounts = createAccountsService({
-    db: storage.db, readDb: storage.readDb, clock, random, tenants, apiKeys, rateLimiter, dataEncryptionKey: config.dataEncryptionKey,
+    db: storage.db, readDb: storage.readDb, clock, random, tenants, apiKeys, rateLimiter, dataEncryptionKey: config.dataEncryptionKey, dialect: storage.dialect,
   });
 
   const reporting = createReportingService({ readDb: storage.readDb, analyticsDb: storage.analyticsDb, decisions, webhooks });

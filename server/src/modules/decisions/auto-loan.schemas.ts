@@ -78,8 +78,8 @@ export const autoLoanDecisionResponseSchema = {
         '12 CFR 1026.18(j) and the downpayment included in it; a direct loan does not.',
       properties: {
         ...decisionResponseSchema.properties.tila_disclosure.properties,
-        total_down_payment: { ...moneyOut, examples: ['3000.00'], description: 'Indirect loans only: cash down payment plus trade-in (1026.2(a)(18)), i.e. cash price - amount financed.' },
-        total_sale_price: { ...moneyOut, examples: ['18905.32'], description: 'Indirect loans only: cash price + finance charge, i.e. total of payments + total_down_payment (1026.18(j)).' },
+        total_down_payment: { ...moneyOut, examples: ['3000.00'], description: 'Indirect loans only: cash down payment plus trade-in (1026.2(a)(18)), i.e. loan.amount - amount financed.' },
+        total_sale_price: { ...moneyOut, examples: ['18905.32'], description: 'Indirect loans only: loan.amount (cash price + other amounts financed) + finance charge, i.e. total of payments + total_down_payment (1026.18(j)).' },
       },
     },
     buy_rate: { ...rate, description: 'The lender\'s risk-based rate, percent (e.g. "6.49").' },

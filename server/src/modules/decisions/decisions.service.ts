@@ -317,7 +317,7 @@ export function createDecisionsService(deps: DecisionsDeps) {
               markupBps: request.markupBps,
               reserveSharePct: documents.policy.constants.dealerReserveSharePct,
               decisionDate: args.now.toISOString().slice(0, 10),
-              ...(request.cashPriceCents === null ? {} : { cashPriceCents: request.cashPriceCents }),
+              ...(request.loanAmountCents === null ? {} : { loanAmountCents: request.loanAmountCents }),
             })
           : null;
       return {
@@ -662,8 +662,8 @@ type ProductRequest =
       product: 'auto_loan';
       terms: AutoLoanTerms;
       markupBps: number;
-      /** An indirect loan's cash price (`loan.amount`): it is a credit sale, disclosed with its total sale price. Null for direct. */
-      cashPriceCents: number | null;
+      /** An indirect loan's `loan.amount`: it is a credit sale, disclosed with its total sale price. Null for direct. */
+      loanAmountCents: number | null;
     };
 
 function bnplSeed(application: BnplApplication): RowSeed {
@@ -723,7 +723,7 @@ function autoLoanRequestOf(application: AutoLoanApplication): ProductRequest {
       condition: application.vehicle.condition,
     },
     markupBps: application.dealer?.markupBps ?? 0,
-    cashPriceCents: application.channel === 'indirect' ? application.loan.amountCents : null,
+    loanAmountCents: application.channel === 'indirect' ? application.loan.amountCents : null,
   };
 }
 
@@ -746,7 +746,7 @@ function requestOfRow(row: DecisionsTable): ProductRequest {
         condition: stored.vehicle.condition,
       },
       markupBps: stored.markup_bps,
-      cashPriceCents: row.channel === 'indirect' ? stored.loan.amount_cents : null,
+      loanAmountCents: row.channel === 'indirect' ? stored.loan.amount_cents : null,
     };
   }
   return { product: 'bnpl', amountCents: Number(row.requested_amount_cents), requestedPlan: row.requested_plan as Plan | null, requestedTermMonths: row.requested_term_months };
@@ -850,7 +850,7 @@ export function bnplOfferColumns(offer: Offer, extraTila?: Record<string, string
 export function autoLoanOfferColumns(loan: AutoLoanOffer): Partial<DecisionsTable> {
   // `plan` is the BNPL plan vocabulary; an auto loan has none.
   // An indirect loan is a credit sale: its TILA block adds the total sale price (auto-loan-offer.ts).
-  return Object.assign(bnplOfferColumns(loan.offer, loan.creditSale ? creditSaleWire(loan) : undefined), {
+  return Object.assign(bnplOfferColumns(loan.offer, creditSaleWire(loan)), {
     plan: null,
     buy_rate: formatRateBps(loan.buyRateBps),
     contract_rate: formatRateBps(loan.contractRateBps),
@@ -864,7 +864,7 @@ export function autoLoanOfferAudit(loan: AutoLoanOffer, reserveSharePct: number)
   return Object.assign(
     offerAuditOf(loan.offer),
     { buy_rate_bps: loan.buyRateBps, markup_bps: loan.markupBps, contract_rate_bps: loan.contractRateBps, buy_rate_finance_charge_cents: loan.buyRateFinanceChargeCents, dealer_reserve_cents: loan.dealerReserveCents, reserve_share_pct: reserveSharePct },
-    sale ? { loan_amount_cents: sale.cashPriceCents, total_down_payment_cents: sale.totalDownPaymentCents, total_sale_price_cents: sale.totalSalePriceCents } : {},
+    sale ? { loan_amount_cents: sale.loanAmountCents, total_down_payment_cents: sale.totalDownPaymentCents, total_sale_price_cents: sale.totalSalePriceCents } : {},
   );
 }
 

@@ -392,8 +392,8 @@ export function createUnderwritingService(deps: UnderwritingDeps) {
     // lower price or fewer add-ons) and nobody here knows which: the lines are left out rather than
     // made up, and the dealer's new contract discloses that sale (docs/auto-loan.md, ADR 0044).
     const sameSale = row.channel === 'indirect' && amountCents === stored.loan.amount_financed_cents;
-    const cashPrice = sameSale ? { cashPriceCents: stored.loan.amount_cents } : {};
-    const loan = buildAutoLoanOffer({ amountFinancedCents: amountCents, termMonths, buyRateBps: pricing.buyRateBps, markupBps, reserveSharePct, decisionDate: now.toISOString().slice(0, 10), ...cashPrice });
+    const sale = sameSale ? { loanAmountCents: stored.loan.amount_cents } : {};
+    const loan = buildAutoLoanOffer({ amountFinancedCents: amountCents, termMonths, buyRateBps: pricing.buyRateBps, markupBps, reserveSharePct, decisionDate: now.toISOString().slice(0, 10), ...sale });
     const changes: Partial<DecisionsTable> = {
       outcome: 'approved',
       ...autoLoanOfferColumns(loan),

@@ -17,8 +17,10 @@
  *   share is a policy value (default 75%). A direct loan has no dealer: contract = buy, reserve 0.
  * - Credit sale (indirect loans): the dealer sells the vehicle on credit, so the disclosure also
  *   carries the total sale price of 12 CFR 1026.18(j) and the downpayment it includes:
- *       total down payment = cash price - amount financed   (cash down + trade-in, 1026.2(a)(18))
- *       total sale price   = cash price + finance charge    (= total of payments + total down payment)
+ *       total down payment = loan amount - amount financed   (cash down + trade-in, 1026.2(a)(18))
+ *       total sale price   = loan amount + finance charge    (= total of payments + total down payment)
+ *   where the loan amount (`loan.amount`) is the cash price plus the other amounts financed, so the
+ *   total sale price is 1026.18(j)'s cash price + other charges financed + finance charge.
  *   A direct loan is the lender's cash advance, not a sale: no total sale price (1026.18(j) applies
  *   to credit sales only).
  */
@@ -45,16 +47,16 @@ export interface BuildAutoLoanOfferInput {
   reserveSharePct: number;
   decisionDate: DateInput;
   /**
-   * The cash price (`loan.amount`) of an indirect loan, a credit sale: its disclosure then carries
+   * `loan.amount` (cash price + other amounts financed) of an indirect loan, a credit sale: its disclosure then carries
    * the total sale price. Omitted for a direct loan. At least the amount financed.
    */
-  cashPriceCents?: Cents;
+  loanAmountCents?: Cents;
 }
 
 /** The credit-sale figures of 12 CFR 1026.18(j), integer cents. */
 export interface CreditSaleDisclosure {
-  cashPriceCents: Cents;
-  /** Cash down payment plus trade-in: everything paid towards the cash price that is not financed. */
+  loanAmountCents: Cents;
+  /** Cash down payment plus trade-in: everything paid towards the loan amount that is not financed. */
   totalDownPaymentCents: Cents;
   totalSalePriceCents: Cents;
 }
@@ -89,9 +91,9 @@ export function buildAutoLoanOffer(input: BuildAutoLoanOfferInput): AutoLoanOffe
   if (!isAutoLoanTerm(termMonths)) throw new RangeError(`auto-loan term must be one of ${AUTO_LOAN_TERMS.join(', ')}: ${String(termMonths)}`);
   if (!Number.isSafeInteger(markupBps) || markupBps < 0) throw new RangeError(`markup must be a non-negative integer of basis points: ${markupBps}`);
   if (!Number.isSafeInteger(reserveSharePct) || reserveSharePct < 0 || reserveSharePct > 100) throw new RangeError(`reserve share must be 0-100: ${reserveSharePct}`);
-  const { cashPriceCents } = input;
-  if (cashPriceCents !== undefined && (!Number.isSafeInteger(cashPriceCents) || cashPriceCents < amountFinancedCents)) {
-    throw new RangeError(`cash price must be an integer of cents at least the amount financed: ${cashPriceCents}`);
+  const { loanAmountCents } = input;
+  if (loanAmountCents !== undefined && (!Number.isSafeInteger(loanAmountCents) || loanAmountCents < amountFinancedCents)) {
+    throw new RangeError(`loan amount must be an integer of cents at least the amount financed: ${loanAmountCents}`);
   }
   const contractRateBps = buyRateBps + markupBps;
   const decisionDate = formatCalendarDate(toCalendarDate(input.decisionDate));
@@ -127,12 +129,12 @@ export function buildAutoLoanOffer(input: BuildAutoLoanOfferInput): AutoLoanOffe
     buyRateFinanceChargeCents,
     dealerReserveCents: dealerReserveCents(offer.tila.financeChargeCents, buyRateFinanceChargeCents, reserveSharePct),
     creditSale:
-      cashPriceCents === undefined
+      loanAmountCents === undefined
         ? null
         : {
-            cashPriceCents,
-            totalDownPaymentCents: cashPriceCents - amountFinancedCents,
-            totalSalePriceCents: cashPriceCents + offer.tila.financeChargeCents,
+            loanAmountCents,
+            totalDownPaymentCents: loanAmountCents - amountFinancedCents,
+            totalSalePriceCents: loanAmountCents + offer.tila.financeChargeCents,
           },
   };
 }

@@ -30,7 +30,7 @@ import type * as Argon2 from '@node-rs/argon2';
 import { createHmac } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type { Kysely } from 'kysely';
-import { isPostgres } from '../../db/migrations/dialect.js';
+import type { DialectName } from '../../db/database.js';
 import type { Database, PortalRole, UsersTable } from '../../db/schema.js';
 import { ApiError } from '../../http/errors/error-registry.js';
 import type { Clock, Random } from '../../lib/clock.js';
@@ -102,6 +102,7 @@ export interface AccountsDeps {
   rateLimiter: RateLimiter;
   /** 32 bytes; the CSRF key is derived from it. */
   dataEncryptionKey: Buffer;
+  dialect: DialectName;
 }
 
 // Loaded on first use (a native add-on): most processes never hash a password. `cds serve` calls
@@ -110,6 +111,9 @@ let argon2: typeof Argon2 | undefined;
 const loadArgon2 = (): typeof Argon2 => (argon2 ??= createRequire(import.meta.url)('@node-rs/argon2') as typeof Argon2);
 const hash = (password: string, options: Argon2.Options) => loadArgon2().hash(password, options);
 const verify = (hashed: string, password: string) => loadArgon2().verify(hashed, password);
+
+/** What an invitation or reset link's token can look like (base64url); anything else is looked up no further. */
+const LINK_TOKEN = /^[A-Za-z0-9_-]{20,100}$/;
 
 export const PASSWORD_RESET_GONE = 'This password reset link is not valid any more (used, replaced or expired); ask an admin of your team for a new one.';
 
@@ -134,7 +138,7 @@ export function normalizeEmail(email: string): string {
 
 export function createAccountsService(deps: AccountsDeps) {
   const { db, clock, random } = deps;
-  const postgres = isPostgres(db as unknown as Kysely<unknown>);
+  const postgres = deps.dialect === 'postgres';
   const csrfKey = createHmac('sha256', deps.dataEncryptionKey).update('cds-portal-csrf').digest();
   // Verified against when the email is unknown, so both paths cost one argon2 verification.
   // Made by `prepare()` (serve, after it listens) or else by the first sign-in.
@@ -192,14 +196,16 @@ export function createAccountsService(deps: AccountsDeps) {
     const absolute = now + SESSION_ABSOLUTE_MS;
     const idle = Math.min(now + SESSION_IDLE_MS, absolute);
     const row = { id_hash: sha256Hex(token), user_id: user.id, tenant_id: user.tenant_id, created_at: now, last_seen_at: now, idle_expires_at: idle, absolute_expires_at: absolute, revoked_at: null };
-    await db.transaction().execute(async (trx) => {
-      if (verifiedHash !== undefined) {
+    if (verifiedHash === undefined) {
+      await db.insertInto('sessions').values(row).execute();
+    } else {
+      await db.transaction().execute(async (trx) => {
         let q = trx.selectFrom('users').select('id').where('id', '=', user.id).where('password_hash', '=', verifiedHash).where('deactivated_at', 'is', null);
         if (postgres) q = q.forShare();
         if (!(await q.executeTakeFirst())) throw new ApiError('invalid_credentials');
-      }
-      await trx.insertInto('sessions').values(row).execute();
-    });
+        await trx.insertInto('sessions').values(row).execute();
+      });
+    }
     return { user: userView(user), tenantId: user.tenant_id, token, csrfToken: csrfTokenFor(token), idleExpiresAt: new Date(idle), absoluteExpiresAt: new Date(absolute) };
   }
 
@@ -312,6 +318,18 @@ export function createAccountsService(deps: AccountsDeps) {
   }
 
   /** Removing a user ends their sessions at once; their email can be invited again later. */
+  /** Ends the user's sessions (all, or all but `keep`'s), in the caller's transaction. */
+  async function endSessions(trx: Kysely<Database>, userId: string, now: number, keep?: string): Promise<void> {
+    let q = trx.updateTable('sessions').set({ revoked_at: now }).where('user_id', '=', userId).where('revoked_at', 'is', null);
+    if (keep !== undefined) q = q.where('id_hash', '<>', sha256Hex(keep));
+    await q.execute();
+  }
+
+  /** Voids the user's open reset links, in the caller's transaction. */
+  async function voidResetLinks(trx: Kysely<Database>, userId: string, now: number): Promise<void> {
+    await trx.updateTable('password_resets').set({ revoked_at: now }).where('user_id', '=', userId).where('used_at', 'is', null).where('revoked_at', 'is', null).execute();
+  }
+
   async function removeUser(tenantId: string, userId: string): Promise<void> {
     await db.transaction().execute(async (trx) => {
       const user = await findActiveUser(trx, tenantId, userId);
@@ -321,7 +339,7 @@ export function createAccountsService(deps: AccountsDeps) {
       const now = clock.now().getTime();
       // The email is freed (unique index) by renaming the removed row's address.
       await trx.updateTable('users').set({ deactivated_at: now, updated_at: now, email: `removed+${user.id}@invalid` }).where('id', '=', userId).execute();
-      await trx.updateTable('sessions').set({ revoked_at: now }).where('user_id', '=', userId).where('revoked_at', 'is', null).execute();
+      await endSessions(trx, userId, now);
     });
   }
 
@@ -382,7 +400,7 @@ export function createAccountsService(deps: AccountsDeps) {
   }
 
   async function openInvitation(executor: Kysely<Database>, token: string) {
-    if (!/^[A-Za-z0-9_-]{20,100}$/.test(token)) return null;
+    if (!LINK_TOKEN.test(token)) return null;
     const row = await executor
       .selectFrom('invitations')
       .innerJoin('tenants', 'tenants.id', 'invitations.tenant_id')
@@ -435,8 +453,8 @@ export function createAccountsService(deps: AccountsDeps) {
       // Compare-and-set on the hash read above: of two changes at once, the second is told to retry.
       const changed = await trx.updateTable('users').set({ password_hash: passwordHash, updated_at: now }).where('id', '=', user.id).where('password_hash', '=', user.password_hash).executeTakeFirst();
       if (Number(changed.numUpdatedRows) === 0) throw new ApiError('unprocessable_entity', 'The password was changed meanwhile; sign in again if it was not you.');
-      await trx.updateTable('sessions').set({ revoked_at: now }).where('user_id', '=', user.id).where('id_hash', '<>', sha256Hex(session.token)).where('revoked_at', 'is', null).execute();
-      await trx.updateTable('password_resets').set({ revoked_at: now }).where('user_id', '=', user.id).where('used_at', 'is', null).where('revoked_at', 'is', null).execute();
+      await endSessions(trx, user.id, now, session.token);
+      await voidResetLinks(trx, user.id, now);
     });
   }
 
@@ -455,7 +473,7 @@ export function createAccountsService(deps: AccountsDeps) {
     const user = await db.transaction().execute(async (trx) => {
       const target = await findActiveUser(trx, tenantId, userId, postgres);
       // One open link per user: a new one replaces the old (the user row's lock orders two at once).
-      await trx.updateTable('password_resets').set({ revoked_at: now }).where('user_id', '=', target.id).where('used_at', 'is', null).where('revoked_at', 'is', null).execute();
+      await voidResetLinks(trx, target.id, now);
       await trx
         .insertInto('password_resets')
         .values({ id: random.uuid(), tenant_id: tenantId, user_id: target.id, token_hash: sha256Hex(token), created_by: actor?.id ?? null, created_at: now, expires_at: expiresAt, used_at: null, revoked_at: null })
@@ -472,7 +490,7 @@ export function createAccountsService(deps: AccountsDeps) {
   }
 
   async function openPasswordReset(executor: Kysely<Database>, token: string) {
-    if (!/^[A-Za-z0-9_-]{20,100}$/.test(token)) return null;
+    if (!LINK_TOKEN.test(token)) return null;
     const row = await executor
       .selectFrom('password_resets')
       .innerJoin('users', 'users.id', 'password_resets.user_id')
@@ -503,8 +521,8 @@ export function createAccountsService(deps: AccountsDeps) {
       if (Number(marked.numUpdatedRows) === 0) throw new ApiError('not_found', PASSWORD_RESET_GONE);
       await trx.updateTable('users').set({ password_hash: passwordHash, updated_at: now, last_login_at: now }).where('id', '=', reset.user_id).execute();
       // Whoever knew the old password (or holds a session) is out, and no other link of theirs stays open.
-      await trx.updateTable('sessions').set({ revoked_at: now }).where('user_id', '=', reset.user_id).where('revoked_at', 'is', null).execute();
-      await trx.updateTable('password_resets').set({ revoked_at: now }).where('user_id', '=', reset.user_id).where('used_at', 'is', null).where('revoked_at', 'is', null).execute();
+      await endSessions(trx, reset.user_id, now);
+      await voidResetLinks(trx, reset.user_id, now);
       return findActiveUser(trx, reset.tenant_id, reset.user_id);
     });
     return startSession(user);

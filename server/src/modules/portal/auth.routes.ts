@@ -14,6 +14,8 @@ import { presentSession } from './portal.presenter.js';
 const email = { type: 'string', format: 'email', maxLength: 254 } as const;
 const password = { type: 'string', minLength: 1, maxLength: PASSWORD_MAX_LENGTH } as const;
 const personName = { type: 'string', minLength: 1, maxLength: 200, pattern: '\\S' } as const;
+/** An invitation or reset link's token, sent in a body (never a URL). */
+const linkToken = { type: 'string', minLength: 1, maxLength: 100 } as const;
 
 export function registerAuthRoutes(api: FastifyInstance, ctx: AppContext, secure: boolean): void {
   const anonymousToken = () => ctx.random.bytes(32).toString('base64url');
@@ -82,7 +84,7 @@ export function registerAuthRoutes(api: FastifyInstance, ctx: AppContext, secure
   api.post<{ Body: { token: string } }>(
     '/invitation-links/lookup',
     {
-      schema: { hide: true, body: { type: 'object', additionalProperties: false, required: ['token'], properties: { token: { type: 'string', minLength: 1, maxLength: 100 } } } },
+      schema: { hide: true, body: { type: 'object', additionalProperties: false, required: ['token'], properties: { token: linkToken } } },
       config: { portalPublic: true },
     },
     async (request) => {
@@ -101,7 +103,7 @@ export function registerAuthRoutes(api: FastifyInstance, ctx: AppContext, secure
           type: 'object',
           additionalProperties: false,
           required: ['token', 'name', 'password'],
-          properties: { token: { type: 'string', minLength: 1, maxLength: 100 }, name: personName, password },
+          properties: { token: linkToken, name: personName, password },
         },
       },
       config: { portalPublic: true },
@@ -137,7 +139,7 @@ export function registerAuthRoutes(api: FastifyInstance, ctx: AppContext, secure
   api.post<{ Body: { token: string } }>(
     '/password-reset-links/lookup',
     {
-      schema: { hide: true, body: { type: 'object', additionalProperties: false, required: ['token'], properties: { token: { type: 'string', minLength: 1, maxLength: 100 } } } },
+      schema: { hide: true, body: { type: 'object', additionalProperties: false, required: ['token'], properties: { token: linkToken } } },
       config: { portalPublic: true },
     },
     async (request) => {
@@ -152,7 +154,7 @@ export function registerAuthRoutes(api: FastifyInstance, ctx: AppContext, secure
     {
       schema: {
         hide: true,
-        body: { type: 'object', additionalProperties: false, required: ['token', 'password'], properties: { token: { type: 'string', minLength: 1, maxLength: 100 }, password } },
+        body: { type: 'object', additionalProperties: false, required: ['token', 'password'], properties: { token: linkToken, password } },
       },
       config: { portalPublic: true },
     },

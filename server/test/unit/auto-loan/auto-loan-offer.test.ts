@@ -25,17 +25,17 @@ describe('auto-loan offer', () => {
 
   it('an indirect loan is a credit sale: total sale price = cash price + finance charge, downpayment = cash price - financed', () => {
     // Cash price 28,500.00 with 2,000.00 down and 1,500.00 trade-in: 25,000.00 financed, as above.
-    const o = buildAutoLoanOffer({ amountFinancedCents: 2_500_000, termMonths: 60, buyRateBps: 649, markupBps: 125, reserveSharePct: 75, decisionDate: '2026-03-15', cashPriceCents: 2_850_000 });
-    expect(o.creditSale).toEqual({ cashPriceCents: 2_850_000, totalDownPaymentCents: 350_000, totalSalePriceCents: 2_850_000 + 522_837 });
+    const o = buildAutoLoanOffer({ amountFinancedCents: 2_500_000, termMonths: 60, buyRateBps: 649, markupBps: 125, reserveSharePct: 75, decisionDate: '2026-03-15', loanAmountCents: 2_850_000 });
+    expect(o.creditSale).toEqual({ loanAmountCents: 2_850_000, totalDownPaymentCents: 350_000, totalSalePriceCents: 2_850_000 + 522_837 });
     expect(creditSaleWire(o)).toEqual({ total_down_payment: '3500.00', total_sale_price: '33728.37' });
     // 1026.18(j): what the consumer pays in all, downpayment included.
     expect(o.creditSale!.totalSalePriceCents).toBe(o.offer.tila.totalOfPaymentsCents + o.creditSale!.totalDownPaymentCents);
     // Nothing down is still a sale: the total sale price is then the total of payments.
-    const none = buildAutoLoanOffer({ amountFinancedCents: 2_500_000, termMonths: 60, buyRateBps: 649, markupBps: 0, reserveSharePct: 75, decisionDate: '2026-03-15', cashPriceCents: 2_500_000 });
+    const none = buildAutoLoanOffer({ amountFinancedCents: 2_500_000, termMonths: 60, buyRateBps: 649, markupBps: 0, reserveSharePct: 75, decisionDate: '2026-03-15', loanAmountCents: 2_500_000 });
     expect(creditSaleWire(none)).toEqual({ total_down_payment: '0.00', total_sale_price: money(none.offer.tila.totalOfPaymentsCents) });
     expect(creditSaleWire(buildAutoLoanOffer({ amountFinancedCents: 2_500_000, termMonths: 60, buyRateBps: 649, markupBps: 0, reserveSharePct: 75, decisionDate: '2026-03-15' }))).toEqual({});
     // A cash price below the amount financed is a caller's bug, refused loudly.
-    expect(() => buildAutoLoanOffer({ amountFinancedCents: 2_500_000, termMonths: 60, buyRateBps: 649, markupBps: 0, reserveSharePct: 75, decisionDate: '2026-03-15', cashPriceCents: 2_499_999 })).toThrow(RangeError);
+    expect(() => buildAutoLoanOffer({ amountFinancedCents: 2_500_000, termMonths: 60, buyRateBps: 649, markupBps: 0, reserveSharePct: 75, decisionDate: '2026-03-15', loanAmountCents: 2_499_999 })).toThrow(RangeError);
   });
 
   it('a direct loan (no markup) has contract = buy and no reserve', () => {
