@@ -154,17 +154,25 @@ describe.skipIf(!chromiumAvailable())('underwriting workplace in headless Chromi
     await dialog.getByLabel('Approved amount (USD)').fill('250.00');
     await dialog.getByLabel('Plan').selectOption('pay_in_6');
     await dialog.getByText(/Priced at grade D: 14\.99% nominal/).waitFor();
+    // 250.00 of the 300.00 asked is a counteroffer: the form asks why, and will not approve without it.
+    const why = dialog.getByRole('group', { name: /Counteroffer reasons: why not the full 300\.00 USD.*required/ });
+    await why.waitFor();
+    expect(await why.getByLabel(/AA-25/).count()).toBe(0);
+    expect(await dialog.getByRole('button', { name: 'Approve' }).isDisabled()).toBe(true);
+    await why.getByLabel('AA-08 Income insufficient for amount of credit requested').check();
+    await dialog.getByText('Chosen: AA-08').waitFor();
     await screen(underwriter, 'approve-dialog');
     await dialog.getByRole('button', { name: 'Approve' }).click();
     await underwriter.getByText(/Approved: 250\.00 USD at \d+\.\d\d% APR/).waitFor();
     await underwriter.getByText('This decision is approved').waitFor();
+    await underwriter.getByRole('table', { name: 'Action history' }).getByRole('row', { name: /Uri Underwriter.*counteroffer reasons AA-08/ }).waitFor();
     await screen(underwriter, 'approved');
 
     const polled = await poll(ids.approve);
     expect(polled).toMatchObject({ status: 'complete', outcome: 'approved', approved_amount: '250.00', term_months: 6, decline_reasons: [], tila_disclosure: { amount_financed: '250.00', payment_frequency: 'monthly' } });
     expect((polled.payment_schedule as unknown[]).length).toBe(6);
     const event = await arrived('decision.adjusted', ids.approve);
-    expect(event.data).toMatchObject({ previous_outcome: 'referred', outcome: 'approved', approved_amount: '250.00', plan: 'pay_in_6', apr: polled.apr, reason_codes: [], adjusted_by: expect.stringMatching(/^[0-9a-f-]{36}$/) });
+    expect(event.data).toMatchObject({ previous_outcome: 'referred', outcome: 'approved', approved_amount: '250.00', plan: 'pay_in_6', apr: polled.apr, reason_codes: ['AA-08'], adjusted_by: expect.stringMatching(/^[0-9a-f-]{36}$/) });
     expect(event.data.adjusted_by).not.toBe(adminId);
   });
 
@@ -316,6 +324,8 @@ describe.skipIf(!chromiumAvailable())('underwriting workplace in headless Chromi
     await dialog.getByText(/above the policy’s cap of 1\.00 for 72 months/).waitFor();
     expect(await dialog.getByRole('button', { name: 'Approve' }).isDisabled()).toBe(true);
     await dialog.getByLabel('Term (months)').selectOption('48');
+    expect(await dialog.getByRole('button', { name: 'Approve' }).isDisabled()).toBe(true); // less than asked: no reason yet
+    await dialog.getByLabel('AA-23 Value or type of collateral not sufficient').check();
     const preview = await dialog.getByTestId('auto-loan-preview').innerText();
     const [, buy, contract] = /buy rate (\d+\.\d\d)% \+ dealer markup 1\.25 = contract rate (\d+\.\d\d)%/.exec(preview) ?? [];
     expect(Math.round(Number(contract) * 100) - Math.round(Number(buy) * 100)).toBe(125);
@@ -328,6 +338,6 @@ describe.skipIf(!chromiumAvailable())('underwriting workplace in headless Chromi
     const polled = (await (await fetch(`${t.baseUrl}/v1/decisions/auto-loan/${id}`, { headers: { authorization: `Bearer ${apiKey}` } })).json()) as Record<string, unknown>;
     expect(polled).toMatchObject({ outcome: 'approved', approved_amount: '12000.00', term_months: 48, buy_rate: buy, contract_rate: contract, ltv: '80.00' });
     const event = await arrived('decision.adjusted', id);
-    expect(event.data).toMatchObject({ outcome: 'approved', plan: null, term_months: 48, approved_amount: '12000.00', apr: polled.apr });
+    expect(event.data).toMatchObject({ outcome: 'approved', plan: null, term_months: 48, approved_amount: '12000.00', apr: polled.apr, reason_codes: ['AA-23'] });
   });
 });

@@ -19,6 +19,12 @@
  *                         the request's dealer markup re-checked against the term's cap, and the
  *                         offer, rates and reserve of buildAutoLoanOffer written with the very
  *                         columns an automatic auto-loan approval writes (autoLoanOfferColumns).
+ *                      An approval below the requested amount is a counteroffer: it takes 1-4
+ *                      adverse-action reasons (why not the full amount), for the notice owed if
+ *                      the consumer does not take it (12 CFR 1002.9(a)(1)(iv)); optional when only
+ *                      the plan or term differs from the request; refused on an approval as asked.
+ *                      Kept in the action, the override and decision.adjusted, never in the
+ *                      decision's decline_reasons (empty on every approval). ADR 0046.
  *   decline            -> outcome declined with 1-4 adverse-action reasons -> decision.adjusted
  *   request documents  -> a document request with a new single-use upload link (hosted page)
  *                                                                 -> application.documents_requested
@@ -79,6 +85,15 @@ export interface Actor {
 }
 
 export type ActionKind = UnderwritingActionsTable['kind'];
+
+export interface ApproveInput {
+  expectedVersion: number;
+  amount: unknown;
+  plan?: string | null;
+  termMonths?: number | null;
+  /** Counteroffer reasons (ADR 0046): required below the requested amount. */
+  reasonCodes?: string[] | null;
+}
 
 export interface MaskedApplicant {
   consumerId: string;
@@ -291,7 +306,7 @@ export function createUnderwritingService(deps: UnderwritingDeps) {
    * Approve a referral: amount 0.01 up to the requested amount, a plan that takes the amount,
    * priced by the policy at the decision's grade (or the lowest priced grade when it has none).
    */
-  async function approve(scope: Scope, decisionId: string, actor: Actor, input: { expectedVersion: number; amount: unknown; plan?: string | null; termMonths?: number | null }): Promise<DecisionsTable> {
+  async function approve(scope: Scope, decisionId: string, actor: Actor, input: ApproveInput): Promise<DecisionsTable> {
     const row = await actionable(scope, decisionId, input.expectedVersion);
     if (row.product === 'auto_loan') return approveAutoLoan(scope, row, actor, input);
     const amountCents = approvedAmount(row, input.amount, 'the requested amount');
@@ -316,6 +331,8 @@ export function createUnderwritingService(deps: UnderwritingDeps) {
     }
     const now = clock.now();
     const offer = buildOffer({ plan, amountCents, annualRateBps: rateBps, ...(termMonths !== undefined ? { termMonths } : {}), decisionDate: now.toISOString().slice(0, 10) });
+    const otherTerms = (row.requested_plan !== null && plan !== row.requested_plan) || (row.requested_term_months !== null && offer.termMonths !== row.requested_term_months);
+    const counteroffer = counterofferReasons(row, amountCents, otherTerms, input.reasonCodes);
     const changes: Partial<DecisionsTable> = {
       outcome: 'approved',
       ...bnplOfferColumns(offer),
@@ -329,9 +346,9 @@ export function createUnderwritingService(deps: UnderwritingDeps) {
     return deps.db.transaction().execute(async (trx) => {
       const updated = await bumpVersion(trx, row, changes);
       const offerRecord = { ...offerAuditOf(offer), decision_date: offer.decisionDate };
-      await recordAction(trx, updated, actor, 'approved', { previous_outcome: 'referred', amount: formatMoney(amountCents), plan, term_months: offer.termMonths, apr: offer.apr, pricing: pricingRecord });
-      await appendOverride(trx, row.id, { action: 'approved', by: actor.userId, at: now.toISOString(), previous_outcome: 'referred', outcome: 'approved', offer: offerRecord, pricing: pricingRecord });
-      await deps.outbox.append(trx, scope, [adjustedEvent(updated, actor, now)]);
+      await recordAction(trx, updated, actor, 'approved', { previous_outcome: 'referred', amount: formatMoney(amountCents), plan, term_months: offer.termMonths, apr: offer.apr, pricing: pricingRecord, reason_codes: codesOf(counteroffer) });
+      await appendOverride(trx, row.id, { action: 'approved', by: actor.userId, at: now.toISOString(), previous_outcome: 'referred', outcome: 'approved', offer: offerRecord, pricing: pricingRecord, counteroffer_reasons: counteroffer });
+      await deps.outbox.append(trx, scope, [adjustedEvent(updated, actor, now, counteroffer)]);
       return updated;
     });
   }
@@ -345,7 +362,7 @@ export function createUnderwritingService(deps: UnderwritingDeps) {
    * becomes the approved amount financed over the vehicle's value (the stored request keeps the
    * requested one).
    */
-  async function approveAutoLoan(scope: Scope, row: DecisionsTable, actor: Actor, input: { expectedVersion: number; amount: unknown; plan?: string | null; termMonths?: number | null }): Promise<DecisionsTable> {
+  async function approveAutoLoan(scope: Scope, row: DecisionsTable, actor: Actor, input: ApproveInput): Promise<DecisionsTable> {
     if (input.plan !== undefined && input.plan !== null) {
       throw new ApiError('unprocessable_entity', 'plan is not chosen for an auto loan; send amount (the amount financed) and, to change it, term_months.');
     }
@@ -385,6 +402,8 @@ export function createUnderwritingService(deps: UnderwritingDeps) {
     if (pricing.buyRateBps === null) {
       throw new ApiError('unprocessable_entity', `The auto-loan policy (${policy.version}) has no buy rate for risk grade ${pricing.grade ?? 'none'} at ${termMonths} months; choose another term.`);
     }
+    const requestedTerm = row.requested_term_months ?? stored.loan.term_months;
+    const counteroffer = counterofferReasons(row, amountCents, termMonths !== requestedTerm, input.reasonCodes);
     const reserveSharePct = policy.constants.dealerReserveSharePct;
     const now = clock.now();
     // An indirect loan approved as asked is the same credit sale: its total sale price is disclosed
@@ -418,9 +437,10 @@ export function createUnderwritingService(deps: UnderwritingDeps) {
         contract_rate: formatRateBps(loan.contractRateBps),
         dealer_reserve: formatMoney(loan.dealerReserveCents),
         pricing: pricingRecord,
+        reason_codes: codesOf(counteroffer),
       });
-      await appendOverride(trx, row.id, { action: 'approved', by: actor.userId, at: now.toISOString(), previous_outcome: 'referred', outcome: 'approved', offer: offerRecord, pricing: pricingRecord });
-      await deps.outbox.append(trx, scope, [adjustedEvent(updated, actor, now)]);
+      await appendOverride(trx, row.id, { action: 'approved', by: actor.userId, at: now.toISOString(), previous_outcome: 'referred', outcome: 'approved', offer: offerRecord, pricing: pricingRecord, counteroffer_reasons: counteroffer });
+      await deps.outbox.append(trx, scope, [adjustedEvent(updated, actor, now, counteroffer)]);
       return updated;
     });
   }
@@ -429,19 +449,13 @@ export function createUnderwritingService(deps: UnderwritingDeps) {
   async function decline(scope: Scope, decisionId: string, actor: Actor, input: { expectedVersion: number; reasonCodes: string[] }): Promise<DecisionsTable> {
     const row = await actionable(scope, decisionId, input.expectedVersion);
     const codes = input.reasonCodes;
-    if (codes.length < 1 || codes.length > MAX_DECLINE_REASONS) throw new ApiError('unprocessable_entity', `reason_codes must hold 1 to ${MAX_DECLINE_REASONS} adverse-action codes.`);
-    if (new Set(codes).size !== codes.length) throw new ApiError('unprocessable_entity', 'reason_codes must not repeat a code.');
-    for (const code of codes) {
-      if (!isAdverseActionCode(code)) throw new ApiError('unprocessable_entity', `reason_codes: ${code} is not an adverse-action code of the catalogue (AA-01 to AA-25).`);
-      if (REFERRAL_ONLY_CODES.has(code)) throw new ApiError('unprocessable_entity', `reason_codes: ${code} (${adverseActionReason(code).reason}) explains a referral only and cannot be a reason to decline.`);
-    }
-    const reasons = codes.map((c) => adverseActionReason(c));
+    const reasons = chosenReasons(codes, 'decline');
     const now = clock.now();
     return deps.db.transaction().execute(async (trx) => {
       const updated = await bumpVersion(trx, row, { outcome: 'declined', reasons_json: JSON.stringify(reasons) });
       await recordAction(trx, updated, actor, 'declined', { previous_outcome: 'referred', reason_codes: codes });
       await appendOverride(trx, row.id, { action: 'declined', by: actor.userId, at: now.toISOString(), previous_outcome: 'referred', outcome: 'declined', reasons });
-      await deps.outbox.append(trx, scope, [adjustedEvent(updated, actor, now)]);
+      await deps.outbox.append(trx, scope, [adjustedEvent(updated, actor, now, reasons)]);
       return updated;
     });
   }
@@ -725,7 +739,7 @@ export function createUnderwritingService(deps: UnderwritingDeps) {
 export type UnderwritingService = ReturnType<typeof createUnderwritingService>;
 
 /** decision.adjusted (docs/webhooks.md): the new state, who (a user id, never a name) and when. */
-function adjustedEvent(row: DecisionsTable, actor: Actor, at: Date): NewEvent {
+function adjustedEvent(row: DecisionsTable, actor: Actor, at: Date, reasons: AdverseActionReason[]): NewEvent {
   const approved = row.outcome === 'approved';
   return {
     type: 'decision.adjusted',
@@ -740,11 +754,59 @@ function adjustedEvent(row: DecisionsTable, actor: Actor, at: Date): NewEvent {
       plan: approved ? row.plan : null,
       term_months: approved ? row.term_months : null,
       apr: approved ? row.apr : null,
-      reason_codes: approved ? [] : reasonsOf(row).map((r) => r.code),
+      // A decline's reasons, or a counteroffer's (ADR 0046); none on an approval as asked.
+      reason_codes: codesOf(reasons),
       adjusted_at: at.toISOString(),
       adjusted_by: actor.userId,
     },
   };
+}
+
+/**
+ * One to four distinct catalogue reasons, never a referral-only one (AA-25 explains a referral, not
+ * a decline or a lower amount). `why` names what they explain in the 422s.
+ */
+function chosenReasons(codes: string[], why: 'decline' | 'counteroffer'): AdverseActionReason[] {
+  if (codes.length < 1 || codes.length > MAX_DECLINE_REASONS) throw new ApiError('unprocessable_entity', `reason_codes must hold 1 to ${MAX_DECLINE_REASONS} adverse-action codes.`);
+  if (new Set(codes).size !== codes.length) throw new ApiError('unprocessable_entity', 'reason_codes must not repeat a code.');
+  for (const code of codes) {
+    if (!isAdverseActionCode(code)) throw new ApiError('unprocessable_entity', `reason_codes: ${code} is not an adverse-action code of the catalogue (AA-01 to AA-25).`);
+    if (REFERRAL_ONLY_CODES.has(code)) {
+      const what = why === 'decline' ? 'a reason to decline' : 'a reason for a counteroffer';
+      throw new ApiError('unprocessable_entity', `reason_codes: ${code} (${adverseActionReason(code).reason}) explains a referral only and cannot be ${what}.`);
+    }
+  }
+  return codes.map((c) => adverseActionReason(c));
+}
+
+/**
+ * The reasons of an underwriter's approval (ADR 0046). Below the requested amount it is a
+ * counteroffer, and the lender owes a notice with the principal reasons if the consumer does not
+ * take it (12 CFR 1002.9(a)(1)(iv)): only the underwriter knows them, so they are required. The
+ * requested amount on another plan or term (`otherTerms`) may be a counteroffer too: the
+ * reasons are the underwriter's call. An approval of what was asked has nothing to explain, and
+ * reasons sent with it are refused rather than kept where a notice could pick them up.
+ */
+function counterofferReasons(row: DecisionsTable, amountCents: number, otherTerms: boolean, codes: string[] | null | undefined): AdverseActionReason[] {
+  const given = codes ?? [];
+  if (amountCents < row.requested_amount_cents) {
+    if (given.length === 0) {
+      throw new ApiError(
+        'unprocessable_entity',
+        `reason_codes is required to approve less than the requested ${formatMoney(row.requested_amount_cents)} ${row.currency}: 1 to ${MAX_DECLINE_REASONS} adverse-action codes, the principal reasons the full amount is not approved (the notice owed if the consumer does not take the counteroffer, 12 CFR 1002.9(a)(1)(iv)).`,
+      );
+    }
+    return chosenReasons(given, 'counteroffer');
+  }
+  if (given.length === 0) return [];
+  if (!otherTerms) {
+    throw new ApiError('unprocessable_entity', 'reason_codes are given only with a counteroffer (less than the requested amount, or another plan or term); this approval grants what was asked.');
+  }
+  return chosenReasons(given, 'counteroffer');
+}
+
+function codesOf(reasons: AdverseActionReason[]): string[] {
+  return reasons.map((r) => r.code);
 }
 
 function reasonsOf(row: DecisionsTable): AdverseActionReason[] {

@@ -21,6 +21,8 @@ const envParams = { type: 'object', required: ['environment'], properties: { env
 const decisionParams = { type: 'object', required: ['environment', 'id'], properties: { environment, id: { type: 'string', format: 'uuid' } } } as const;
 const expectedVersion = { type: 'integer', minimum: 1 } as const;
 const note = { type: ['string', 'null'], maxLength: MAX_NOTE_LENGTH } as const;
+/** Adverse-action codes, a decline's or a counteroffer's: the service checks them against the catalogue. */
+const reasonCodes = { maxItems: 25, items: { type: 'string', maxLength: 10 } } as const;
 
 type EnvParams = { environment: Environment };
 type DecisionParams = EnvParams & { id: string };
@@ -69,10 +71,11 @@ export function registerReferralsRoutes(api: FastifyInstance, ctx: AppContext): 
     applicant: presentRevealed(await ctx.underwriting.revealApplicant(scopeOf(request), request.params.id, actorOf(request))),
   }));
 
-  // BNPL: {expected_version, amount, plan, term_months?}; auto loans: {expected_version, amount (the
-  // amount financed), term_months?} and no plan. The service answers a plan on an auto loan, or none
-  // on BNPL, with a 422 that says so.
-  api.post<{ Params: DecisionParams; Body: { expected_version: number; amount: string; plan?: string | null; term_months?: number | null } }>(
+  // BNPL: {expected_version, amount, plan, term_months?, reason_codes?}; auto loans: {expected_version,
+  // amount (the amount financed), term_months?, reason_codes?} and no plan. The service answers a plan
+  // on an auto loan, or none on BNPL, with a 422 that says so; reason_codes are a counteroffer's
+  // (required below the requested amount, ADR 0046).
+  api.post<{ Params: DecisionParams; Body: { expected_version: number; amount: string; plan?: string | null; term_months?: number | null; reason_codes?: string[] | null } }>(
     '/referrals/:environment/:id/approve',
     {
       schema: {
@@ -82,14 +85,26 @@ export function registerReferralsRoutes(api: FastifyInstance, ctx: AppContext): 
           type: 'object',
           additionalProperties: false,
           required: ['expected_version', 'amount'],
-          properties: { expected_version: expectedVersion, amount: { type: 'string', maxLength: 20 }, plan: { type: ['string', 'null'], maxLength: 20 }, term_months: { type: ['integer', 'null'] } },
+          properties: {
+            expected_version: expectedVersion,
+            amount: { type: 'string', maxLength: 20 },
+            plan: { type: ['string', 'null'], maxLength: 20 },
+            term_months: { type: ['integer', 'null'] },
+            reason_codes: { type: ['array', 'null'], ...reasonCodes },
+          },
         },
       },
       config: act,
     },
     async (request) => {
       const b = request.body;
-      const row = await ctx.underwriting.approve(scopeOf(request), request.params.id, actorOf(request), { expectedVersion: b.expected_version, amount: b.amount, plan: b.plan ?? null, termMonths: b.term_months ?? null });
+      const row = await ctx.underwriting.approve(scopeOf(request), request.params.id, actorOf(request), {
+        expectedVersion: b.expected_version,
+        amount: b.amount,
+        plan: b.plan ?? null,
+        termMonths: b.term_months ?? null,
+        reasonCodes: b.reason_codes ?? null,
+      });
       request.log.info({ decisionId: row.id, userId: actorOf(request).userId, version: row.version }, 'portal: referral approved');
       return { decision: (await ctx.decisions.getDecision(scopeOf(request), row.product, row.id))!.body, version: row.version };
     },
@@ -105,7 +120,7 @@ export function registerReferralsRoutes(api: FastifyInstance, ctx: AppContext): 
           type: 'object',
           additionalProperties: false,
           required: ['expected_version', 'reason_codes'],
-          properties: { expected_version: expectedVersion, reason_codes: { type: 'array', maxItems: 25, items: { type: 'string', maxLength: 10 } } },
+          properties: { expected_version: expectedVersion, reason_codes: { type: 'array', ...reasonCodes } },
         },
       },
       config: act,

@@ -590,12 +590,19 @@ interface AuditRecord {
   reasons?: Array<{ code: string; reason: string }>;
   offer?: unknown;
   timings?: Record<string, unknown>;
+  /** An underwriter's actions on a referral, oldest first (underwriting.service appendOverride). */
+  overrides?: Array<{ action?: string; counteroffer_reasons?: Array<{ code: string; reason: string }> }>;
   [key: string]: unknown;
 }
 
 function explain(record: AuditRecord | null, row: DecisionsTable): DecisionExplanation {
   const engine = record?.engine;
-  const reasons = record?.reasons ?? (JSON.parse(row.reasons_json) as Array<{ code: string; reason: string }>);
+  const stored = JSON.parse(row.reasons_json) as Array<{ code: string; reason: string }>;
+  // Once an underwriter has acted, the reasons are that action's: a decline's (the row's), none for
+  // an approval, and a counteroffer's those the underwriter gave (ADR 0046), not the engine's.
+  const override = record?.overrides?.at(-1);
+  const reasons = override ? stored : (record?.reasons ?? stored);
+  const counterofferReasons = override ? (override.action === 'approved' ? (override.counteroffer_reasons ?? []) : []) : (engine?.counterofferReasons ?? []);
   return {
     inputs: maskPii({
       request: record?.request ?? null,
@@ -619,7 +626,7 @@ function explain(record: AuditRecord | null, row: DecisionsTable): DecisionExpla
       reason: isAdverseActionCode(p.reasonCode) ? adverseActionReason(p.reasonCode).reason : null,
     })),
     reasons,
-    counterofferReasons: (engine?.counterofferReasons ?? []).map((r) => ({ code: r.code, reason: r.reason })),
+    counterofferReasons: counterofferReasons.map((r) => ({ code: r.code, reason: r.reason })),
     score: engine?.score ?? row.score,
     riskGrade: engine?.riskGrade ?? row.risk_grade,
     confidence: engine?.confidence ?? null,

@@ -205,11 +205,21 @@ describe.each(await dialectMatrix())('underwriting workplace [%s]', (dialect) =>
     expect(await refuse({ amount: '100.00', plan: 'weekly' })).toMatch(/plan must be one of/);
     expect(await refuse({ amount: '100.00' })).toMatch(/plan is required to approve a BNPL decision/);
     expect(await refuse({ amount: '280.00', plan: 'monthly', term_months: 5 })).toMatch(/term_months must be one of 3, 6, 12/);
+    // Less than asked is a counteroffer: the reasons the notice will give are required and checked
+    // as a decline's are (ADR 0046); with the amount asked (and no plan asked for) there are none.
+    expect(await refuse({ amount: '280.00', plan: 'monthly' })).toMatch(/reason_codes is required to approve less than the requested 300\.00 USD: 1 to 4 adverse-action codes/);
+    expect(await refuse({ amount: '280.00', plan: 'monthly', reason_codes: [] })).toMatch(/reason_codes is required/);
+    expect(await refuse({ amount: '280.00', plan: 'monthly', reason_codes: ['AA-25'] })).toMatch(/AA-25 \(Credit information temporarily unavailable\) explains a referral only and cannot be a reason for a counteroffer/);
+    expect(await refuse({ amount: '280.00', plan: 'monthly', reason_codes: ['AA-99'] })).toMatch(/AA-99 is not an adverse-action code/);
+    expect(await refuse({ amount: '280.00', plan: 'monthly', reason_codes: ['AA-08', 'AA-08'] })).toMatch(/must not repeat a code/);
+    expect(await refuse({ amount: '280.00', plan: 'monthly', reason_codes: ['AA-01', 'AA-02', 'AA-03', 'AA-04', 'AA-05'] })).toMatch(/1 to 4 adverse-action codes/);
+    expect(await refuse({ amount: '300.00', plan: 'pay_in_4', reason_codes: ['AA-08'] })).toMatch(/reason_codes are given only with a counteroffer .*this approval grants what was asked/);
     expect(await events('decision.adjusted', id)).toEqual([]);
+    expect((await detail(uw, id)).actions).toEqual([]);
 
     clock.advance(10 * 60_000);
     const approvedAt = clock.now();
-    const r = await uw.post(`/portal/api/referrals/sandbox/${id}/approve`, { expected_version: v, amount: '280.00', plan: 'monthly' });
+    const r = await uw.post(`/portal/api/referrals/sandbox/${id}/approve`, { expected_version: v, amount: '280.00', plan: 'monthly', reason_codes: ['AA-08', 'AA-22'] });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     expect(r.body.version).toBe(v + 1);
 
@@ -223,6 +233,7 @@ describe.each(await dialectMatrix())('underwriting workplace [%s]', (dialect) =>
     });
     expect((automatic.json() as { outcome: string }).outcome).toBe('approved');
     expect(Object.keys(polled).sort()).toEqual(Object.keys(automatic.json() as object).sort());
+    // The counteroffer's reasons are not decline reasons: the decision keeps decline_reasons empty.
     expect(polled).toMatchObject({ status: 'complete', outcome: 'approved', approved_amount: '280.00', currency: 'USD', term_months: 3, decline_reasons: [], consumer_complete_url: null, kyc_status: 'matched' });
     expect(polled.expires_at).toBe(new Date(approvedAt.getTime() + 30 * DAY).toISOString());
     const schedule = polled.payment_schedule as Array<{ num: number; due_date: string; amount: string }>;
@@ -246,7 +257,7 @@ describe.each(await dialectMatrix())('underwriting workplace [%s]', (dialect) =>
       plan: 'monthly',
       term_months: 3,
       apr: polled.apr,
-      reason_codes: [],
+      reason_codes: ['AA-08', 'AA-22'],
       adjusted_at: approvedAt.toISOString(),
       adjusted_by: ids.underwriter,
     });
@@ -255,8 +266,16 @@ describe.each(await dialectMatrix())('underwriting workplace [%s]', (dialect) =>
 
     const after = await detail(uw, id);
     expect(after).toMatchObject({ outcome: 'approved', version: v + 1 });
-    expect(after.actions).toMatchObject([{ kind: 'approved', user_id: ids.underwriter, user_name: 'Uma underwriter', created_at: approvedAt.toISOString(), details: { amount: '280.00', plan: 'monthly', pricing: { grade: 'D', annual_rate_bps: 3299 } } }]);
-    expect((after.audit_record as { overrides: unknown[] }).overrides).toMatchObject([{ action: 'approved', by: ids.underwriter, offer: { approved_amount_cents: 28_000, annual_rate_bps: 3299 } }]);
+    expect(after.actions).toMatchObject([{ kind: 'approved', user_id: ids.underwriter, user_name: 'Uma underwriter', created_at: approvedAt.toISOString(), details: { amount: '280.00', plan: 'monthly', pricing: { grade: 'D', annual_rate_bps: 3299 }, reason_codes: ['AA-08', 'AA-22'] } }]);
+    const counterofferReasons = [
+      { code: 'AA-08', reason: 'Income insufficient for amount of credit requested' },
+      { code: 'AA-22', reason: 'Number of recent inquiries on credit bureau report' },
+    ];
+    expect((after.audit_record as { overrides: unknown[] }).overrides).toMatchObject([{ action: 'approved', by: ids.underwriter, offer: { approved_amount_cents: 28_000, annual_rate_bps: 3299 }, counteroffer_reasons: counterofferReasons }]);
+    // The decision page gives the underwriter's reasons as the counteroffer's, not the referral's.
+    const page = await members.viewer.get(`/portal/api/decisions/sandbox/${id}`);
+    expect(page.status).toBe(200);
+    expect(page.body.explanation).toMatchObject({ counteroffer_reasons: counterofferReasons, reasons: [] });
     // No longer in the queue; acting again with the new version is a 422, with the old one a 409.
     expect(((await uw.get('/portal/api/referrals/sandbox')).body.data as unknown[]).length).toBe(0);
     const again = await uw.post(`/portal/api/referrals/sandbox/${id}/decline`, { expected_version: v + 1, reason_codes: ['AA-08'] });
@@ -337,13 +356,15 @@ describe.each(await dialectMatrix())('underwriting workplace [%s]', (dialect) =>
     expect(await refuse({ amount: '12000.00', term_months: 30 })).toMatch(/term_months must be one of 24, 36, 48, 60, 72, 84 for an auto loan; 30 is not/);
     expect(await refuse({ amount: '12000.00', plan: 'monthly' })).toMatch(/plan is not chosen for an auto loan/);
     expect(await refuse({ amount: '12000.00', term_months: 72 })).toMatch(/dealer markup of 1\.25 percentage points is above the policy's cap of 1\.00 for terms above 60 months/);
+    expect(await refuse({ amount: '12000.00', term_months: 48 })).toMatch(/reason_codes is required to approve less than the requested 13000\.00 USD/);
+    expect(await refuse({ amount: '13000.00', term_months: 60, reason_codes: ['AA-23'] })).toMatch(/reason_codes are given only with a counteroffer/);
     expect(await events('decision.adjusted', id)).toEqual([]);
     expect((await detail(uw, id)).version).toBe(v);
 
     clock.advance(10 * 60_000);
     const approvedAt = clock.now();
     const today = approvedAt.toISOString().slice(0, 10);
-    const r = await uw.post(`/portal/api/referrals/sandbox/${id}/approve`, { expected_version: v, amount: '12000.00', term_months: 48 });
+    const r = await uw.post(`/portal/api/referrals/sandbox/${id}/approve`, { expected_version: v, amount: '12000.00', term_months: 48, reason_codes: ['AA-23'] });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     expect(r.body.version).toBe(v + 1);
 
@@ -388,7 +409,7 @@ describe.each(await dialectMatrix())('underwriting workplace [%s]', (dialect) =>
       plan: null,
       term_months: 48,
       apr: polled.apr,
-      reason_codes: [],
+      reason_codes: ['AA-23'],
       adjusted_at: approvedAt.toISOString(),
       adjusted_by: ids.underwriter,
     });
@@ -397,10 +418,10 @@ describe.each(await dialectMatrix())('underwriting workplace [%s]', (dialect) =>
     const after = await detail(uw, id);
     expect(after).toMatchObject({ outcome: 'approved', version: v + 1 });
     expect(after.actions).toMatchObject([
-      { kind: 'approved', user_id: ids.underwriter, details: { amount: '12000.00', plan: null, term_months: 48, apr: polled.apr, buy_rate: polled.buy_rate, contract_rate: polled.contract_rate, dealer_reserve: polled.dealer_reserve, pricing: { grade, source: 'decision', buy_rate_bps: buyBps, markup_bps: 125, markup_cap_bps: 125 } } },
+      { kind: 'approved', user_id: ids.underwriter, details: { amount: '12000.00', plan: null, term_months: 48, apr: polled.apr, buy_rate: polled.buy_rate, contract_rate: polled.contract_rate, dealer_reserve: polled.dealer_reserve, pricing: { grade, source: 'decision', buy_rate_bps: buyBps, markup_bps: 125, markup_cap_bps: 125 }, reason_codes: ['AA-23'] } },
     ]);
     expect((after.audit_record as { overrides: unknown[] }).overrides).toMatchObject([
-      { action: 'approved', by: ids.underwriter, outcome: 'approved', offer: { approved_amount_cents: 1_200_000, term_months: 48, buy_rate_bps: buyBps, contract_rate_bps: buyBps + 125, dealer_reserve_cents: cents(polled.dealer_reserve), reserve_share_pct: 75, decision_date: today } },
+      { action: 'approved', by: ids.underwriter, outcome: 'approved', offer: { approved_amount_cents: 1_200_000, term_months: 48, buy_rate_bps: buyBps, contract_rate_bps: buyBps + 125, dealer_reserve_cents: cents(polled.dealer_reserve), reserve_share_pct: 75, decision_date: today }, counteroffer_reasons: [{ code: 'AA-23', reason: 'Value or type of collateral not sufficient' }] },
     ]);
     const stale = await members.admin.post(`/portal/api/referrals/sandbox/${id}/approve`, { expected_version: v, amount: '100.00' });
     expect(stale.status).toBe(409);
@@ -458,6 +479,38 @@ describe.each(await dialectMatrix())('underwriting workplace [%s]', (dialect) =>
     expect(deliveries.map((d) => d.data)).toEqual([
       { decision_id: id, application_id: id, previous_outcome: 'referred', outcome: 'declined', approved_amount: null, currency: 'USD', plan: null, term_months: null, apr: null, reason_codes: ['AA-08', 'AA-17'], adjusted_at: clock.now().toISOString(), adjusted_by: ids.admin },
     ]);
+    // The decision page gives the decline's reasons, not the ranking that referred it.
+    const page = await members.viewer.get(`/portal/api/decisions/sandbox/${id}`);
+    expect(page.body.explanation).toMatchObject({ reasons: [{ code: 'AA-08' }, { code: 'AA-17' }], counteroffer_reasons: [] });
+  });
+
+  it('approve the requested amount on another plan than asked: counteroffer reasons are optional, and kept when given', async () => {
+    const { apiKey, members, hookPath } = await team();
+    const ask = async () => {
+      const r = await postBnpl(apiKey, {
+        consumer: { first_name: 'Rosa', last_name: 'Referral', email: 'rosa.referral@example.com', phone: '+14155550123', dob: '1988-07-14', ssn_last4: '1111', address: { line1: '1 Market St', city: 'San Francisco', state: 'CA', zip: '94105' } },
+        transaction: { amount: '300.00', currency: 'USD', merchant_name: 'Acme Outdoor', merchant_category: 'sporting_goods' },
+        plan_preference: 'pay_in_4',
+      });
+      const body = r.json() as { decision_id: string; outcome: string };
+      expect(body.outcome).toBe('referred');
+      return body.decision_id;
+    };
+    const approve = (id: string, body: Record<string, unknown>) => members.underwriter.post(`/portal/api/referrals/sandbox/${id}/approve`, { expected_version: 1, amount: '300.00', ...body });
+
+    const asked = await ask();
+    const refused = await approve(asked, { plan: 'pay_in_4', reason_codes: ['AA-08'] });
+    expect(refused.status).toBe(422);
+    expect(errorOf(refused.raw).message).toMatch(/reason_codes are given only with a counteroffer/);
+
+    const withReasons = await approve(asked, { plan: 'pay_in_6', reason_codes: ['AA-09'] });
+    expect(withReasons.status, JSON.stringify(withReasons.body)).toBe(200);
+    const without = await ask();
+    expect((await approve(without, { plan: 'pay_in_6' })).status).toBe(200);
+    const codes = new Map((await received(hookPath, 'decision.adjusted')).map((e) => [e.data.decision_id, e.data.reason_codes]));
+    expect(codes).toEqual(new Map([[asked, ['AA-09']], [without, []]]));
+    const page = await members.viewer.get(`/portal/api/decisions/sandbox/${asked}`);
+    expect(page.body.explanation).toMatchObject({ counteroffer_reasons: [{ code: 'AA-09', reason: 'Excessive obligations in relation to income' }] });
   });
 
   it('two underwriters acting on one decision at once: exactly one wins, the other gets 409 and nothing of its action is written', async () => {

@@ -83,7 +83,7 @@ export function DecisionDetailScreen({ id }: { id: string }) {
             {d.explanation.counteroffer_reasons.length > 0 ? (
               <>
                 <p>
-                  Approved for less than requested (a counteroffer). The principal reasons the full amount was not offered, for the adverse-action notice owed if the consumer does not take the lower amount (12 CFR 1002.9(a)(1)(iv)); <code>decision.finalized</code> carries them as <code>reason_codes</code>:
+                  Approved for less than requested or on other terms (a counteroffer). The principal reasons, for the adverse-action notice owed if the consumer does not take the offer (12 CFR 1002.9(a)(1)(iv)); <code>decision.finalized</code> carries them as <code>reason_codes</code>, or <code>decision.adjusted</code> when an underwriter approved:
                 </p>
                 <ol className="reason-list" aria-label="Counteroffer reasons, most important first">
                   {d.explanation.counteroffer_reasons.map((r) => (

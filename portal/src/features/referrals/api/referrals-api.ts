@@ -135,8 +135,8 @@ export const referralsApi = {
   list: (env: Environment, page: number) => api.get<Page<Referral>>(`/referrals/${env}`, { page, page_size: 20 }),
   get: (env: Environment, id: string) => api.get<{ referral: ReferralDetail }>(base(env, id)),
   reveal: (env: Environment, id: string) => api.post<{ applicant: RevealedApplicant }>(`${base(env, id)}/reveal`),
-  /** BNPL: amount and plan (term_months for monthly); auto loans: amount financed and term_months, no plan. */
-  approve: (env: Environment, id: string, input: { expected_version: number; amount: string; plan?: string; term_months?: number | null }) =>
+  /** BNPL: amount and plan (term_months for monthly); auto loans: amount financed and term_months, no plan. reason_codes: a counteroffer's (ADR 0046). */
+  approve: (env: Environment, id: string, input: { expected_version: number; amount: string; plan?: string; term_months?: number | null; reason_codes?: string[] }) =>
     api.post<{ decision: Record<string, unknown>; version: number }>(`${base(env, id)}/approve`, input),
   decline: (env: Environment, id: string, input: { expected_version: number; reason_codes: string[] }) => api.post<{ decision: Record<string, unknown>; version: number }>(`${base(env, id)}/decline`, input),
   requestDocuments: (env: Environment, id: string, input: { expected_version: number; document_types: string[]; note: string | null }) =>

@@ -2,8 +2,9 @@
  * One referred decision, as an underwriter works it: the applicant (masked; Reveal shows the full
  * identity and is recorded), the reasons with their wording, score, grade and pricing, the actions
  * (approve with amount and plan, or for an auto loan amount financed and term with the buy,
- * contract rate and markup cap of the term previewed; decline with one to four reasons, request documents, add a
- * condition: shown only to roles that may act), what was requested and attached, the action history
+ * contract rate and markup cap of the term previewed, and a counteroffer's reasons: required below
+ * the requested amount, optional on another plan or term (ADR 0046); decline with one to four
+ * reasons, request documents, add a condition: shown only to roles that may act), what was requested and attached, the action history
  * and the engine's audit record. Every action sends the version shown; if someone else acted first
  * the service answers 409 and the screen says who and when, and offers to reload.
  */
@@ -38,10 +39,13 @@ const ACTION_LABELS: Record<ReferralAction['kind'], string> = {
 function describeAction(a: ReferralAction): string {
   const d = a.details;
   switch (a.kind) {
-    case 'approved':
+    case 'approved': {
+      const codes = Array.isArray(d.reason_codes) ? (d.reason_codes as string[]) : [];
+      const why = codes.length > 0 ? `; counteroffer reasons ${codes.join(', ')}` : '';
       return d.plan === null || d.plan === undefined
-        ? `${String(d.amount)} USD financed, ${String(d.term_months)} months, buy rate ${String(d.buy_rate)}%, contract rate ${String(d.contract_rate)}%, APR ${String(d.apr)}%`
-        : `${String(d.amount)} USD, ${String(d.plan)}, ${String(d.term_months)} months, APR ${String(d.apr)}%`;
+        ? `${String(d.amount)} USD financed, ${String(d.term_months)} months, buy rate ${String(d.buy_rate)}%, contract rate ${String(d.contract_rate)}%, APR ${String(d.apr)}%${why}`
+        : `${String(d.amount)} USD, ${String(d.plan)}, ${String(d.term_months)} months, APR ${String(d.apr)}%${why}`;
+    }
     case 'declined':
       return (d.reason_codes as string[]).join(', ');
     case 'documents_requested':
@@ -67,22 +71,89 @@ function addRates(a: string, b: string): string {
 }
 
 /**
+ * One to four catalogue reasons, most important first (the order they are ticked in): a decline's,
+ * or a counteroffer's. AA-25 explains a referral only and is not offered.
+ */
+function ReasonPicker({ catalogue, legend, codes, onChange }: { catalogue: Catalogue; legend: string; codes: string[]; onChange(codes: string[]): void }) {
+  const full = codes.length >= catalogue.max_decline_reasons;
+  return (
+    <>
+      <fieldset className="field">
+        <legend>{legend}</legend>
+        {catalogue.reasons
+          .filter((r) => r.allowed_on_decline)
+          .map((r) => (
+            <Checkbox
+              key={r.code}
+              label={`${r.code} ${r.reason}`}
+              checked={codes.includes(r.code)}
+              disabled={full && !codes.includes(r.code)}
+              onChange={(e) => onChange(e.target.checked ? [...codes, r.code] : codes.filter((c) => c !== r.code))}
+            />
+          ))}
+      </fieldset>
+      <p className="muted small">{codes.length === 0 ? 'No reason chosen.' : `Chosen: ${codes.join(', ')}`}</p>
+    </>
+  );
+}
+
+/**
+ * The reasons of an approval (ADR 0046): below the requested amount it is a counteroffer and the
+ * picker is required (the notice owed if the consumer does not take it names them); the requested
+ * amount on another plan or term may be one, and the picker is optional; an approval as asked has
+ * none. `reasonCodes` is what to send: undefined when the picker is hidden.
+ */
+function useCounterofferReasons(catalogue: Catalogue, requestedAmount: string, amount: string, otherTerms: boolean) {
+  const [codes, setCodes] = useState<string[]>([]);
+  const cents = toCents(amount.trim());
+  const lower = cents !== null && cents < (toCents(requestedAmount) ?? 0);
+  const shown = lower || otherTerms;
+  const picker = shown ? (
+    <ReasonPicker
+      catalogue={catalogue}
+      legend={
+        lower
+          ? `Counteroffer reasons: why not the full ${requestedAmount} USD, most important first (1 to ${catalogue.max_decline_reasons}, required)`
+          : `Counteroffer reasons for the other terms, most important first (up to ${catalogue.max_decline_reasons}, optional)`
+      }
+      codes={codes}
+      onChange={setCodes}
+    />
+  ) : null;
+  return { picker, reasonCodes: shown && codes.length > 0 ? codes : undefined, missing: lower && codes.length === 0 };
+}
+
+/**
  * Auto loans: the amount financed (up to the requested one) and the term (the requested one unless
  * changed). The preview shows the term's buy rate, the dealer markup and the contract rate; a term
  * whose markup cap the dealer's markup exceeds is marked and the service would refuse it (422).
  */
-function AutoLoanApproveForm({ referral, auto, busy, onSubmit }: { referral: ReferralDetail; auto: AutoLoanReferral; busy: boolean; onSubmit(input: { amount: string; term_months: number }): void }) {
+function AutoLoanApproveForm({
+  referral,
+  auto,
+  catalogue,
+  busy,
+  onSubmit,
+}: {
+  referral: ReferralDetail;
+  auto: AutoLoanReferral;
+  catalogue: Catalogue;
+  busy: boolean;
+  onSubmit(input: { amount: string; term_months: number; reason_codes?: string[] }): void;
+}) {
+  const requestedTerm = referral.requested_term_months ?? auto.loan.term_months;
   const [amount, setAmount] = useState(referral.requested_amount);
-  const [term, setTerm] = useState(String(referral.requested_term_months ?? auto.loan.term_months));
+  const [term, setTerm] = useState(String(requestedTerm));
   const chosen = auto.pricing.terms.find((t) => t.term_months === Number(term));
   const markup = auto.dealer?.markup_rate_pct ?? '0.00';
+  const reasons = useCounterofferReasons(catalogue, referral.requested_amount, amount, Number(term) !== requestedTerm);
   return (
     <form
       id="approve-form"
       className="stack"
       onSubmit={(e) => {
         e.preventDefault();
-        onSubmit({ amount: amount.trim(), term_months: Number(term) });
+        onSubmit({ amount: amount.trim(), term_months: Number(term), ...(reasons.reasonCodes ? { reason_codes: reasons.reasonCodes } : {}) });
       }}
     >
       <TextField label="Amount financed (USD)" inputMode="decimal" value={amount} onChange={(e) => setAmount(e.target.value)} hint={`From 0.01 up to the requested ${referral.requested_amount} USD financed.`} required />
@@ -111,7 +182,8 @@ function AutoLoanApproveForm({ referral, auto, busy, onSubmit }: { referral: Ref
       {chosen && chosen.collateral_rules.length > 0 ? (
         <Notice tone="warning">The auto-loan policy’s collateral rules refuse {chosen.term_months} months for this vehicle ({chosen.collateral_rules.map(titleCase).join(', ')}); choose a shorter term.</Notice>
       ) : null}
-      <Button type="submit" variant="primary" disabled={busy || (chosen !== undefined && (!chosen.markup_allowed || chosen.collateral_rules.length > 0))}>
+      {reasons.picker}
+      <Button type="submit" variant="primary" disabled={busy || reasons.missing || (chosen !== undefined && (!chosen.markup_allowed || chosen.collateral_rules.length > 0))}>
         {busy ? 'Approving…' : 'Approve'}
       </Button>
     </form>
@@ -160,19 +232,32 @@ function defaultPlan(amount: string, plans: Catalogue['plans']): string {
   return (fits ?? plans[plans.length - 1])?.plan ?? '';
 }
 
-function ApproveForm({ referral, catalogue, busy, onSubmit }: { referral: ReferralDetail; catalogue: Catalogue; busy: boolean; onSubmit(input: { amount: string; plan: string; term_months: number | null }): void }) {
+function ApproveForm({
+  referral,
+  catalogue,
+  busy,
+  onSubmit,
+}: {
+  referral: ReferralDetail;
+  catalogue: Catalogue;
+  busy: boolean;
+  onSubmit(input: { amount: string; plan: string; term_months: number | null; reason_codes?: string[] }): void;
+}) {
   const start = referral.recommended_amount ?? referral.requested_amount;
   const [amount, setAmount] = useState(start);
   const [plan, setPlan] = useState(referral.requested_plan ?? defaultPlan(start, catalogue.plans));
   const [term, setTerm] = useState<string>('');
   const rate = referral.pricing?.rates_bps[plan];
+  // "By amount" keeps the requested term when there was one (the service's default).
+  const otherTerms = (referral.requested_plan !== null && plan !== referral.requested_plan) || (referral.requested_term_months !== null && plan === 'monthly' && term !== '' && Number(term) !== referral.requested_term_months);
+  const reasons = useCounterofferReasons(catalogue, referral.requested_amount, amount, otherTerms);
   return (
     <form
       id="approve-form"
       className="stack"
       onSubmit={(e) => {
         e.preventDefault();
-        onSubmit({ amount: amount.trim(), plan, term_months: plan === 'monthly' && term ? Number(term) : null });
+        onSubmit({ amount: amount.trim(), plan, term_months: plan === 'monthly' && term ? Number(term) : null, ...(reasons.reasonCodes ? { reason_codes: reasons.reasonCodes } : {}) });
       }}
     >
       <TextField label="Approved amount (USD)" inputMode="decimal" value={amount} onChange={(e) => setAmount(e.target.value)} hint={`From 0.01 up to the requested ${referral.requested_amount} USD.`} required />
@@ -197,7 +282,8 @@ function ApproveForm({ referral, catalogue, busy, onSubmit }: { referral: Referr
         Priced at grade {referral.pricing?.risk_grade ?? '—'}
         {referral.pricing?.source === 'lowest_priced_grade' ? ' (no grade on this decision: the policy’s lowest priced grade)' : ''}: {rate === null || rate === undefined ? 'this plan is not priced' : `${(rate / 100).toFixed(2)}% nominal`}. The schedule, APR and TILA disclosure are computed as for an automatic approval, dated today; the offer is valid 30 days.
       </p>
-      <Button type="submit" variant="primary" disabled={busy}>
+      {reasons.picker}
+      <Button type="submit" variant="primary" disabled={busy || reasons.missing}>
         {busy ? 'Approving…' : 'Approve'}
       </Button>
     </form>
@@ -206,7 +292,6 @@ function ApproveForm({ referral, catalogue, busy, onSubmit }: { referral: Referr
 
 function DeclineForm({ catalogue, busy, onSubmit }: { catalogue: Catalogue; busy: boolean; onSubmit(codes: string[]): void }) {
   const [codes, setCodes] = useState<string[]>([]);
-  const full = codes.length >= catalogue.max_decline_reasons;
   return (
     <form
       className="stack"
@@ -215,21 +300,7 @@ function DeclineForm({ catalogue, busy, onSubmit }: { catalogue: Catalogue; busy
         onSubmit(codes);
       }}
     >
-      <fieldset className="field">
-        <legend>Reasons, most important first (1 to {catalogue.max_decline_reasons})</legend>
-        {catalogue.reasons
-          .filter((r) => r.allowed_on_decline)
-          .map((r) => (
-            <Checkbox
-              key={r.code}
-              label={`${r.code} ${r.reason}`}
-              checked={codes.includes(r.code)}
-              disabled={full && !codes.includes(r.code)}
-              onChange={(e) => setCodes(e.target.checked ? [...codes, r.code] : codes.filter((c) => c !== r.code))}
-            />
-          ))}
-      </fieldset>
-      <p className="muted small">{codes.length === 0 ? 'Choose at least one reason.' : `Chosen: ${codes.join(', ')}`}</p>
+      <ReasonPicker catalogue={catalogue} legend={`Reasons, most important first (1 to ${catalogue.max_decline_reasons})`} codes={codes} onChange={setCodes} />
       <Button type="submit" variant="danger" disabled={busy || codes.length === 0}>
         {busy ? 'Declining…' : 'Decline'}
       </Button>
@@ -514,6 +585,7 @@ export function ReferralDetailScreen({ id }: { id: string }) {
               <AutoLoanApproveForm
                 referral={r}
                 auto={r.auto_loan}
+                catalogue={catalogue.data}
                 busy={busy}
                 onSubmit={(input) => void run(async (v) => {
                   const done = await referralsApi.approve(environment, r.decision_id, { expected_version: v, ...input });
