@@ -312,22 +312,35 @@ describe.skipIf(!chromiumAvailable())('portal passwords in headless Chromium', (
     expect(same).toMatchObject({ error: 'unprocessable_entity', message: 'The new password must differ from the current one.' });
     await viewerPage.getByRole('alert').getByText(same.message!).waitFor();
 
+    const sessionCookie = async () => (await viewerPage.context().cookies()).filter((c) => !/csrf/i.test(c.name)).map((c) => `${c.name}=${c.value}`).join('; ');
+    const cookieBefore = await sessionCookie();
     await fresh.fill(VIEWER_NEW_PASSWORD);
     await confirm.fill(VIEWER_NEW_PASSWORD);
     call = portalCall(viewerPage, 'POST', '/account/password');
     await submit.click();
     response = await call;
-    expect(response.status()).toBe(204);
-    await viewerPage.getByRole('status').filter({ hasText: 'Password changed. Your other sessions were signed out.' }).waitFor();
+    expect(response.status()).toBe(200);
+    // The session is renewed, not kept: a new cookie, and the old one is signed out with the rest.
+    const cookieAfter = await sessionCookie();
+    expect(cookieAfter).not.toBe(cookieBefore);
+    const oldSession = await fetch(`${t.baseUrl}/portal/api/session`, { headers: { cookie: cookieBefore } });
+    expect(((await oldSession.json()) as { authenticated: boolean }).authenticated).toBe(false);
+    const newSession = await fetch(`${t.baseUrl}/portal/api/session`, { headers: { cookie: cookieAfter } });
+    expect(((await newSession.json()) as { authenticated: boolean }).authenticated).toBe(true);
+    await viewerPage.getByRole('status').filter({ hasText: 'Password changed. Your other sessions were signed out, and this one was renewed.' }).waitFor();
     for (const field of [current, fresh, confirm]) expect(await field.inputValue()).toBe('');
     expect(await viewerPage.getByRole('alert').count()).toBe(0);
     await screen(viewerPage, 'account-password-changed');
 
-    // This browser stays signed in; the other one is signed out at its next navigation.
-    await viewerPage.reload();
-    await heading(viewerPage, 'Account');
+    // The other browser is signed out at its next navigation. This one goes on with the renewed
+    // session and its CSRF token, without a reload: signing out is a state change the service
+    // refuses (403) with the old token.
     await viewerElsewhere.reload();
     await heading(viewerElsewhere, 'Sign in');
+    call = portalCall(viewerPage, 'POST', '/logout');
+    await viewerPage.getByRole('button', { name: 'Sign out' }).click();
+    expect((await call).status()).toBe(200);
+    await heading(viewerPage, 'Sign in');
   });
 
   it("afterwards the viewer's sign-in works only with the new password", async () => {

@@ -19,7 +19,8 @@
  * - Invitations carry a 256-bit token (hashed at rest), one role, a 7-day expiry; accepting one
  *   creates the user in the inviting tenant and signs them in.
  * - Passwords change two ways (ADR 0045). Signed in, with the current password (a wrong one draws
- *   from the sign-in buckets: it is a guess like any other); the other sessions of that user end.
+ *   from the sign-in buckets: it is a guess like any other); every session of that user ends and the browser that made the
+ *   change gets a new one (its token renewed, not kept).
  *   Forgotten: there is no email channel, so an admin of the team (or the operator, `cds users
  *   reset-password`) makes a one-time reset link for the member, handed over as invitation links
  *   are: 256-bit token hashed at rest, 24-hour expiry, a newer link revokes the older. Using it sets
@@ -31,7 +32,7 @@ import { createHmac } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type { Kysely } from 'kysely';
 import type { DialectName } from '../../db/database.js';
-import type { Database, PortalRole, UsersTable } from '../../db/schema.js';
+import type { Database, PortalRole, SessionsTable, UsersTable } from '../../db/schema.js';
 import { ApiError } from '../../http/errors/error-registry.js';
 import type { Clock, Random } from '../../lib/clock.js';
 import { safeEqual, sha256Hex } from '../../lib/crypto.js';
@@ -191,11 +192,7 @@ export function createAccountsService(deps: AccountsDeps) {
    * then ends it too; SQLite runs one write transaction at a time.
    */
   async function startSession(user: UsersTable, verifiedHash?: string): Promise<PortalSession> {
-    const token = random.bytes(32).toString('base64url');
-    const now = clock.now().getTime();
-    const absolute = now + SESSION_ABSOLUTE_MS;
-    const idle = Math.min(now + SESSION_IDLE_MS, absolute);
-    const row = { id_hash: sha256Hex(token), user_id: user.id, tenant_id: user.tenant_id, created_at: now, last_seen_at: now, idle_expires_at: idle, absolute_expires_at: absolute, revoked_at: null };
+    const { row, session } = newSession(user);
     if (verifiedHash === undefined) {
       await db.insertInto('sessions').values(row).execute();
     } else {
@@ -206,7 +203,19 @@ export function createAccountsService(deps: AccountsDeps) {
         await trx.insertInto('sessions').values(row).execute();
       });
     }
-    return { user: userView(user), tenantId: user.tenant_id, token, csrfToken: csrfTokenFor(token), idleExpiresAt: new Date(idle), absoluteExpiresAt: new Date(absolute) };
+    return session;
+  }
+
+  /** A new session's row (only the token's hash) and what its holder gets (the token, its CSRF token). */
+  function newSession(user: UsersTable): { row: SessionsTable; session: PortalSession } {
+    const token = random.bytes(32).toString('base64url');
+    const now = clock.now().getTime();
+    const absolute = now + SESSION_ABSOLUTE_MS;
+    const idle = Math.min(now + SESSION_IDLE_MS, absolute);
+    return {
+      row: { id_hash: sha256Hex(token), user_id: user.id, tenant_id: user.tenant_id, created_at: now, last_seen_at: now, idle_expires_at: idle, absolute_expires_at: absolute, revoked_at: null },
+      session: { user: userView(user), tenantId: user.tenant_id, token, csrfToken: csrfTokenFor(token), idleExpiresAt: new Date(idle), absoluteExpiresAt: new Date(absolute) },
+    };
   }
 
   /** Sign-up: a new tenant (sandbox provisioned), its first admin, a session, the sandbox key once. */
@@ -318,11 +327,9 @@ export function createAccountsService(deps: AccountsDeps) {
   }
 
   /** Removing a user ends their sessions at once; their email can be invited again later. */
-  /** Ends the user's sessions (all, or all but `keep`'s), in the caller's transaction. */
-  async function endSessions(trx: Kysely<Database>, userId: string, now: number, keep?: string): Promise<void> {
-    let q = trx.updateTable('sessions').set({ revoked_at: now }).where('user_id', '=', userId).where('revoked_at', 'is', null);
-    if (keep !== undefined) q = q.where('id_hash', '<>', sha256Hex(keep));
-    await q.execute();
+  /** Ends every session of the user, in the caller's transaction. */
+  async function endSessions(trx: Kysely<Database>, userId: string, now: number): Promise<void> {
+    await trx.updateTable('sessions').set({ revoked_at: now }).where('user_id', '=', userId).where('revoked_at', 'is', null).execute();
   }
 
   /** Voids the user's open reset links, in the caller's transaction. */
@@ -435,10 +442,13 @@ export function createAccountsService(deps: AccountsDeps) {
 
   /**
    * A signed-in person changes their own password. The current one is checked like a sign-in (the
-   * same buckets, so a stolen session cannot guess it faster than the sign-in page could); the
-   * other sessions of the user end, the one making the change stays.
+   * same buckets, so a stolen session cannot guess it faster than the sign-in page could). Every
+   * session of the user ends, the one making the change included, and the person who made it gets a
+   * new one in the same transaction: a session token copied before the change (from a shared
+   * machine, say) stops working with it, and the person stays signed in (OWASP session management:
+   * renew the session id on a change of credentials).
    */
-  async function changePassword(session: PortalSession, input: { currentPassword: string; newPassword: string; clientAddress: string }): Promise<void> {
+  async function changePassword(session: PortalSession, input: { currentPassword: string; newPassword: string; clientAddress: string }): Promise<PortalSession> {
     const message = 'Too many password attempts; retry after the time given in Retry-After.';
     await limit(`portal-login:address:${input.clientAddress}`, LOGIN_LIMITS.perAddress, message);
     await limit(`portal-login:email:${sha256Hex(session.user.email)}`, LOGIN_LIMITS.perEmail, message);
@@ -449,13 +459,16 @@ export function createAccountsService(deps: AccountsDeps) {
     if (safeEqual(input.newPassword, input.currentPassword)) throw new ApiError('unprocessable_entity', 'The new password must differ from the current one.');
     const passwordHash = await hash(input.newPassword, ARGON2_OPTIONS);
     const now = clock.now().getTime();
+    const renewed = newSession(user);
     await db.transaction().execute(async (trx) => {
       // Compare-and-set on the hash read above: of two changes at once, the second is told to retry.
       const changed = await trx.updateTable('users').set({ password_hash: passwordHash, updated_at: now }).where('id', '=', user.id).where('password_hash', '=', user.password_hash).executeTakeFirst();
       if (Number(changed.numUpdatedRows) === 0) throw new ApiError('unprocessable_entity', 'The password was changed meanwhile; sign in again if it was not you.');
-      await endSessions(trx, user.id, now, session.token);
+      await endSessions(trx, user.id, now);
+      await trx.insertInto('sessions').values(renewed.row).execute();
       await voidResetLinks(trx, user.id, now);
     });
+    return renewed.session;
   }
 
   /**

@@ -115,7 +115,8 @@ export function registerAuthRoutes(api: FastifyInstance, ctx: AppContext, secure
     },
   );
 
-  // Signed in, any role: one's own password. 204; the other sessions of the user end.
+  // Signed in, any role: one's own password. Every session of the user ends and this browser gets a
+  // new one: 200 with the session body (its new CSRF token) and new cookies, as a sign-in.
   api.post<{ Body: { current_password: string; new_password: string } }>(
     '/account/password',
     {
@@ -130,8 +131,8 @@ export function registerAuthRoutes(api: FastifyInstance, ctx: AppContext, secure
       },
     },
     async (request, reply) => {
-      await ctx.accounts.changePassword(sessionOf(request), { currentPassword: request.body.current_password, newPassword: request.body.new_password, clientAddress: request.ip });
-      return reply.code(204).send();
+      const renewed = await ctx.accounts.changePassword(sessionOf(request), { currentPassword: request.body.current_password, newPassword: request.body.new_password, clientAddress: request.ip });
+      return sendSession(reply, renewed);
     },
   );
 

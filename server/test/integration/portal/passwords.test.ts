@@ -57,7 +57,7 @@ describe.each(await dialectMatrix())('portal passwords [%s]', (dialect) => {
   };
 
   describe('changing one\'s own password', () => {
-    it('checks the current password, ends the other sessions, keeps this one, and only the new password signs in', async () => {
+    it('checks the current password, ends every session, renews this one, and only the new password signs in', async () => {
       const { developer, developerEmail } = await team();
       const elsewhere = (await signIn(developerEmail, OLD)).client; // the same person on another device
       expect(await signedIn(elsewhere)).toBe(true);
@@ -75,12 +75,26 @@ describe.each(await dialectMatrix())('portal passwords [%s]', (dialect) => {
       // Nothing above changed anything: the other device is still signed in.
       expect(await signedIn(elsewhere)).toBe(true);
 
+      // A copy of this browser's session from before the change (a shared machine, a stolen cookie).
+      const copy = new PortalClient(t.app);
+      for (const [k, v] of developer.cookies) copy.cookies.set(k, v);
+      copy.csrf = developer.csrf;
+      const before = { cookies: new Map(developer.cookies), csrf: developer.csrf };
+
       const changed = await developer.post('/portal/api/account/password', { current_password: OLD, new_password: NEW });
-      expect(changed.status, JSON.stringify(changed.body)).toBe(204);
+      expect(changed.status, JSON.stringify(changed.body)).toBe(200);
+      // The answer is a sign-in's: a new session (cookie and CSRF token) for the person who changed it.
+      expect(changed.body).toMatchObject({ authenticated: true, user: { email: developerEmail }, csrf_token: expect.any(String) });
+      expect(developer.csrf).not.toBe(before.csrf);
+      expect([...developer.cookies].filter(([k, v]) => before.cookies.get(k) !== v).length).toBeGreaterThan(0);
       expect(await signedIn(developer)).toBe(true);
       expect(await signedIn(elsewhere)).toBe(false);
+      expect(await signedIn(copy)).toBe(false);
       expect((await signIn(developerEmail, OLD)).response.status).toBe(401);
       expect((await signIn(developerEmail, NEW)).response.status).toBe(200);
+      // The renewed session's CSRF token is the one that works now.
+      expect((await developer.post('/portal/api/logout', {}, { csrf: before.csrf })).status).toBe(403);
+      expect((await developer.post('/portal/api/logout')).status).toBe(200);
     });
 
     it('needs a session and the CSRF token', async () => {
@@ -173,7 +187,7 @@ describe.each(await dialectMatrix())('portal passwords [%s]', (dialect) => {
       const third = await admin.post(`/portal/api/users/${developerId}/password-reset`, {});
       expect(third.status).toBe(201);
       const fresh = (await signIn(String((third.body.user as { email: string }).email), OLD)).client;
-      expect((await fresh.post('/portal/api/account/password', { current_password: OLD, new_password: NEW })).status).toBe(204);
+      expect((await fresh.post('/portal/api/account/password', { current_password: OLD, new_password: NEW })).status).toBe(200);
       expect((await lookup(third.body.reset_url)).status).toBe(404);
 
       // A removed member's link is void.

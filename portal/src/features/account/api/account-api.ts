@@ -1,6 +1,7 @@
 import { api } from '../../../lib/api-client';
+import type { SessionInfo } from '../../../lib/session';
 
 export const accountApi = {
-  /** 204; every other session of the signed-in user ends, this one stays. */
-  changePassword: (input: { current_password: string; new_password: string }) => api.post<void>('/account/password', input),
+  /** Every session of the signed-in user ends; this browser gets a new one (cookie and CSRF token), returned as a sign-in's. */
+  changePassword: (input: { current_password: string; new_password: string }) => api.post<SessionInfo>('/account/password', input),
 };

@@ -1,6 +1,7 @@
 /**
  * Settings -> Account (every role): who is signed in, in which organisation, and changing one's own
- * password. A change ends every other session of this user; this one stays signed in.
+ * password. A change ends every session of this user; this browser is signed in again at once with
+ * a new session (the service renews it, so a copy of the old session cookie stops working).
  */
 import { useRef, useState, type FormEvent } from 'react';
 import { Button } from '../../../components/button';
@@ -10,13 +11,14 @@ import { Card, DetailList, PageHeader } from '../../../components/page';
 import type { ApiError } from '../../../lib/api-client';
 import { titleCase } from '../../../lib/format';
 import { NEW_PASSWORD_HINT, newPasswordProblems, type NewPasswordProblems } from '../../../lib/passwords';
-import { useSignedIn } from '../../../lib/session';
+import { useSession, useSignedIn } from '../../../lib/session';
 import { accountApi } from '../api/account-api';
 
 const EMPTY = { current: '', password: '', confirm: '' };
 const NO_PROBLEMS: NewPasswordProblems & { current: string | null } = { current: null, password: null, confirm: null };
 
 function ChangePasswordForm() {
+  const { accept } = useSession();
   const [form, setForm] = useState(EMPTY);
   const [problems, setProblems] = useState(NO_PROBLEMS);
   const [error, setError] = useState<ApiError | null>(null);
@@ -38,7 +40,7 @@ function ChangePasswordForm() {
     }
     setBusy(true);
     try {
-      await accountApi.changePassword({ current_password: form.current, new_password: form.password });
+      accept(await accountApi.changePassword({ current_password: form.current, new_password: form.password }));
       setForm(EMPTY);
       setDone(true);
     } catch (err) {
@@ -50,7 +52,7 @@ function ChangePasswordForm() {
 
   return (
     <>
-      {done ? <Notice tone="success">Password changed. Your other sessions were signed out.</Notice> : null}
+      {done ? <Notice tone="success">Password changed. Your other sessions were signed out, and this one was renewed.</Notice> : null}
       <ErrorNotice error={error} title="Could not change the password" />
       <form ref={formRef} onSubmit={submit} className="stack form-narrow" noValidate>
         <TextField label="Current password" type="password" name="current-password" autoComplete="current-password" required value={form.current} onChange={set('current')} error={problems.current} />
