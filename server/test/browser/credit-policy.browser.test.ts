@@ -6,10 +6,10 @@
  * Then the same for an auto-loan version (grade A's 60-month buy rate), on the auto-loan screens.
  * Every screen is kept as a full-page screenshot under test-artifacts/screenshots/credit-policy-*.png.
  */
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sandboxProfileFor } from '../../src/modules/credit-data/sandbox-connector.js';
-import { chromiumAvailable, ensurePortalBuilt, launchChromium, type ListeningTestApp, pageProblems, Screenshots, signUpInPortal, startListeningTestApp } from '../support/browser.js';
+import { BrowserPages, chromiumAvailable, ensurePortalBuilt, heading, launchChromium, type ListeningTestApp, Screenshots, signUpInPortal, startListeningTestApp } from '../support/browser.js';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
 
 const LAPTOP = { width: 1366, height: 900 } as const;
@@ -26,7 +26,7 @@ describe.skipIf(!chromiumAvailable())('credit policy in headless Chromium', () =
   let db: TestDatabase;
   let t: ListeningTestApp;
   let browser: Browser;
-  let context: BrowserContext;
+  let pages: BrowserPages;
   let page: Page;
   let apiKey = '';
   let bundledApr = '';
@@ -37,25 +37,17 @@ describe.skipIf(!chromiumAvailable())('credit policy in headless Chromium', () =
     ensurePortalBuilt();
     [db, browser] = await Promise.all([createTestDatabase('sqlite'), launchChromium()]);
     t = await startListeningTestApp(db, { env: { RATE_LIMIT_SANDBOX_PER_S: '100000', RATE_LIMIT_LIVE_PER_S: '100000' } });
-    context = await browser.newContext({ viewport: LAPTOP, locale: 'en-US', timezoneId: 'UTC' });
-    context.setDefaultTimeout(15_000);
-    page = await context.newPage();
+    pages = new BrowserPages(browser, 15_000);
+    page = await pages.open(LAPTOP);
   });
   afterAll(async () => {
-    await context?.close().catch(() => undefined);
+    await pages?.closeAll();
     await browser?.close();
     await t?.close();
     await db?.drop();
     if (shots.files.length > 0) console.info(`credit policy screenshots:\n  ${shots.files.join('\n  ')}`);
   });
 
-  async function screen(step: string): Promise<void> {
-    await page.waitForLoadState('networkidle').catch(() => undefined);
-    expect(await pageProblems(page), step).toEqual([]);
-    await page.evaluate('window.scrollTo(0, 0)');
-    await shots.take(page, step);
-  }
-  const heading = (text: string | RegExp) => page.getByRole('heading', { level: 1, name: text }).waitFor();
   // The overview has one section per product.
   const bnplSection = () => page.getByRole('region', { name: 'Buy now, pay later' });
   const autoSection = () => page.getByRole('region', { name: 'Auto loans' });
@@ -87,18 +79,18 @@ describe.skipIf(!chromiumAvailable())('credit policy in headless Chromium', () =
     expect(before.engineVersion).toBe('engine-1.0.0+bnpl-sc-2026.11.1+bnpl-policy-2026.11.1');
 
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Credit policy' }).click();
-    await heading('Credit policy');
+    await heading(page, 'Credit policy');
     await page.getByText('Bundled default').first().waitFor();
     await bnplSection().getByText('No versions yet').waitFor();
     await autoSection().getByText('auto-policy-2026.11.1').first().waitFor();
-    await screen('overview-bundled');
+    await shots.screen(page, 'overview-bundled');
   });
 
   it('edits grade A pricing in the structured editor: validation errors listed, then a valid change', async () => {
     await bnplSection().getByRole('button', { name: 'Edit policy' }).click();
-    await heading('New policy version');
+    await heading(page, 'New policy version');
     expect(await page.getByLabel('Grade A limit').inputValue()).toBe('30000.00');
-    await screen('editor-structured');
+    await shots.screen(page, 'editor-structured');
 
     await page.getByLabel('Grade A Monthly rate').fill('40.00');
     await page.getByLabel('Grade B minimum score').fill('730');
@@ -107,7 +99,7 @@ describe.skipIf(!chromiumAvailable())('credit policy in headless Chromium', () =
     await problems.waitFor();
     await problems.getByText('rate_range').waitFor();
     await problems.getByText('cutoffs_ordered').waitFor();
-    await screen('editor-validation-errors');
+    await shots.screen(page, 'editor-validation-errors');
     // Saving an invalid version is refused too, with the same list.
     await page.getByRole('button', { name: 'Save draft' }).click();
     await problems.getByText('rate_range').waitFor();
@@ -118,19 +110,19 @@ describe.skipIf(!chromiumAvailable())('credit policy in headless Chromium', () =
     await page.getByLabel('Note (optional)').fill('Grade A monthly rate 9.99% to 11.99%');
     await page.getByRole('button', { name: 'Validate' }).click();
     await page.getByText('The document passed every check').waitFor();
-    await screen('editor-valid');
+    await shots.screen(page, 'editor-valid');
 
     await page.getByRole('tab', { name: 'Raw JSON (JDM)' }).click();
     const json = await page.getByLabel('JDM decision graph').inputValue();
     expect(JSON.parse(json)).toMatchObject({ nodes: expect.any(Array), edges: expect.any(Array) });
-    await screen('editor-raw-json');
+    await shots.screen(page, 'editor-raw-json');
     await page.getByRole('tab', { name: 'Structured' }).click();
     expect(await page.getByLabel('Grade A Monthly rate').inputValue()).toBe('11.99');
 
     await page.getByRole('button', { name: 'Save draft' }).click();
-    await heading('bnpl-policy-sandbox-v1');
+    await heading(page, 'bnpl-policy-sandbox-v1');
     await page.getByText('Draft saved').waitFor();
-    await screen('draft-saved');
+    await shots.screen(page, 'draft-saved');
   });
 
   it('tests the draft against the sandbox: a side-by-side table of what changes, nothing stored', async () => {
@@ -147,17 +139,17 @@ describe.skipIf(!chromiumAvailable())('credit policy in headless Chromium', () =
     expect(await results.locator('tr[data-case="seeded-soft"]').getAttribute('class')).toBeNull();
     expect(await results.locator('tr.is-changed').count()).toBeGreaterThan(0);
     expect(await decisions()).toBe(before);
-    await screen('sandbox-test');
+    await shots.screen(page, 'sandbox-test');
   });
 
   it('promotes with a confirmation, and the next decision uses the new version and names it', async () => {
     await page.getByRole('button', { name: 'Promote' }).click();
     const dialog = page.getByRole('dialog', { name: 'Promote bnpl-policy-sandbox-v1?' });
     await dialog.waitFor();
-    await screen('promote-confirm');
+    await shots.screen(page, 'promote-confirm');
     await dialog.getByRole('button', { name: 'Promote' }).click();
     await page.getByText('now decides every sandbox application').waitFor();
-    await screen('promoted');
+    await shots.screen(page, 'promoted');
 
     const after = await decide('400.00');
     expect(after.body).toMatchObject({ outcome: 'approved', approved_amount: '400.00', apr: expect.stringMatching(/^1[12]\.\d\d$/) });
@@ -165,11 +157,11 @@ describe.skipIf(!chromiumAvailable())('credit policy in headless Chromium', () =
     expect(after.engineVersion).toBe('engine-1.0.0+bnpl-sc-2026.11.1+bnpl-policy-sandbox-v1');
 
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Credit policy' }).click();
-    await heading('Credit policy');
+    await heading(page, 'Credit policy');
     const history = bnplSection().getByRole('region', { name: 'Version history' });
     await history.getByRole('link', { name: 'bnpl-policy-sandbox-v1' }).waitFor();
     await page.getByText('engine-1.0.0+bnpl-sc-2026.11.1+bnpl-policy-sandbox-v1').waitFor();
-    await screen('overview-promoted');
+    await shots.screen(page, 'overview-promoted');
   });
 
   it('edits, tests and promotes an auto-loan version; the next auto-loan decision uses its buy rate and names it', async () => {
@@ -193,11 +185,11 @@ describe.skipIf(!chromiumAvailable())('credit policy in headless Chromium', () =
     expect((await decideAuto()).body).toMatchObject({ outcome: 'approved', buy_rate: '6.99' });
 
     await autoSection().getByRole('button', { name: 'Edit policy' }).click();
-    await heading('New policy version');
+    await heading(page, 'New policy version');
     expect(await page.getByLabel('Grade A 60 mo buy rate').inputValue()).toBe('5.99');
     expect(await page.getByLabel('Grade A maximum LTV').inputValue()).toBe('130');
     expect(await page.getByLabel('Dealer reserve share').inputValue()).toBe('75');
-    await screen('auto-editor-structured');
+    await shots.screen(page, 'auto-editor-structured');
 
     await page.getByLabel('Grade A 60 mo buy rate').fill('36.50');
     await page.getByLabel('Markup cap above 60 months').fill('1.50');
@@ -205,14 +197,14 @@ describe.skipIf(!chromiumAvailable())('credit policy in headless Chromium', () =
     const problems = page.getByRole('list', { name: 'Validation problems' });
     await problems.getByText('rate_range').waitFor();
     await problems.getByText('markup_caps_ordered').waitFor();
-    await screen('auto-editor-validation-errors');
+    await shots.screen(page, 'auto-editor-validation-errors');
 
     await page.getByLabel('Grade A 60 mo buy rate').fill('4.75');
     await page.getByLabel('Markup cap above 60 months').fill('1.00');
     await page.getByRole('button', { name: 'Validate' }).click();
     await page.getByText('The document passed every check').waitFor();
     await page.getByRole('button', { name: 'Save draft' }).click();
-    await heading('auto_loan-policy-sandbox-v1');
+    await heading(page, 'auto_loan-policy-sandbox-v1');
     await page.getByText('Draft saved').waitFor();
     expect(await page.getByText('4.75%').count()).toBeGreaterThan(0);
 
@@ -221,7 +213,7 @@ describe.skipIf(!chromiumAvailable())('credit policy in headless Chromium', () =
     const prime = results.locator('tr[data-case="prime-direct-new-60-1"]');
     await prime.locator('del', { hasText: 'buy rate 5.99%' }).waitFor();
     await prime.locator('ins', { hasText: 'buy rate 4.75%' }).waitFor();
-    await screen('auto-sandbox-test');
+    await shots.screen(page, 'auto-sandbox-test');
 
     await page.getByRole('button', { name: 'Promote' }).click();
     const dialog = page.getByRole('dialog', { name: 'Promote auto_loan-policy-sandbox-v1?' });
@@ -232,9 +224,9 @@ describe.skipIf(!chromiumAvailable())('credit policy in headless Chromium', () =
     expect(after.body).toMatchObject({ outcome: 'approved', buy_rate: '5.75' });
     expect(after.engineVersion).toBe('engine-1.0.0+auto-sc-2026.11.1+auto_loan-policy-sandbox-v1');
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Credit policy' }).click();
-    await heading('Credit policy');
+    await heading(page, 'Credit policy');
     await autoSection().getByRole('region', { name: 'Version history' }).getByRole('link', { name: 'auto_loan-policy-sandbox-v1' }).waitFor();
-    await screen('auto-overview-promoted');
+    await shots.screen(page, 'auto-overview-promoted');
   });
 
   async function tenantId(): Promise<string> {

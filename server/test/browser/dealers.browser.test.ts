@@ -7,9 +7,9 @@
  * systems call: an indirect auto loan naming the disabled dealer is refused (422), naming the
  * active one is decided. Screenshots: test-artifacts/screenshots/dealers-*.png.
  */
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromiumAvailable, ensurePortalBuilt, launchChromium, type ListeningTestApp, pageFetch, pageProblems, Screenshots, signUpInPortal, startListeningTestApp } from '../support/browser.js';
+import { BrowserPages, chromiumAvailable, ensurePortalBuilt, heading, launchChromium, type ListeningTestApp, pageFetch, Screenshots, signUpInPortal, startListeningTestApp } from '../support/browser.js';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
 import { signedWith, startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 
@@ -47,7 +47,7 @@ describe.skipIf(!chromiumAvailable())('dealers in the lender portal (headless Ch
   let t: ListeningTestApp;
   let receiver: WebhookReceiver;
   let browser: Browser;
-  const contexts: BrowserContext[] = [];
+  let pages: BrowserPages;
   const shots = new Screenshots('dealers');
   const adminEmail = 'morgan.admin@prairie-auto-credit.example.com';
   // Shared along the journey (each test builds on the previous one, as one person's session would).
@@ -60,38 +60,22 @@ describe.skipIf(!chromiumAvailable())('dealers in the lender portal (headless Ch
   beforeAll(async () => {
     ensurePortalBuilt();
     [receiver, db, browser] = await Promise.all([startWebhookReceiver(), createTestDatabase('sqlite'), launchChromium()]);
+    pages = new BrowserPages(browser);
     t = await startListeningTestApp(db, {
       env: { RATE_LIMIT_SANDBOX_PER_S: '100000', RATE_LIMIT_LIVE_PER_S: '100000' },
       overrides: { webhookDelivery: { ca: receiver.ca, timeoutMs: 2_000, leaseMs: 30_000, pollIntervalMs: 100 } },
     });
     t.ctx.webhookDelivery.start();
-    admin = await newPage(LAPTOP);
+    admin = await pages.open(LAPTOP);
   });
   afterAll(async () => {
-    for (const c of contexts) await c.close().catch(() => undefined);
+    await pages?.closeAll();
     await browser?.close();
     await t?.close();
     await db?.drop();
     await receiver?.stop();
     if (shots.files.length > 0) console.info(`dealer screenshots:\n  ${shots.files.join('\n  ')}`);
   });
-
-  async function newPage(viewport: { width: number; height: number }): Promise<Page> {
-    const context = await browser.newContext({ viewport, locale: 'en-US', timezoneId: 'UTC' });
-    context.setDefaultTimeout(10_000);
-    contexts.push(context);
-    return context.newPage();
-  }
-
-  /** Screenshot plus the basic accessibility and fit checks on every screen. */
-  async function screen(page: Page, step: string): Promise<void> {
-    await page.waitForLoadState('networkidle').catch(() => undefined);
-    expect(await pageProblems(page), step).toEqual([]);
-    await page.evaluate('window.scrollTo(0, 0)');
-    await shots.take(page, step);
-  }
-
-  const heading = (page: Page, text: string | RegExp) => page.getByRole('heading', { level: 1, name: text }).waitFor();
 
   /** The signed deliveries of one event type about one dealer, parsed (after checking the signature). */
   function dealerEvents(type: string, dealerId: string): Envelope[] {
@@ -139,7 +123,7 @@ describe.skipIf(!chromiumAvailable())('dealers in the lender portal (headless Ch
     await heading(admin, 'Dealers');
     expect(admin.url()).toBe(`${t.baseUrl}/portal/sandbox/dealers`);
     await dealersTable(admin).getByText('No sandbox dealers yet.', { exact: false }).waitFor();
-    await screen(admin, 'empty');
+    await shots.screen(admin, 'empty');
 
     await admin.getByRole('button', { name: 'Add dealer' }).click();
     const add = admin.getByRole('dialog', { name: 'Add sandbox dealer' });
@@ -149,7 +133,7 @@ describe.skipIf(!chromiumAvailable())('dealers in the lender portal (headless Ch
     await add.getByLabel('Dealer name').fill('Lone Star Motors');
     await add.getByLabel('License number (optional)').fill('TX-DLR-20417');
     await add.getByLabel('State (optional)').selectOption('TX');
-    await screen(admin, 'add-dealer');
+    await shots.screen(admin, 'add-dealer');
     await add.getByRole('button', { name: 'Add dealer' }).click();
     await admin.getByText('Lone Star Motors was added.', { exact: false }).waitFor();
     expect(await add.count()).toBe(0);
@@ -160,7 +144,7 @@ describe.skipIf(!chromiumAvailable())('dealers in the lender portal (headless Ch
     await row.getByText('TX', { exact: true }).waitFor();
     disabledDealerId = (await row.getByLabel('Dealer ID of Lone Star Motors').textContent())!.trim();
     expect(disabledDealerId).toMatch(UUID);
-    await screen(admin, 'list-one-active');
+    await shots.screen(admin, 'list-one-active');
 
     const added = await waitForDealerEvent('dealer.added', disabledDealerId);
     expect(added.attempt).toBe(1);
@@ -182,7 +166,7 @@ describe.skipIf(!chromiumAvailable())('dealers in the lender portal (headless Ch
     await edit.getByLabel('Dealer name').fill('Lone Star Motors of Austin');
     await edit.getByLabel('License number (optional)').fill('');
     await edit.getByLabel('State (optional)').selectOption('OK');
-    await screen(admin, 'edit-dealer');
+    await shots.screen(admin, 'edit-dealer');
     await edit.getByRole('button', { name: 'Save changes' }).click();
     await admin.getByText('Lone Star Motors of Austin was updated.').waitFor();
     const row = dealerRow(admin, 'Lone Star Motors of Austin');
@@ -191,7 +175,7 @@ describe.skipIf(!chromiumAvailable())('dealers in the lender portal (headless Ch
     expect(await dealersTable(admin).getByText('Lone Star Motors', { exact: true }).count()).toBe(0);
     const listed = await pageFetch(admin, 'GET', '/portal/api/dealers/sandbox/dealers');
     expect(listed.body.data).toEqual([expect.objectContaining({ id: disabledDealerId, name: 'Lone Star Motors of Austin', license_number: null, state: 'OK', status: 'active' })]);
-    await screen(admin, 'list-edited');
+    await shots.screen(admin, 'list-edited');
   });
 
   it('adds a second dealer, then disables the first after a confirmation: Disabled badge, dealer.removed arrives signed', async () => {
@@ -210,7 +194,7 @@ describe.skipIf(!chromiumAvailable())('dealers in the lender portal (headless Ch
     await first.getByRole('button', { name: 'Disable Lone Star Motors of Austin' }).click();
     const confirm = admin.getByRole('dialog', { name: 'Disable this dealer?' });
     await confirm.getByText('dealer.removed').waitFor();
-    await screen(admin, 'disable-confirm');
+    await shots.screen(admin, 'disable-confirm');
     // Cancel changes nothing.
     await confirm.getByRole('button', { name: 'Cancel' }).click();
     await first.getByText('Active', { exact: true }).waitFor();
@@ -234,9 +218,9 @@ describe.skipIf(!chromiumAvailable())('dealers in the lender portal (headless Ch
     await admin.getByLabel('Status').selectOption('disabled');
     await expect.poll(() => dealersTable(admin).getByRole('row').count()).toBe(2); // header + the disabled one
     expect(admin.url()).toBe(`${t.baseUrl}/portal/sandbox/dealers?status=disabled`);
-    await screen(admin, 'list-filter-disabled');
+    await shots.screen(admin, 'list-filter-disabled');
     await admin.getByLabel('Status').selectOption('all');
-    await screen(admin, 'list-one-disabled');
+    await shots.screen(admin, 'list-one-disabled');
   });
 
   it('re-enabling is an add again (dealer.added); disabling once more leaves it refused', async () => {
@@ -258,7 +242,7 @@ describe.skipIf(!chromiumAvailable())('dealers in the lender portal (headless Ch
     await admin.getByText('Live environment.').waitFor();
     expect(admin.url()).toBe(`${t.baseUrl}/portal/live/dealers`);
     await dealersTable(admin).getByText('No live dealers yet.', { exact: false }).waitFor();
-    await screen(admin, 'live-empty');
+    await shots.screen(admin, 'live-empty');
     expect((await pageFetch(admin, 'PATCH', `/portal/api/dealers/live/dealers/${activeDealerId}`, { name: 'Moved' })).status).toBe(404);
     await admin.getByRole('navigation', { name: 'Environment' }).getByRole('link', { name: 'Sandbox' }).click();
     await dealerRow(admin, 'Gulf Coast Auto Group').waitFor();
@@ -267,7 +251,7 @@ describe.skipIf(!chromiumAvailable())('dealers in the lender portal (headless Ch
   it('a viewer sees the dealers and their status but no Add, Edit, Disable or Re-enable; the API refuses with 403', async () => {
     const invited = await pageFetch(admin, 'POST', '/portal/api/invitations', { email: 'vic.viewer@prairie-auto-credit.example.com', role: 'viewer' });
     expect(invited.status).toBe(201);
-    const viewer = await newPage(TABLET);
+    const viewer = await pages.open(TABLET);
     await viewer.goto(String(invited.body.invite_url));
     await heading(viewer, 'Join your team');
     await viewer.getByLabel('Your name').fill('Vic Viewer');
@@ -280,7 +264,7 @@ describe.skipIf(!chromiumAvailable())('dealers in the lender portal (headless Ch
     await dealerRow(viewer, 'Gulf Coast Auto Group').getByText('Active', { exact: true }).waitFor();
     await dealerRow(viewer, 'Lone Star Motors of Austin').getByText('Disabled', { exact: true }).waitFor();
     for (const name of ['Add dealer', /^Edit /, /^Disable /, /^Re-enable /]) expect(await viewer.getByRole('button', { name }).count(), String(name)).toBe(0);
-    await screen(viewer, 'viewer-tablet');
+    await shots.screen(viewer, 'viewer-tablet');
 
     const refused = await pageFetch(viewer, 'POST', `/portal/api/dealers/sandbox/dealers/${activeDealerId}/disable`);
     expect(refused).toMatchObject({ status: 403, body: { error: 'forbidden' } });

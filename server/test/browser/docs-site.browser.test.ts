@@ -6,9 +6,9 @@
  * origin (no CDN), and the browser must report no Content-Security-Policy violation. Screens are
  * kept under test-artifacts/screenshots/docs-*.png.
  */
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromiumAvailable, launchChromium, pageProblems, Screenshots, startListeningTestApp, type ListeningTestApp } from '../support/browser.js';
+import { BrowserPages, chromiumAvailable, heading, launchChromium, Screenshots, startListeningTestApp, type ListeningTestApp } from '../support/browser.js';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
 
 const LAPTOP = { width: 1366, height: 900 } as const;
@@ -18,17 +18,18 @@ describe.skipIf(!chromiumAvailable())('documentation site in headless Chromium',
   let db: TestDatabase;
   let t: ListeningTestApp;
   let browser: Browser;
-  const contexts: BrowserContext[] = [];
+  let pages: BrowserPages;
   const shots = new Screenshots('docs');
   const foreignRequests: string[] = [];
   const consoleErrors: string[] = [];
 
   beforeAll(async () => {
     [db, browser] = await Promise.all([createTestDatabase('sqlite'), launchChromium()]);
+    pages = new BrowserPages(browser);
     t = await startListeningTestApp(db);
   });
   afterAll(async () => {
-    for (const c of contexts) await c.close().catch(() => undefined);
+    await pages?.closeAll();
     await browser?.close();
     await t?.close();
     await db?.drop();
@@ -36,10 +37,7 @@ describe.skipIf(!chromiumAvailable())('documentation site in headless Chromium',
   });
 
   async function newPage(viewport: { width: number; height: number }, options: { colorScheme?: 'light' | 'dark' } = {}): Promise<Page> {
-    const context = await browser.newContext({ viewport, locale: 'en-US', timezoneId: 'UTC', colorScheme: options.colorScheme ?? 'light' });
-    context.setDefaultTimeout(10_000);
-    contexts.push(context);
-    const page = await context.newPage();
+    const page = await pages.open(viewport, { colorScheme: options.colorScheme ?? 'light' });
     const origin = new URL(t.baseUrl).origin;
     page.on('request', (request) => {
       const url = new URL(request.url());
@@ -53,41 +51,28 @@ describe.skipIf(!chromiumAvailable())('documentation site in headless Chromium',
   }
 
   /**
-   * Screenshot plus the basic accessibility and fit checks. On the API reference, swagger-ui's own
-   * markup (its hidden title heading, icon buttons named by aria-label) is not ours to check; our
-   * part of that page must still have exactly one h1.
+   * On the API reference, swagger-ui's own markup (its hidden title heading, icon buttons named by
+   * aria-label) is not ours to check; our part of that page must still have exactly one h1.
    */
-  async function screen(page: Page, step: string, options: { swaggerUi?: boolean } = {}): Promise<void> {
-    await page.waitForLoadState('networkidle').catch(() => undefined);
-    let problems = await pageProblems(page);
-    if (options.swaggerUi) {
-      problems = problems.filter((p) => p !== 'a button has no text' && !/^\d+ h1 elements$/.test(p));
-      expect(await page.locator('article.doc > h1').count()).toBe(1);
-    }
-    expect(problems, step).toEqual([]);
-    await page.evaluate('window.scrollTo(0, 0)');
-    await shots.take(page, step);
-  }
-
-  const h1 = (page: Page, text: string | RegExp) => page.getByRole('heading', { level: 1, name: text }).waitFor();
+  const swaggerUiMarkup = (problem: string) => problem === 'a button has no text' || /^\d+ h1 elements$/.test(problem);
 
   it('opens the home page and moves through the sidebar', async () => {
     const page = await newPage(LAPTOP);
     await page.goto(`${t.baseUrl}/docs`);
-    await h1(page, 'Credit Decisioning Service documentation');
-    await screen(page, 'home');
+    await heading(page, 'Credit Decisioning Service documentation');
+    await shots.screen(page, 'home');
     const sidebar = page.getByRole('navigation', { name: 'Documentation' });
     await sidebar.getByRole('link', { name: 'Quickstart' }).click();
-    await h1(page, 'Quickstart');
+    await heading(page, 'Quickstart');
     expect(page.url()).toBe(`${t.baseUrl}/docs/quickstart`);
     expect(await sidebar.getByRole('link', { name: 'Quickstart' }).getAttribute('aria-current')).toBe('page');
-    await screen(page, 'quickstart');
+    await shots.screen(page, 'quickstart');
     await sidebar.getByRole('link', { name: 'Errors' }).click();
-    await h1(page, 'Errors');
+    await heading(page, 'Errors');
     expect(await page.locator('table').first().innerText()).toContain('idempotency_conflict');
-    await screen(page, 'errors');
+    await shots.screen(page, 'errors');
     await sidebar.getByRole('link', { name: /Webhook delivery queued/ }).click();
-    await h1(page, /ADR 0005/);
+    await heading(page, /ADR 0005/);
   });
 
   it('searches, opens a result at its section, and follows a link between pages to its anchor', async () => {
@@ -101,7 +86,7 @@ describe.skipIf(!chromiumAvailable())('documentation site in headless Chromium',
     await shots.take(page, 'search');
     await search.press('Enter');
     await page.waitForURL(`${t.baseUrl}/docs/webhooks#rotating-the-signing-secret`);
-    await h1(page, 'Webhooks');
+    await heading(page, 'Webhooks');
 
     await search.fill('zzzz-nothing-like-this');
     await results.getByText('No results').waitFor();
@@ -128,13 +113,14 @@ describe.skipIf(!chromiumAvailable())('documentation site in headless Chromium',
   it('renders the API reference from the OpenAPI document and tries a request with a sandbox key', async () => {
     const page = await newPage(LAPTOP);
     await page.goto(`${t.baseUrl}/docs/api`);
-    await h1(page, 'API reference');
+    await heading(page, 'API reference');
     const operation = page.locator('.opblock-summary-path', { hasText: '/v1/decisions/bnpl/{decision_id}' }).first();
     await operation.waitFor();
     expect(await page.locator('.opblock-summary-path').allInnerTexts()).toEqual(
       expect.arrayContaining(['/v1/decisions/bnpl', '/v1/decisions/bnpl/{decision_id}', '/v1/sandbox/decisions/{decision_id}/verification']),
     );
-    await screen(page, 'api-reference', { swaggerUi: true });
+    await shots.screen(page, 'api-reference', { ignore: swaggerUiMarkup });
+    expect(await page.locator('article.doc > h1').count()).toBe(1);
 
     // A real decision to look up, made with the tenant's sandbox key.
     const soft = t.tenant.sandbox.consumers.find((c) => c.tier === 'soft')!;
@@ -172,8 +158,8 @@ describe.skipIf(!chromiumAvailable())('documentation site in headless Chromium',
   it('fits a phone: the menu opens the navigation; dark scheme; an unknown page is a 404 in the layout', async () => {
     const page = await newPage(PHONE, { colorScheme: 'dark' });
     await page.goto(`${t.baseUrl}/docs/webhooks`);
-    await h1(page, 'Webhooks');
-    await screen(page, 'webhooks-phone-dark');
+    await heading(page, 'Webhooks');
+    await shots.screen(page, 'webhooks-phone-dark');
     const menu = page.getByRole('button', { name: 'Menu' });
     await menu.click();
     expect(await menu.getAttribute('aria-expanded')).toBe('true');
@@ -181,12 +167,12 @@ describe.skipIf(!chromiumAvailable())('documentation site in headless Chromium',
     await sandbox.waitFor({ state: 'visible' });
     await shots.take(page, 'menu-phone-dark');
     await sandbox.click();
-    await h1(page, 'Sandbox');
+    await heading(page, 'Sandbox');
 
     const response = await page.goto(`${t.baseUrl}/docs/no-such-page`);
     expect(response?.status()).toBe(404);
-    await h1(page, 'Page not found');
-    await screen(page, 'not-found-phone-dark');
+    await heading(page, 'Page not found');
+    await shots.screen(page, 'not-found-phone-dark');
   });
 
   it('made no request to another origin and hit no Content-Security-Policy violation', () => {

@@ -7,9 +7,9 @@
  * from the API's own answers. Every screen is kept under test-artifacts/screenshots/explorer-*.png.
  */
 import { readFileSync } from 'node:fs';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromiumAvailable, ensurePortalBuilt, launchChromium, type ListeningTestApp, pageFetch, pageProblems, Screenshots, signUpInPortal, startListeningTestApp } from '../support/browser.js';
+import { BrowserPages, chromiumAvailable, ensurePortalBuilt, heading, launchChromium, type ListeningTestApp, pageFetch, Screenshots, signUpInPortal, startListeningTestApp } from '../support/browser.js';
 import { parseCsv } from '../support/csv.js';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
@@ -25,7 +25,7 @@ describe.skipIf(!chromiumAvailable())('decision explorer and dashboard in headle
   let t: ListeningTestApp;
   let receiver: WebhookReceiver;
   let browser: Browser;
-  const contexts: BrowserContext[] = [];
+  let pages: BrowserPages;
   const shots = new Screenshots('explorer');
   let analyst: Page;
   const consoleProblems: string[] = [];
@@ -37,6 +37,7 @@ describe.skipIf(!chromiumAvailable())('decision explorer and dashboard in headle
   beforeAll(async () => {
     ensurePortalBuilt();
     [receiver, db, browser] = await Promise.all([startWebhookReceiver(), createTestDatabase('sqlite'), launchChromium()]);
+    pages = new BrowserPages(browser);
     receiver.setMode('/down', 500);
     t = await startListeningTestApp(db, {
       env: { RATE_LIMIT_SANDBOX_PER_S: '100000', RATE_LIMIT_LIVE_PER_S: '100000' },
@@ -46,7 +47,7 @@ describe.skipIf(!chromiumAvailable())('decision explorer and dashboard in headle
     analyst = await newPage(LAPTOP);
   });
   afterAll(async () => {
-    for (const c of contexts) await c.close().catch(() => undefined);
+    await pages?.closeAll();
     await browser?.close();
     await t?.close();
     await db?.drop();
@@ -55,10 +56,7 @@ describe.skipIf(!chromiumAvailable())('decision explorer and dashboard in headle
   });
 
   async function newPage(viewport: { width: number; height: number }): Promise<Page> {
-    const context = await browser.newContext({ viewport, locale: 'en-US', timezoneId: 'UTC', acceptDownloads: true });
-    context.setDefaultTimeout(10_000);
-    contexts.push(context);
-    const page = await context.newPage();
+    const page = await pages.open(viewport, { acceptDownloads: true });
     page.on('console', (m) => {
       if (m.type() === 'error') consoleProblems.push(m.text());
     });
@@ -66,14 +64,6 @@ describe.skipIf(!chromiumAvailable())('decision explorer and dashboard in headle
     return page;
   }
 
-  async function screen(page: Page, step: string): Promise<void> {
-    await page.waitForLoadState('networkidle').catch(() => undefined);
-    expect(await pageProblems(page), step).toEqual([]);
-    await page.evaluate('window.scrollTo(0, 0)');
-    await shots.take(page, step);
-  }
-
-  const heading = (page: Page, text: string | RegExp) => page.getByRole('heading', { level: 1, name: text }).waitFor();
   const resultRows = (page: Page) => page.getByRole('table', { name: 'Decisions, newest first' }).locator('tbody tr');
 
   async function decide(body: unknown): Promise<void> {
@@ -113,14 +103,14 @@ describe.skipIf(!chromiumAvailable())('decision explorer and dashboard in headle
     await analyst.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Decisions' }).click();
     await heading(analyst, 'Decisions');
     await expect.poll(() => resultRows(analyst).count()).toBe(6);
-    await screen(analyst, 'list');
+    await shots.screen(analyst, 'list');
 
     await analyst.getByLabel('Outcome').selectOption('declined');
     await analyst.getByRole('button', { name: 'Search' }).click();
     await expect.poll(() => resultRows(analyst).count()).toBe(1);
     expect(analyst.url()).toContain('outcome=declined');
     await resultRows(analyst).first().getByText('Declined').waitFor();
-    await screen(analyst, 'filtered-declined');
+    await shots.screen(analyst, 'filtered-declined');
 
     await analyst.getByLabel('Outcome').selectOption('');
     await analyst.getByLabel('Consumer ID', { exact: true }).fill(softConsumer);
@@ -164,7 +154,7 @@ describe.skipIf(!chromiumAvailable())('decision explorer and dashboard in headle
     // No personal data of the applicant on the page.
     expect(await analyst.locator('main').innerText()).not.toMatch(/Dale|Shopper|shopper@example\.com|1990-01-01|83702/);
     await analyst.getByText('Inputs', { exact: true }).click();
-    await screen(analyst, 'detail');
+    await shots.screen(analyst, 'detail');
   });
 
   it('downloads the filtered list as CSV with every row the API lists', async () => {
@@ -228,7 +218,7 @@ describe.skipIf(!chromiumAvailable())('decision explorer and dashboard in headle
       const failed = history.filter((h) => h.state === 'failed').length;
       expect(await row.allInnerTexts()).toEqual([e.url, String(delivered), String(failed), '0', `${((delivered / (delivered + failed)) * 100).toFixed(1)}%`]);
     }
-    await screen(analyst, 'dashboard');
+    await shots.screen(analyst, 'dashboard');
 
     await analyst.getByLabel('Period', { exact: true }).selectOption('7d');
     await expect.poll(() => analyst.url()).toContain('period=7d');
@@ -241,7 +231,7 @@ describe.skipIf(!chromiumAvailable())('decision explorer and dashboard in headle
     await tablet.goto(`${t.baseUrl}/portal/sandbox/dashboard`);
     await heading(tablet, 'Dashboard');
     await tablet.getByTestId('dashboard-summary').waitFor();
-    await screen(tablet, 'dashboard-tablet');
+    await shots.screen(tablet, 'dashboard-tablet');
     await tablet.close();
     expect(consoleProblems).toEqual([]);
   });

@@ -7,9 +7,9 @@
  * stops working, the new one works, a used link is refused. Screenshots:
  * test-artifacts/screenshots/passwords-*.png.
  */
-import type { Browser, BrowserContext, Page, Response } from 'playwright-core';
+import type { Browser, Page, Response } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromiumAvailable, ensurePortalBuilt, launchChromium, type ListeningTestApp, pageFetch, pageProblems, phoneContext, Screenshots, signUpInPortal, startListeningTestApp } from '../support/browser.js';
+import { BrowserPages, chromiumAvailable, ensurePortalBuilt, heading, launchChromium, type ListeningTestApp, pageFetch, Screenshots, signUpInPortal, startListeningTestApp } from '../support/browser.js';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
 
 const LAPTOP = { width: 1366, height: 900 } as const;
@@ -22,7 +22,7 @@ describe.skipIf(!chromiumAvailable())('portal passwords in headless Chromium', (
   let db: TestDatabase;
   let t: ListeningTestApp;
   let browser: Browser;
-  const contexts: BrowserContext[] = [];
+  let pages: BrowserPages;
   const shots = new Screenshots('passwords');
   const company = 'Juniper Lending';
   const adminEmail = 'ines.admin@juniper-lending.example.com';
@@ -38,11 +38,12 @@ describe.skipIf(!chromiumAvailable())('portal passwords in headless Chromium', (
   beforeAll(async () => {
     ensurePortalBuilt();
     [db, browser] = await Promise.all([createTestDatabase('sqlite'), launchChromium()]);
+    pages = new BrowserPages(browser);
     t = await startListeningTestApp(db);
     admin = await newPage();
   });
   afterAll(async () => {
-    for (const c of contexts) await c.close().catch(() => undefined);
+    await pages?.closeAll();
     await browser?.close();
     await t?.close();
     await db?.drop();
@@ -50,29 +51,8 @@ describe.skipIf(!chromiumAvailable())('portal passwords in headless Chromium', (
   });
 
   /** A fresh laptop-size browser (its own cookies: another device, or another person). */
-  async function newPage(): Promise<Page> {
-    const context = await browser.newContext({ viewport: LAPTOP, locale: 'en-US', timezoneId: 'UTC' });
-    context.setDefaultTimeout(10_000);
-    contexts.push(context);
-    return context.newPage();
-  }
+  const newPage = () => pages.open(LAPTOP);
 
-  /** A fresh phone (where a link handed over in a chat is often opened). */
-  async function newPhone(): Promise<Page> {
-    const context = await phoneContext(browser);
-    contexts.push(context);
-    return context.newPage();
-  }
-
-  /** Screenshot plus the basic accessibility and fit checks on every screen. */
-  async function screen(page: Page, step: string): Promise<void> {
-    await page.waitForLoadState('networkidle').catch(() => undefined);
-    expect(await pageProblems(page), step).toEqual([]);
-    await page.evaluate('window.scrollTo(0, 0)');
-    await shots.take(page, step);
-  }
-
-  const heading = (page: Page, text: string | RegExp) => page.getByRole('heading', { level: 1, name: text }).waitFor();
   const mainNav = (page: Page) => page.getByRole('navigation', { name: 'Main' });
   const portalCall = (page: Page, method: string, path: string) => page.waitForResponse((r) => r.request().method() === method && new URL(r.url()).pathname === `/portal/api${path}`);
   const errorBody = async (response: Response) => (await response.json()) as Record<string, string>;
@@ -156,7 +136,7 @@ describe.skipIf(!chromiumAvailable())('portal passwords in headless Chromium', (
     await confirm
       .getByText(`Create a one-time link for ${developer.name} to set a new password? The link works once, for 24 hours. Their current password keeps working until the link is used.`)
       .waitFor();
-    await screen(admin, 'users-reset-confirm');
+    await shots.screen(admin, 'users-reset-confirm');
     // Cancel makes nothing; the keyboard works the dialog as well as the mouse.
     await confirm.getByRole('button', { name: 'Cancel' }).click();
     await confirm.waitFor({ state: 'hidden' });
@@ -186,7 +166,7 @@ describe.skipIf(!chromiumAvailable())('portal passwords in headless Chromium', (
     expect(expires).toBe(Math.floor(Date.parse(body.expires_at) / 1000) * 1000);
     expect(expires).toBeGreaterThanOrEqual(before + 24 * 3600_000 - 60_000);
     expect(expires).toBeLessThanOrEqual(Date.now() + 24 * 3600_000 + 1_000);
-    await screen(admin, 'users-reset-link-shown-once');
+    await shots.screen(admin, 'users-reset-link-shown-once');
 
     await shown.getByRole('button', { name: 'Done' }).click();
     await shown.waitFor({ state: 'hidden' });
@@ -197,13 +177,13 @@ describe.skipIf(!chromiumAvailable())('portal passwords in headless Chromium', (
   });
 
   it('the developer opens the link in another browser, sets a new password and lands signed in; their earlier session is signed out', async () => {
-    const phone = await newPhone();
+    const phone = await pages.phone(); // a fresh phone, where a link handed over in a chat is often opened
     const lookup = portalCall(phone, 'POST', '/password-reset-links/lookup');
     await phone.goto(resetUrl);
     expect((await lookup).status()).toBe(200);
     await heading(phone, 'Set a new password');
     await phone.getByText(`Set a new password for ${developer.email} (${company})`).waitFor();
-    await screen(phone, 'reset-password');
+    await shots.screen(phone, 'reset-password');
 
     // The browser's own checks first: nothing is sent while the two differ or the password is short.
     await phone.getByLabel('New password', { exact: true }).fill('too short');
@@ -212,7 +192,7 @@ describe.skipIf(!chromiumAvailable())('portal passwords in headless Chromium', (
     await phone.getByText('Use at least 12 characters.').waitFor();
     await phone.getByText('The two passwords are not the same.').waitFor();
     expect(await phone.getByLabel('New password', { exact: true }).getAttribute('aria-invalid')).toBe('true');
-    await screen(phone, 'reset-password-checks');
+    await shots.screen(phone, 'reset-password-checks');
 
     await phone.getByLabel('New password', { exact: true }).fill(DEVELOPER_NEW_PASSWORD);
     await phone.getByLabel('Confirm new password').fill(DEVELOPER_NEW_PASSWORD);
@@ -222,7 +202,7 @@ describe.skipIf(!chromiumAvailable())('portal passwords in headless Chromium', (
     await heading(phone, 'Welcome, Devon');
     // Signed in as accepting an invitation leaves you: the token is gone from the address bar.
     expect(phone.url()).toBe(`${t.baseUrl}/portal/sandbox`);
-    await screen(phone, 'reset-password-signed-in');
+    await shots.screen(phone, 'reset-password-signed-in');
     await phone.reload();
     await heading(phone, 'Welcome, Devon');
 
@@ -253,7 +233,7 @@ describe.skipIf(!chromiumAvailable())('portal passwords in headless Chromium', (
     expect(await errorBody(refused)).toMatchObject({ error: 'not_found', message: INVALID_LINK });
     await heading(again, 'Password reset link not valid');
     await again.getByText(INVALID_LINK).waitFor();
-    await screen(again, 'reset-password-used-link');
+    await shots.screen(again, 'reset-password-used-link');
     await again.getByRole('link', { name: 'Go to sign in' }).click();
     await heading(again, 'Sign in');
     // And accepting it directly is refused the same way (a used link sets no password).
@@ -272,7 +252,7 @@ describe.skipIf(!chromiumAvailable())('portal passwords in headless Chromium', (
     expect(await mainNav(viewerPage).getByRole('link', { name: 'Account' }).getAttribute('aria-current')).toBe('page');
     const details = viewerPage.getByRole('region', { name: 'Your account' });
     expect(await details.locator('dt, dd').allTextContents()).toEqual(['Name', viewer.name, 'Email', viewer.email, 'Role', 'Viewer', 'Organisation', company]);
-    await screen(viewerPage, 'account');
+    await shots.screen(viewerPage, 'account');
 
     const form = viewerPage.getByRole('region', { name: 'Change password' });
     const current = form.getByLabel('Current password');
@@ -298,7 +278,7 @@ describe.skipIf(!chromiumAvailable())('portal passwords in headless Chromium', (
     expect(wrong).toMatchObject({ error: 'unprocessable_entity', message: 'The current password is not right.' });
     await viewerPage.getByRole('alert').filter({ hasText: 'Could not change the password' }).getByText(wrong.message!).waitFor();
     expect(await form.getByText('The two passwords are not the same.').count()).toBe(0);
-    await screen(viewerPage, 'account-wrong-current-password');
+    await shots.screen(viewerPage, 'account-wrong-current-password');
 
     // The right current password, but the same one again: refused as the service says.
     await current.fill(PASSWORD);
@@ -330,7 +310,7 @@ describe.skipIf(!chromiumAvailable())('portal passwords in headless Chromium', (
     await viewerPage.getByRole('status').filter({ hasText: 'Password changed. Your other sessions were signed out, and this one was renewed.' }).waitFor();
     for (const field of [current, fresh, confirm]) expect(await field.inputValue()).toBe('');
     expect(await viewerPage.getByRole('alert').count()).toBe(0);
-    await screen(viewerPage, 'account-password-changed');
+    await shots.screen(viewerPage, 'account-password-changed');
 
     // The other browser is signed out at its next navigation. This one goes on with the renewed
     // session and its CSRF token, without a reload: signing out is a state change the service
@@ -357,7 +337,7 @@ describe.skipIf(!chromiumAvailable())('portal passwords in headless Chromium', (
     await heading(page, 'Set a new password');
     await page.getByText(`You are signed in as ${viewer.email}.`).waitFor();
     expect(new URL(page.url()).hash).toBe(new URL(resetUrl).hash); // still the link, not sent to the app
-    await screen(page, 'reset-link-while-signed-in');
+    await shots.screen(page, 'reset-link-while-signed-in');
     const signedOut = portalCall(page, 'POST', '/logout');
     await page.getByRole('button', { name: 'Sign out and open the password reset link' }).click();
     expect((await signedOut).status()).toBe(200);

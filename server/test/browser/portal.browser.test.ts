@@ -9,9 +9,9 @@
  * endpoint after 3 failed deliveries in a row (the production values, 8 attempts and 50, are
  * covered by the webhook delivery suite); failing test events go through the service layer.
  */
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromiumAvailable, ensurePortalBuilt, launchChromium, type ListeningTestApp, pageFetch, pageProblems, Screenshots, startListeningTestApp, visibleInputCount } from '../support/browser.js';
+import { BrowserPages, chromiumAvailable, ensurePortalBuilt, heading, launchChromium, type ListeningTestApp, pageFetch, Screenshots, startListeningTestApp, visibleInputCount } from '../support/browser.js';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
 import { signedWith, startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 
@@ -24,7 +24,7 @@ describe.skipIf(!chromiumAvailable())('lender portal in headless Chromium', () =
   let t: ListeningTestApp;
   let receiver: WebhookReceiver;
   let browser: Browser;
-  const contexts: BrowserContext[] = [];
+  let pages: BrowserPages;
   const shots = new Screenshots('portal');
   const adminEmail = 'dana.admin@northwind-credit.example.com';
   // Shared along the journey (each test builds on the previous one, as one person's session would).
@@ -35,39 +35,22 @@ describe.skipIf(!chromiumAvailable())('lender portal in headless Chromium', () =
   beforeAll(async () => {
     ensurePortalBuilt();
     [receiver, db, browser] = await Promise.all([startWebhookReceiver(), createTestDatabase('sqlite'), launchChromium()]);
+    pages = new BrowserPages(browser);
     t = await startListeningTestApp(db, {
       env: { RATE_LIMIT_SANDBOX_PER_S: '100000', RATE_LIMIT_LIVE_PER_S: '100000' },
       overrides: { webhookDelivery: { ca: receiver.ca, timeoutMs: 2_000, leaseMs: 30_000, pollIntervalMs: 100, schedule: { delaysMs: [] }, autoDisableThreshold: 3 } },
     });
     t.ctx.webhookDelivery.start();
-    admin = await newPage(LAPTOP);
+    admin = await pages.open(LAPTOP);
   });
   afterAll(async () => {
-    for (const c of contexts) await c.close().catch(() => undefined);
+    await pages?.closeAll();
     await browser?.close();
     await t?.close();
     await db?.drop();
     await receiver?.stop();
     if (shots.files.length > 0) console.info(`portal screenshots:\n  ${shots.files.join('\n  ')}`);
   });
-
-  async function newPage(viewport: { width: number; height: number }): Promise<Page> {
-    const context = await browser.newContext({ viewport, locale: 'en-US', timezoneId: 'UTC' });
-    context.setDefaultTimeout(10_000);
-    contexts.push(context);
-    return context.newPage();
-  }
-
-  /** Screenshot plus the basic accessibility and fit checks on every screen. */
-  async function screen(page: Page, step: string): Promise<void> {
-    await page.waitForLoadState('networkidle').catch(() => undefined);
-    expect(await pageProblems(page), step).toEqual([]);
-    // From the top: a sticky header drawn mid-page in a full-page capture looks like a bug.
-    await page.evaluate('window.scrollTo(0, 0)');
-    await shots.take(page, step);
-  }
-
-  const heading = (page: Page, text: string | RegExp) => page.getByRole('heading', { level: 1, name: text }).waitFor();
 
   async function tenantOf(email: string): Promise<string> {
     const row = await t.ctx.storage.db.selectFrom('users').select('tenant_id').where('email', '=', email).executeTakeFirstOrThrow();
@@ -77,7 +60,7 @@ describe.skipIf(!chromiumAvailable())('lender portal in headless Chromium', () =
   it('signs up: a tenant with its sandbox, the sandbox key shown once, the overview', async () => {
     await admin.goto(`${t.baseUrl}/portal`);
     await heading(admin, 'Sign in');
-    await screen(admin, 'sign-in');
+    await shots.screen(admin, 'sign-in');
     await admin.getByRole('link', { name: 'Create an account' }).click();
     await heading(admin, 'Create your account');
     await admin.getByLabel('Company name').fill('Northwind Credit');
@@ -85,16 +68,16 @@ describe.skipIf(!chromiumAvailable())('lender portal in headless Chromium', () =
     await admin.getByLabel('Work email').fill(adminEmail);
     await admin.getByLabel('Password').fill(PASSWORD);
     expect(await visibleInputCount(admin)).toBe(4);
-    await screen(admin, 'sign-up');
+    await shots.screen(admin, 'sign-up');
     await admin.getByRole('button', { name: 'Create account' }).click();
     await heading(admin, 'Your sandbox is ready');
     expect(await admin.getByLabel('Sandbox API key').inputValue()).toMatch(/^svc_test_[0-9A-Za-z]{40}$/);
-    await screen(admin, 'sign-up-sandbox-key');
+    await shots.screen(admin, 'sign-up-sandbox-key');
     await admin.getByRole('button', { name: 'Continue to the portal' }).click();
     await heading(admin, 'Welcome, Dana');
     await admin.getByText(/"consumer_id":"[0-9a-f-]{36}"/).waitFor();
     expect(await admin.getByRole('navigation', { name: 'Environment' }).getByRole('link', { name: 'Sandbox' }).getAttribute('aria-current')).toBe('true');
-    await screen(admin, 'overview');
+    await shots.screen(admin, 'overview');
   });
 
   it('generates a sandbox key (shown once, with copy) and uses it against /v1 at once', async () => {
@@ -109,7 +92,7 @@ describe.skipIf(!chromiumAvailable())('lender portal in headless Chromium', () =
     const key = await shown.getByLabel('Sandbox API key').inputValue();
     expect(key).toMatch(/^svc_test_[0-9A-Za-z]{40}$/);
     await shown.getByRole('button', { name: 'Copy' }).waitFor();
-    await screen(admin, 'api-key-shown-once');
+    await shots.screen(admin, 'api-key-shown-once');
 
     const tenantId = await tenantOf(adminEmail);
     const soft = (await t.ctx.consumers.listConsumers({ tenantId, environment: 'sandbox' }, { seededOnly: true })).consumers[0]!;
@@ -127,7 +110,7 @@ describe.skipIf(!chromiumAvailable())('lender portal in headless Chromium', () =
     await row.getByText(`svc_test_…${key.slice(-4)}`).waitFor();
     await row.getByText('just now').waitFor(); // last used
     expect(await admin.content()).not.toContain(key);
-    await screen(admin, 'api-keys');
+    await shots.screen(admin, 'api-keys');
   });
 
   it('adds a webhook endpoint on the local HTTPS receiver, sends a test event, sees it arrive signed and in the history', async () => {
@@ -137,12 +120,12 @@ describe.skipIf(!chromiumAvailable())('lender portal in headless Chromium', () =
     const add = admin.getByRole('dialog', { name: 'Add sandbox endpoint' });
     await add.getByLabel('Endpoint URL').fill(receiver.url('/portal-e2e'));
     await add.getByLabel('Description (optional)').fill('Orders service');
-    await screen(admin, 'webhook-add');
+    await shots.screen(admin, 'webhook-add');
     await add.getByRole('button', { name: 'Add endpoint' }).click();
     const created = admin.getByRole('dialog', { name: 'Endpoint added' });
     const secret = await created.getByLabel('Signing secret').inputValue();
     expect(secret).toMatch(/^whsec_/);
-    await screen(admin, 'webhook-secret-shown-once');
+    await shots.screen(admin, 'webhook-secret-shown-once');
     await created.getByRole('button', { name: 'Done' }).click();
     await heading(admin, 'Webhook endpoint');
     endpointId = admin.url().split('/').pop()!;
@@ -154,13 +137,13 @@ describe.skipIf(!chromiumAvailable())('lender portal in headless Chromium', () =
     expect(signedWith(received, secret)).toBe(true);
     const history = admin.getByRole('table', { name: 'Deliveries' });
     await history.getByRole('row', { name: /webhook\.test.*Delivered/ }).waitFor();
-    await screen(admin, 'webhook-endpoint');
+    await shots.screen(admin, 'webhook-endpoint');
     await history.getByRole('button', { name: 'View attempts of webhook.test delivery' }).click();
     const attempts = admin.getByRole('dialog', { name: 'Delivery of webhook.test' });
     await attempts.getByText('Attempt 1').waitFor();
     await attempts.getByText('Request').click();
     await attempts.getByText(/Svc-Signature: t=\d+,v1=[0-9a-f]{64}/).waitFor();
-    await screen(admin, 'webhook-delivery-attempts');
+    await shots.screen(admin, 'webhook-delivery-attempts');
     await attempts.getByRole('button', { name: 'Close' }).click();
 
     // Rotate with a one-hour overlap: the next delivery carries both signatures.
@@ -171,7 +154,7 @@ describe.skipIf(!chromiumAvailable())('lender portal in headless Chromium', () =
     const newSecret = await rotate.getByLabel('New signing secret').inputValue();
     expect(newSecret).toMatch(/^whsec_/);
     expect(newSecret).not.toBe(secret);
-    await screen(admin, 'webhook-rotate-secret');
+    await shots.screen(admin, 'webhook-rotate-secret');
     await rotate.getByRole('button', { name: 'Done' }).click();
     await admin.getByRole('button', { name: 'Send test event' }).click();
     await receiver.waitFor((rs) => rs.filter((r) => r.path === '/portal-e2e').length >= 2);
@@ -194,7 +177,7 @@ describe.skipIf(!chromiumAvailable())('lender portal in headless Chromium', () =
     await notice.getByText(/Auto-disabled after 3 consecutive failed deliveries \(last: HTTP 503/).waitFor();
     await admin.getByText('Auto-disabled', { exact: true }).first().waitFor();
     expect(await admin.getByRole('button', { name: 'Send test event' }).isDisabled()).toBe(true);
-    await screen(admin, 'webhook-auto-disabled');
+    await shots.screen(admin, 'webhook-auto-disabled');
 
     receiver.setMode('/portal-e2e', 200);
     const before = receiver.requestsTo('/portal-e2e').length;
@@ -206,7 +189,7 @@ describe.skipIf(!chromiumAvailable())('lender portal in headless Chromium', () =
     await receiver.waitFor((rs) => rs.filter((r) => r.path === '/portal-e2e').length >= before + 3);
     await admin.getByRole('table', { name: 'Deliveries' }).getByRole('row', { name: /Delivered/ }).first().waitFor();
     expect((await t.ctx.webhooks.getEndpoint(scope, endpointId)).state).toBe('active');
-    await screen(admin, 'webhook-re-enabled');
+    await shots.screen(admin, 'webhook-re-enabled');
   });
 
   it('shows the seeded sandbox consumers and resets one, scoped to this sandbox', async () => {
@@ -215,7 +198,7 @@ describe.skipIf(!chromiumAvailable())('lender portal in headless Chromium', () =
     const table = admin.getByRole('table', { name: 'Sandbox consumers' });
     for (const name of ['Riley Returning', 'Emery Enhanced', 'Harper Hardcase']) await table.getByRole('link', { name }).waitFor();
     await table.getByRole('button', { name: 'Copy' }).first().waitFor();
-    await screen(admin, 'sandbox-consumers');
+    await shots.screen(admin, 'sandbox-consumers');
     await admin.getByLabel('Search').fill('riley');
     await admin.getByRole('button', { name: 'Search' }).click();
     await expect.poll(() => table.getByRole('row').count()).toBe(2); // header + Riley
@@ -223,14 +206,14 @@ describe.skipIf(!chromiumAvailable())('lender portal in headless Chromium', () =
     await heading(admin, 'Riley Returning');
     const applications = admin.getByRole('table', { name: 'Applications' });
     await applications.getByRole('row', { name: /120\.00 USD.*Approved/ }).waitFor();
-    await screen(admin, 'sandbox-consumer');
+    await shots.screen(admin, 'sandbox-consumer');
 
     await admin.getByRole('button', { name: 'Reset consumer state' }).click();
-    await screen(admin, 'sandbox-consumer-reset-confirm');
+    await shots.screen(admin, 'sandbox-consumer-reset-confirm');
     await admin.getByRole('dialog', { name: 'Reset this consumer?' }).getByRole('button', { name: 'Reset consumer state' }).click();
     await admin.getByText(/Consumer state reset/).waitFor();
     await applications.getByText('No applications since the last reset.').waitFor();
-    await screen(admin, 'sandbox-consumer-after-reset');
+    await shots.screen(admin, 'sandbox-consumer-after-reset');
   });
 
   it('invites a viewer, and the environment switch shows live clearly', async () => {
@@ -243,10 +226,10 @@ describe.skipIf(!chromiumAvailable())('lender portal in headless Chromium', () =
     await invite.getByRole('button', { name: 'Create invitation' }).click();
     inviteUrl = await admin.getByRole('dialog', { name: 'Invitation created' }).getByLabel('Invitation link').inputValue();
     expect(inviteUrl).toMatch(new RegExp(`^${t.baseUrl}/portal/invitation#[A-Za-z0-9_-]{43}$`));
-    await screen(admin, 'users-invitation');
+    await shots.screen(admin, 'users-invitation');
     await admin.getByRole('dialog', { name: 'Invitation created' }).getByRole('button', { name: 'Done' }).click();
     await admin.getByRole('table', { name: 'Open invitations' }).getByText('val.viewer@northwind-credit.example.com').waitFor();
-    await screen(admin, 'users');
+    await shots.screen(admin, 'users');
 
     await admin.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'API keys' }).click();
     await admin.getByRole('navigation', { name: 'Environment' }).getByRole('link', { name: 'Live' }).click();
@@ -254,7 +237,7 @@ describe.skipIf(!chromiumAvailable())('lender portal in headless Chromium', () =
     expect(admin.url()).toBe(`${t.baseUrl}/portal/live/api-keys`);
     await admin.getByLabel('Status').selectOption('all');
     await admin.getByRole('table', { name: 'API keys' }).getByText('svc_live_…', { exact: false }).waitFor();
-    await screen(admin, 'live-api-keys');
+    await shots.screen(admin, 'live-api-keys');
     // Switched to Live on the same screen: a new key is preselected for Live, not the environment the screen opened in.
     await admin.getByRole('button', { name: 'Generate new key' }).click();
     const liveDialog = admin.getByRole('dialog', { name: 'Generate new key' });
@@ -264,13 +247,13 @@ describe.skipIf(!chromiumAvailable())('lender portal in headless Chromium', () =
   });
 
   it('a viewer cannot generate keys: the UI does not offer it and the API refuses with 403', async () => {
-    const viewer = await newPage(LAPTOP);
+    const viewer = await pages.open(LAPTOP);
     await viewer.goto(inviteUrl);
     await heading(viewer, 'Join your team');
     await viewer.getByText(/invited to Northwind Credit as Viewer/).waitFor();
     await viewer.getByLabel('Your name').fill('Val Viewer');
     await viewer.getByLabel('Choose a password').fill(PASSWORD);
-    await screen(viewer, 'accept-invitation');
+    await shots.screen(viewer, 'accept-invitation');
     await viewer.getByRole('button', { name: 'Accept invitation' }).click();
     await heading(viewer, 'Welcome, Val');
     await viewer.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'API keys' }).click();
@@ -279,14 +262,14 @@ describe.skipIf(!chromiumAvailable())('lender portal in headless Chromium', () =
     expect(await viewer.getByRole('button', { name: 'Generate new key' }).count()).toBe(0);
     expect(await viewer.getByRole('button', { name: /Revoke/ }).count()).toBe(0);
     expect(await viewer.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Users' }).count()).toBe(0);
-    await screen(viewer, 'viewer-api-keys');
+    await shots.screen(viewer, 'viewer-api-keys');
     const refused = await pageFetch(viewer, 'POST', '/portal/api/api-keys', { environment: 'sandbox' });
     expect(refused).toMatchObject({ status: 403, body: { error: 'forbidden' } });
     expect(Object.keys(refused.body).sort()).toEqual(['error', 'message', 'request_id']);
   });
 
   it("another tenant sees none of this tenant's data, in the UI or through the API", async () => {
-    const other = await newPage(TABLET);
+    const other = await pages.open(TABLET);
     await other.goto(`${t.baseUrl}/portal/signup`);
     await heading(other, 'Create your account');
     await other.getByLabel('Company name').fill('Contoso Lending');
@@ -296,11 +279,11 @@ describe.skipIf(!chromiumAvailable())('lender portal in headless Chromium', () =
     await other.getByRole('button', { name: 'Create account' }).click();
     await other.getByRole('button', { name: 'Continue to the portal' }).click();
     await heading(other, 'Welcome, Omar');
-    await screen(other, 'tablet-overview');
+    await shots.screen(other, 'tablet-overview');
 
     await other.goto(`${t.baseUrl}/portal/sandbox/webhooks`);
     await other.getByText('No sandbox endpoints yet').waitFor();
-    await screen(other, 'tablet-webhooks-other-tenant');
+    await shots.screen(other, 'tablet-webhooks-other-tenant');
     await other.goto(`${t.baseUrl}/portal/sandbox/webhooks/${endpointId}`);
     await heading(other, 'Endpoint not found');
     const tenantA = await tenantOf(adminEmail);
@@ -309,7 +292,7 @@ describe.skipIf(!chromiumAvailable())('lender portal in headless Chromium', () =
     await other.getByRole('table', { name: 'Sandbox consumers' }).getByRole('link', { name: 'Riley Returning' }).waitFor();
     const html = await other.content();
     for (const id of aConsumers) expect(html).not.toContain(id);
-    await screen(other, 'tablet-consumers-other-tenant');
+    await shots.screen(other, 'tablet-consumers-other-tenant');
     expect((await pageFetch(other, 'GET', `/portal/api/webhooks/sandbox/endpoints/${endpointId}`)).status).toBe(404);
     expect((await pageFetch(other, 'POST', `/portal/api/sandbox/consumers/${aConsumers[0]}/reset`)).status).toBe(404);
   });

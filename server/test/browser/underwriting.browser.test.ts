@@ -9,9 +9,9 @@
  * underwriter the conflict message. Every screen: test-artifacts/screenshots/underwriting-*.png.
  */
 import { writeFileSync } from 'node:fs';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromiumAvailable, ensurePortalBuilt, launchChromium, type ListeningTestApp, makePng, pageProblems, phoneContext, Screenshots, startListeningTestApp } from '../support/browser.js';
+import { BrowserPages, chromiumAvailable, ensurePortalBuilt, heading, launchChromium, type ListeningTestApp, makePng, Screenshots, startListeningTestApp } from '../support/browser.js';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
 import { makeTempDir } from '../support/server-process.js';
 import { signedWith, startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from '../support/webhook-receiver.js';
@@ -25,7 +25,7 @@ describe.skipIf(!chromiumAvailable())('underwriting workplace in headless Chromi
   let t: ListeningTestApp;
   let receiver: WebhookReceiver;
   let browser: Browser;
-  const contexts: BrowserContext[] = [];
+  let pages: BrowserPages;
   const shots = new Screenshots('underwriting');
   let apiKey = '';
   let secret = '';
@@ -37,6 +37,7 @@ describe.skipIf(!chromiumAvailable())('underwriting workplace in headless Chromi
   beforeAll(async () => {
     ensurePortalBuilt();
     [receiver, db, browser] = await Promise.all([startWebhookReceiver(), createTestDatabase('sqlite'), launchChromium()]);
+    pages = new BrowserPages(browser);
     t = await startListeningTestApp(db, {
       env: { RATE_LIMIT_SANDBOX_PER_S: '100000', RATE_LIMIT_LIVE_PER_S: '100000' },
       overrides: { webhookDelivery: { ca: receiver.ca, timeoutMs: 2_000, leaseMs: 30_000, pollIntervalMs: 100 } },
@@ -60,7 +61,7 @@ describe.skipIf(!chromiumAvailable())('underwriting workplace in headless Chromi
     ids.conflict = await referred('Cory', 'Conflict', '90.00');
   });
   afterAll(async () => {
-    for (const c of contexts) await c.close().catch(() => undefined);
+    await pages?.closeAll();
     await browser?.close();
     await t?.close();
     await db?.drop();
@@ -96,29 +97,13 @@ describe.skipIf(!chromiumAvailable())('underwriting workplace in headless Chromi
     return JSON.parse(request.body) as { id: string; type: string; data: Record<string, unknown> };
   }
 
-  async function newPage(viewport: { width: number; height: number }): Promise<Page> {
-    const context = await browser.newContext({ viewport, locale: 'en-US', timezoneId: 'UTC' });
-    context.setDefaultTimeout(10_000);
-    contexts.push(context);
-    return context.newPage();
-  }
-
-  async function screen(page: Page, step: string): Promise<void> {
-    await page.waitForLoadState('networkidle').catch(() => undefined);
-    expect(await pageProblems(page), step).toEqual([]);
-    await page.evaluate('window.scrollTo(0, 0)');
-    await shots.take(page, step);
-  }
-
-  const heading = (page: Page, text: string | RegExp) => page.getByRole('heading', { level: 1, name: text }).waitFor();
-
   async function openReferral(page: Page, id: string): Promise<void> {
     await page.goto(`${t.baseUrl}/portal/sandbox/referrals/${id}`);
     await heading(page, 'Referred decision');
   }
 
   it('the underwriter signs in and sees the queue, oldest first, with applicants masked', async () => {
-    underwriter = await newPage(LAPTOP);
+    underwriter = await pages.open(LAPTOP);
     await underwriter.goto(`${t.baseUrl}/portal/login`);
     await heading(underwriter, 'Sign in');
     await underwriter.getByLabel('Work email').fill('uri@harbor-credit.example.com');
@@ -134,20 +119,20 @@ describe.skipIf(!chromiumAvailable())('underwriting workplace in headless Chromi
     expect(rows.slice(1).map((r) => r.split('\t')[1]?.split(' ').slice(0, 2).join(' ')).sort()).toEqual(['C. C.', 'D. D.', 'D. D.', 'R. A.']);
     const html = await underwriter.content();
     for (const name of ['Rosa', 'Approve', 'rosa@example.com', '4155550142', '1985-05-06']) expect(html).not.toContain(name);
-    await screen(underwriter, 'queue');
+    await shots.screen(underwriter, 'queue');
   });
 
   it('approves with amount and plan: the poll returns the approval and decision.adjusted arrives', async () => {
     await openReferral(underwriter, ids.approve);
     await underwriter.getByText('r•••@example.com').waitFor();
     await underwriter.getByRole('table', { name: 'Action history' }).getByText('No one has acted on this decision yet.').waitFor();
-    await screen(underwriter, 'referral-detail');
+    await shots.screen(underwriter, 'referral-detail');
 
     await underwriter.getByRole('button', { name: 'Reveal' }).click();
     await underwriter.getByText('Rosa Approve').waitFor();
     await underwriter.getByText('1985-05-06').waitFor();
     await underwriter.getByRole('table', { name: 'Action history' }).getByRole('row', { name: /Uri Underwriter.*Applicant details revealed/ }).waitFor();
-    await screen(underwriter, 'referral-revealed');
+    await shots.screen(underwriter, 'referral-revealed');
 
     await underwriter.getByRole('button', { name: 'Approve' }).click();
     const dialog = underwriter.getByRole('dialog', { name: 'Approve this application' });
@@ -161,12 +146,12 @@ describe.skipIf(!chromiumAvailable())('underwriting workplace in headless Chromi
     expect(await dialog.getByRole('button', { name: 'Approve' }).isDisabled()).toBe(true);
     await why.getByLabel('AA-08 Income insufficient for amount of credit requested').check();
     await dialog.getByText('Chosen: AA-08').waitFor();
-    await screen(underwriter, 'approve-dialog');
+    await shots.screen(underwriter, 'approve-dialog');
     await dialog.getByRole('button', { name: 'Approve' }).click();
     await underwriter.getByText(/Approved: 250\.00 USD at \d+\.\d\d% APR/).waitFor();
     await underwriter.getByText('This decision is approved').waitFor();
     await underwriter.getByRole('table', { name: 'Action history' }).getByRole('row', { name: /Uri Underwriter.*counteroffer reasons AA-08/ }).waitFor();
-    await screen(underwriter, 'approved');
+    await shots.screen(underwriter, 'approved');
 
     const polled = await poll(ids.approve);
     expect(polled).toMatchObject({ status: 'complete', outcome: 'approved', approved_amount: '250.00', term_months: 6, decline_reasons: [], tila_disclosure: { amount_financed: '250.00', payment_frequency: 'monthly' } });
@@ -184,10 +169,10 @@ describe.skipIf(!chromiumAvailable())('underwriting workplace in headless Chromi
     await dialog.getByLabel('AA-09 Excessive obligations in relation to income').check();
     await dialog.getByLabel('AA-22 Number of recent inquiries on credit bureau report').check();
     await dialog.getByText('Chosen: AA-09, AA-22').waitFor();
-    await screen(underwriter, 'decline-dialog');
+    await shots.screen(underwriter, 'decline-dialog');
     await dialog.getByRole('button', { name: 'Decline' }).click();
     await underwriter.getByText('Declined with AA-09, AA-22.', { exact: false }).waitFor();
-    await screen(underwriter, 'declined');
+    await shots.screen(underwriter, 'declined');
 
     expect(await poll(ids.decline)).toEqual({
       decision_id: ids.decline,
@@ -209,10 +194,10 @@ describe.skipIf(!chromiumAvailable())('underwriting workplace in headless Chromi
     const dialog = underwriter.getByRole('dialog', { name: 'Request documents' });
     await dialog.getByLabel('Proof of income').check();
     await dialog.getByLabel(/Note for the file/).fill('Recent payslip');
-    await screen(underwriter, 'request-documents-dialog');
+    await shots.screen(underwriter, 'request-documents-dialog');
     await dialog.getByRole('button', { name: 'Request documents' }).click();
     await underwriter.getByText(/Documents requested\. Send the applicant this upload link/).waitFor();
-    await screen(underwriter, 'documents-requested');
+    await shots.screen(underwriter, 'documents-requested');
 
     const event = await arrived('application.documents_requested', ids.documents);
     expect(event.data).toMatchObject({ document_types: ['proof_of_income'], upload_url: expect.stringMatching(new RegExp(`^${t.baseUrl}/verify/[A-Za-z0-9_-]{43}$`)) });
@@ -221,25 +206,23 @@ describe.skipIf(!chromiumAvailable())('underwriting workplace in headless Chromi
     expect((await poll(ids.documents)).outcome).toBe('referred');
 
     // The applicant, on a phone.
-    const phone = await phoneContext(browser);
-    contexts.push(phone);
-    const applicant = await phone.newPage();
+    const applicant = await pages.phone();
     await applicant.goto(String(event.data.upload_url));
     await applicant.locator('h1', { hasText: 'Upload documents' }).waitFor();
-    await screen(applicant, 'hosted-upload');
+    await shots.screen(applicant, 'hosted-upload');
     const dir = makeTempDir('uw-upload');
     const file = `${dir}/payslip.png`;
     writeFileSync(file, makePng(240, 160, [200, 120, 40]));
     await applicant.getByLabel('Proof of income').setInputFiles(file);
     await applicant.getByRole('button', { name: 'Upload documents' }).click();
     await applicant.locator('h1', { hasText: 'Documents received' }).waitFor();
-    await screen(applicant, 'hosted-upload-received');
+    await shots.screen(applicant, 'hosted-upload-received');
 
     await underwriter.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Verification review' }).click();
     await heading(underwriter, 'Verification review');
     const card = underwriter.getByRole('region', { name: `Decision ${ids.documents.slice(0, 8)}` });
     await card.getByText('Awaiting review').waitFor();
-    await screen(underwriter, 'verification-review');
+    await shots.screen(underwriter, 'verification-review');
     await card.getByRole('button', { name: /View Proof of income/ }).click();
     const viewer = underwriter.getByRole('dialog', { name: `Proof of income of decision ${ids.documents.slice(0, 8)}` });
     const img = viewer.getByRole('img', { name: 'Proof of income uploaded by the applicant' });
@@ -247,7 +230,7 @@ describe.skipIf(!chromiumAvailable())('underwriting workplace in headless Chromi
     // The image decoded (240 px wide). Read through the locator, not a string predicate: a string
     // is evaluated with eval in the page when it must be polled, which the page's CSP refuses.
     await expect.poll(() => underwriter.locator('img.document-view').evaluate((el) => (el as unknown as { naturalWidth: number }).naturalWidth), { timeout: 10_000 }).toBe(240);
-    await screen(underwriter, 'document-viewer');
+    await shots.screen(underwriter, 'document-viewer');
     await viewer.getByRole('button', { name: 'Close' }).click();
     await card.getByLabel(/Review note/).fill('Payslip matches the application');
     await card.getByRole('button', { name: 'Accept' }).click();
@@ -255,7 +238,7 @@ describe.skipIf(!chromiumAvailable())('underwriting workplace in headless Chromi
     await underwriter.getByText('Nothing to review').waitFor();
     await underwriter.getByLabel('Show').selectOption('reviewed');
     await underwriter.getByRole('region', { name: `Decision ${ids.documents.slice(0, 8)}` }).getByText('Accepted').waitFor();
-    await screen(underwriter, 'verification-reviewed');
+    await shots.screen(underwriter, 'verification-reviewed');
   });
 
   it('adds a condition: application.condition_added arrives, and the history lists every action', async () => {
@@ -264,14 +247,14 @@ describe.skipIf(!chromiumAvailable())('underwriting workplace in headless Chromi
     const dialog = underwriter.getByRole('dialog', { name: 'Add an approval condition' });
     await dialog.getByLabel('Condition').selectOption('proof_of_income');
     await dialog.getByLabel('Note (optional)').fill('Payslip must show 3 months');
-    await screen(underwriter, 'condition-dialog');
+    await shots.screen(underwriter, 'condition-dialog');
     await dialog.getByRole('button', { name: 'Add condition' }).click();
     await underwriter.getByText('Condition added: Proof of income.', { exact: false }).waitFor();
     const event = await arrived('application.condition_added', ids.documents);
     expect(event.data).toMatchObject({ code: 'proof_of_income', decision_id: ids.documents });
     const history = underwriter.getByRole('table', { name: 'Action history' });
     for (const action of ['Documents requested', 'Document viewed', 'Verification reviewed', 'Condition added']) await history.getByRole('cell', { name: action, exact: true }).waitFor();
-    await screen(underwriter, 'condition-added-history');
+    await shots.screen(underwriter, 'condition-added-history');
   });
 
   it('when someone else acts first, the underwriter gets a clear conflict message and reloads the new state', async () => {
@@ -284,7 +267,7 @@ describe.skipIf(!chromiumAvailable())('underwriting workplace in headless Chromi
     await dialog.getByRole('button', { name: 'Decline' }).click();
     await underwriter.getByText('Someone else acted on this decision first').waitFor();
     await underwriter.getByText(/This decision was changed by Ada Admin \(approved\) at .+; reload to see the new state\./).waitFor();
-    await screen(underwriter, 'conflict');
+    await shots.screen(underwriter, 'conflict');
     await underwriter.getByRole('button', { name: 'Reload decision' }).click();
     await underwriter.getByText('This decision is approved').waitFor();
     expect(await underwriter.getByRole('button', { name: 'Decline' }).count()).toBe(0);
@@ -313,7 +296,7 @@ describe.skipIf(!chromiumAvailable())('underwriting workplace in headless Chromi
     await underwriter.getByText('2024 Honda Accord (used), 18,000 miles').waitFor();
     await underwriter.getByText('Indirect, dealer Harbor Honda').waitFor();
     await underwriter.getByText('86.67%').waitFor();
-    await screen(underwriter, 'auto-loan-detail');
+    await shots.screen(underwriter, 'auto-loan-detail');
 
     await underwriter.getByRole('button', { name: 'Approve' }).click();
     const dialog = underwriter.getByRole('dialog', { name: 'Approve this application' });
@@ -329,11 +312,11 @@ describe.skipIf(!chromiumAvailable())('underwriting workplace in headless Chromi
     const preview = await dialog.getByTestId('auto-loan-preview').innerText();
     const [, buy, contract] = /buy rate (\d+\.\d\d)% \+ dealer markup 1\.25 = contract rate (\d+\.\d\d)%/.exec(preview) ?? [];
     expect(Math.round(Number(contract) * 100) - Math.round(Number(buy) * 100)).toBe(125);
-    await screen(underwriter, 'auto-loan-approve-dialog');
+    await shots.screen(underwriter, 'auto-loan-approve-dialog');
     await dialog.getByRole('button', { name: 'Approve' }).click();
     await underwriter.getByText(/Approved: 12000\.00 USD financed over 48 months at \d+\.\d\d% \(APR \d+\.\d\d%\)/).waitFor();
     await underwriter.getByText('This decision is approved').waitFor();
-    await screen(underwriter, 'auto-loan-approved');
+    await shots.screen(underwriter, 'auto-loan-approved');
 
     const polled = (await (await fetch(`${t.baseUrl}/v1/decisions/auto-loan/${id}`, { headers: { authorization: `Bearer ${apiKey}` } })).json()) as Record<string, unknown>;
     expect(polled).toMatchObject({ outcome: 'approved', approved_amount: '12000.00', term_months: 48, buy_rate: buy, contract_rate: contract, ltv: '80.00' });

@@ -6,12 +6,12 @@
  * and ends with a poll returning the final decision. Every page is kept as a full-page screenshot
  * under test-artifacts/screenshots/.
  */
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/lib/clock.js';
 import type { CreditDataConnector } from '../../src/modules/credit-data/credit-data.types.js';
 import { createSandboxConnector } from '../../src/modules/credit-data/sandbox-connector.js';
-import { chromiumAvailable, launchChromium, makePng, pageProblems, phoneContext, Screenshots, startListeningTestApp, visibleInputCount, waitForHeading, type ListeningTestApp } from '../support/browser.js';
+import { BrowserPages, chromiumAvailable, launchChromium, makePng, pageProblems, Screenshots, startListeningTestApp, visibleInputCount, waitForHeading, type ListeningTestApp } from '../support/browser.js';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
 import { startFakeSmsGateway, type FakeSmsGateway } from '../support/fake-sms-gateway.js';
 import { startFakeSmtpServer, type FakeSmtpServer } from '../support/fake-smtp-server.js';
@@ -30,7 +30,7 @@ describe.skipIf(!chromiumAvailable())('hosted verification in headless Chromium 
   let db: TestDatabase;
   let t: ListeningTestApp;
   let browser: Browser;
-  let context: BrowserContext | undefined;
+  let pages: BrowserPages;
   let sms: FakeSmsGateway;
   let smtp: FakeSmtpServer;
   const clock = new ManualClock('2026-04-06T10:00:00.000Z');
@@ -39,6 +39,7 @@ describe.skipIf(!chromiumAvailable())('hosted verification in headless Chromium 
 
   beforeAll(async () => {
     [sms, smtp, db, browser] = await Promise.all([startFakeSmsGateway(), startFakeSmtpServer(), createTestDatabase('sqlite'), launchChromium()]);
+    pages = new BrowserPages(browser);
     t = await startListeningTestApp(db, {
       clock,
       env: { RATE_LIMIT_SANDBOX_PER_S: '100000', RATE_LIMIT_LIVE_PER_S: '100000', SMTP_URL: smtp.url, SMS_GATEWAY_URL: sms.url, SMS_GATEWAY_TOKEN: sms.token! },
@@ -47,8 +48,7 @@ describe.skipIf(!chromiumAvailable())('hosted verification in headless Chromium 
     [, enhanced, hard] = t.tenant.sandbox.consumers.map((c) => c.consumerId) as [string, string, string];
   });
   afterEach(async () => {
-    await context?.close();
-    context = undefined;
+    await pages?.closeAll();
   });
   afterAll(async () => {
     await browser?.close();
@@ -79,8 +79,7 @@ describe.skipIf(!chromiumAvailable())('hosted verification in headless Chromium 
 
   /** A phone-size page and this journey's screenshots. */
   async function start(journey: string): Promise<{ page: Page; shots: Screenshots; shot(step: string): Promise<void> }> {
-    context = await phoneContext(browser);
-    const page = await context.newPage();
+    const page = await pages.phone();
     const shots = new Screenshots(journey);
     return {
       page,

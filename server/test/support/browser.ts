@@ -12,7 +12,8 @@ import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { deflateSync } from 'node:zlib';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core';
+import { expect } from 'vitest';
 import { PORTAL_DIST_DIR } from '../../src/modules/portal/portal-static.js';
 import type { TestDatabase } from './databases.js';
 import { createTestApp, type TestApp } from './test-app.js';
@@ -43,6 +44,32 @@ export async function phoneContext(browser: Browser): Promise<BrowserContext> {
   return context;
 }
 
+/** Pages in fresh contexts of one browser (each its own cookies: another device or person), closed together. */
+export class BrowserPages {
+  private readonly contexts: BrowserContext[] = [];
+  constructor(
+    private readonly browser: Browser,
+    private readonly timeoutMs = 10_000,
+  ) {}
+  /** A page of `viewport` size, in English and UTC; `options` adds to or overrides the context's. */
+  async open(viewport: { width: number; height: number }, options: BrowserContextOptions = {}): Promise<Page> {
+    const context = await this.browser.newContext({ viewport, locale: 'en-US', timezoneId: 'UTC', ...options });
+    context.setDefaultTimeout(this.timeoutMs);
+    this.contexts.push(context);
+    return context.newPage();
+  }
+  /** A phone-size page (`phoneContext`). */
+  async phone(): Promise<Page> {
+    const context = await phoneContext(this.browser);
+    this.contexts.push(context);
+    return context.newPage();
+  }
+  /** Closes every context opened so far (a failure to close is not the test's concern). */
+  async closeAll(): Promise<void> {
+    for (const c of this.contexts.splice(0)) await c.close().catch(() => undefined);
+  }
+}
+
 /** Full-page screenshots of one journey: `<journey>-<nn>-<step>.png`, numbered in order. */
 export class Screenshots {
   readonly files: string[] = [];
@@ -56,6 +83,21 @@ export class Screenshots {
     this.files.push(file);
     return file;
   }
+  /** Once the page settles: no `pageProblems` (but those it legitimately has, per `ignore`), then the screenshot. */
+  async screen(page: Page, step: string, options: { ignore?: (problem: string) => boolean } = {}): Promise<string> {
+    await page.waitForLoadState('networkidle').catch(() => undefined);
+    const { ignore } = options;
+    const problems = await pageProblems(page);
+    expect(ignore ? problems.filter((p) => !ignore(p)) : problems, step).toEqual([]);
+    // From the top: a sticky header drawn mid-page in a full-page capture looks like a bug.
+    await page.evaluate('window.scrollTo(0, 0)');
+    return this.take(page, step);
+  }
+}
+
+/** Waits until the page's level-1 heading is named `text` (its accessible name, not just its text). */
+export function heading(page: Page, text: string | RegExp): Promise<void> {
+  return page.getByRole('heading', { level: 1, name: text }).waitFor();
 }
 
 /**
@@ -174,18 +216,17 @@ export interface PortalSignUp {
  * by step, with screenshots: that is the test of the page itself.)
  */
 export async function signUpInPortal(page: Page, baseUrl: string, account: PortalSignUp): Promise<string> {
-  const heading = (text: string | RegExp) => page.getByRole('heading', { level: 1, name: text }).waitFor();
   await page.goto(`${baseUrl}/portal/signup`);
-  await heading('Create your account');
+  await heading(page, 'Create your account');
   await page.getByLabel('Company name').fill(account.company);
   await page.getByLabel('Your name').fill(account.name);
   await page.getByLabel('Work email').fill(account.email);
   await page.getByLabel('Password').fill(account.password);
   await page.getByRole('button', { name: 'Create account' }).click();
-  await heading('Your sandbox is ready');
+  await heading(page, 'Your sandbox is ready');
   const key = await page.getByLabel('Sandbox API key').inputValue();
   await page.getByRole('button', { name: 'Continue to the portal' }).click();
-  await heading(/Welcome/);
+  await heading(page, /Welcome/);
   return key;
 }
 
