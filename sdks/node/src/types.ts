@@ -119,6 +119,23 @@ export interface TilaDisclosure {
   total_sale_price?: string;
 }
 
+/**
+ * What an approval offers, every field present: `decision.offer` (null unless approved), so that
+ * code inside `if (decision.offer)` needs no `!` or `?.`.
+ */
+export interface Offer {
+  /** Two-decimal string; may be below the requested amount. */
+  approved_amount: string;
+  currency: string;
+  /** Percent, two decimals (`"5.00"` is 5 %). */
+  apr: string;
+  term_months: number;
+  payment_schedule: Payment[];
+  tila_disclosure: TilaDisclosure;
+  /** ISO 8601: when the offer expires. */
+  expires_at: string;
+}
+
 export interface DeclineReason {
   /** ECOA adverse-action code `AA-nn`. */
   code: string;
@@ -255,6 +272,14 @@ export interface AutoLoanDecisionData extends DecisionData {
   dealer_reserve?: string;
   /** Loan-to-value: amount financed / vehicle value x 100, percent with two decimals. */
   ltv?: string;
+}
+
+/** An auto-loan approval's offer (`autoLoanDecision.offer`): the `Offer` plus the rates, the reserve and the LTV. */
+export interface AutoLoanOffer extends Offer {
+  buy_rate: string;
+  contract_rate: string;
+  dealer_reserve: string;
+  ltv: string;
 }
 
 /** Every event type the service emits (new ones are added over time). */

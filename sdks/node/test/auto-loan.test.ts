@@ -96,6 +96,20 @@ describe('auto-loan decisions against the real service', () => {
     expect(d.polling_url).toBe(`/v1/decisions/auto-loan/${d.decision_id}`);
     expect(d.lastResponse?.idempotencyKey).toMatch(/^cds-node-retry-/);
     expect(d.lastResponse?.idempotentReplayed).toBe(false);
+    // The offer carries the auto-loan fields too, every one present.
+    expect(d.offer).toEqual({
+      approved_amount: '13000.00',
+      currency: 'USD',
+      apr: d.apr,
+      term_months: 60,
+      payment_schedule: d.payment_schedule,
+      tila_disclosure: d.tila_disclosure,
+      expires_at: d.expires_at,
+      buy_rate: d.buy_rate,
+      contract_rate: d.buy_rate,
+      dealer_reserve: '0.00',
+      ltv: '86.67',
+    });
     // Exactly what an independent client reads back, and what retrieve() returns.
     expect(JSON.parse(JSON.stringify(d))).toEqual(await rawGet(d.decision_id));
     const again = await client.decisions.autoLoan.retrieve(d.decision_id);
@@ -128,6 +142,7 @@ describe('auto-loan decisions against the real service', () => {
     expect(d.buy_rate).toBeUndefined();
     expect(d.dealer_reserve).toBeUndefined();
     expect(d.payment_schedule).toBeUndefined();
+    expect(d.offer).toBeNull();
   });
 
   it('pending on the enhanced tier -> sandbox helper -> poll to an approval with its rates', async () => {

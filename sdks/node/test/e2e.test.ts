@@ -67,6 +67,16 @@ describe('decisions against the real service', () => {
     expect(d.lastResponse?.requestId).toMatch(/^req_/);
     expect(d.lastResponse?.idempotencyKey).toMatch(/^cds-node-retry-/);
     expect(d.lastResponse?.idempotentReplayed).toBe(false);
+    // The offer: the same fields, all present (and not a wire field: the comparison below).
+    expect(d.offer).toEqual({
+      approved_amount: '149.97',
+      currency: 'USD',
+      apr: d.apr,
+      term_months: d.term_months,
+      payment_schedule: d.payment_schedule,
+      tila_disclosure: d.tila_disclosure,
+      expires_at: d.expires_at,
+    });
     // Identical to what an independent client reads back.
     expect(JSON.parse(JSON.stringify(d))).toEqual(await rawGet(d.decision_id));
     const again = await client.decisions.bnpl.retrieve(d.decision_id);
@@ -78,6 +88,7 @@ describe('decisions against the real service', () => {
     expect([d.isApproved, d.isDeclined, d.isReferred, d.isPending]).toEqual([false, true, false, false]);
     expect(d.decline_reasons![0]).toEqual({ code: 'AA-21', reason: 'Bankruptcy' });
     expect(d.payment_schedule).toBeUndefined();
+    expect(d.offer).toBeNull();
     expect(JSON.parse(JSON.stringify(d))).toEqual(await rawGet(d.decision_id));
   });
 
@@ -314,6 +325,7 @@ describe('the built packages', () => {
       const c = new lib.CreditDecisions({ apiKey: service.sandboxKey, baseUrl: service.baseUrl });
       const d = await c.decisions.bnpl.create({ consumer: { consumer_id: service.consumers.soft }, transaction: furniture('30.00') });
       expect(d.isApproved).toBe(true);
+      expect(d.offer?.approved_amount).toBe('30.00');
       const e = await c.decisions.bnpl.retrieve('6f1c2a8e-3b7d-4c1e-9a55-1f7b3c2d9e10').catch((err: unknown) => err);
       expect(e).toBeInstanceOf(lib.NotFoundError);
       expect(e).toBeInstanceOf(lib.CreditDecisionsError);

@@ -15,6 +15,7 @@ from support import new_consumer, vin
 
 from cds_client import (
     AutoLoanDecision,
+    AutoLoanOffer,
     CreditDecisions,
     CreditDecisionsError,
     Decision,
@@ -87,6 +88,12 @@ class AutoLoanTest(unittest.TestCase):
         self.assertEqual(d.polling_url, f"/v1/decisions/auto-loan/{d.decision_id}")
         assert d.last_response is not None
         self.assertTrue((d.last_response.idempotency_key or "").startswith("cds-python-retry-"))
+        # The offer carries the auto-loan fields too, every one set.
+        offer = d.offer
+        self.assertIsInstance(offer, AutoLoanOffer)
+        assert offer is not None
+        self.assertEqual((offer.approved_amount, offer.term_months, offer.apr, offer.expires_at), ("13000.00", 60, d.apr, d.expires_at))
+        self.assertEqual((offer.buy_rate, offer.contract_rate, offer.dealer_reserve, offer.ltv), (d.buy_rate, d.buy_rate, "0.00", "86.67"))
         self.assertEqual(d.to_dict(), self.raw_get(d.decision_id))
         again = self.client.decisions.auto_loan.retrieve(d.decision_id)
         self.assertIsInstance(again, AutoLoanDecision)
@@ -116,6 +123,7 @@ class AutoLoanTest(unittest.TestCase):
         self.assertEqual((d.decline_reasons[0].code, d.decline_reasons[0].reason), ("AA-21", "Bankruptcy"))
         self.assertIsNone(d.buy_rate)
         self.assertIsNone(d.dealer_reserve)
+        self.assertIsNone(d.offer)
 
     def test_pending_then_sandbox_helper_then_wait_for_completion(self) -> None:
         d = self.client.decisions.auto_loan.create(

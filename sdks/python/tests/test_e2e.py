@@ -27,6 +27,7 @@ from cds_client import (
     IdempotencyConflictError,
     InvalidRequestError,
     NotFoundError,
+    Offer,
     Payment,
     TilaDisclosure,
     UnprocessableEntityError,
@@ -81,6 +82,13 @@ class EndToEndTest(unittest.TestCase):
         self.assertRegex(d.last_response.request_id or "", r"^req_")
         self.assertTrue((d.last_response.idempotency_key or "").startswith("cds-python-retry-"))
         self.assertFalse(d.last_response.idempotent_replayed)
+        # The offer: the same fields, all set (and not a wire field: the comparison below).
+        offer = d.offer
+        self.assertIsInstance(offer, Offer)
+        assert offer is not None
+        fields = ("approved_amount", "currency", "apr", "term_months", "payment_schedule", "tila_disclosure", "expires_at")
+        self.assertEqual([getattr(offer, f) for f in fields], [getattr(d, f) for f in fields])
+        self.assertEqual(offer.approved_amount, "149.97")
         self.assertEqual(d.to_dict(), self.raw_get(d.decision_id))
         self.assertEqual(self.client.decisions.bnpl.retrieve(d.decision_id).to_dict(), d.to_dict())
 
@@ -90,6 +98,7 @@ class EndToEndTest(unittest.TestCase):
         assert d.decline_reasons is not None
         self.assertEqual(d.decline_reasons[0], DeclineReason(code="AA-21", reason="Bankruptcy"))
         self.assertIsNone(d.payment_schedule)
+        self.assertIsNone(d.offer)
         self.assertEqual(d.to_dict(), self.raw_get(d.decision_id))
 
     def test_referral(self) -> None:

@@ -1,6 +1,7 @@
 /**
  * A decision as the service returned it: every wire field under its wire name (absent when the
- * shape does not carry it), plus `isApproved` / `isDeclined` / `isReferred` / `isPending`.
+ * shape does not carry it), plus `isApproved` / `isDeclined` / `isReferred` / `isPending` and
+ * `offer` (the approval's fields, none optional).
  * `JSON.stringify(decision)` gives back exactly the fields received; the HTTP details of the call
  * are on the non-enumerable `lastResponse`.
  */
@@ -12,9 +13,40 @@ import type {
   DecisionStatus,
   KycStatus,
   KycTier,
+  Offer,
   Payment,
   TilaDisclosure,
 } from '../types.js';
+
+/** The fields of `Offer`; a `Record` over its keys, so a field added to `Offer` cannot be forgotten here. */
+export const OFFER_FIELDS: Readonly<Record<keyof Offer, true>> = {
+  approved_amount: true,
+  currency: true,
+  apr: true,
+  term_months: true,
+  payment_schedule: true,
+  tila_disclosure: true,
+  expires_at: true,
+};
+
+/**
+ * `fields` of an approved decision, each checked present. A missing one is a service defect: naming
+ * it here beats handing out an object whose type promises a field it lacks.
+ */
+export function offerOf<T>(decision: Decision, fields: Readonly<Record<keyof T, true>>): T {
+  const offer: Record<string, unknown> = {};
+  for (const key of Object.keys(fields)) {
+    const value: unknown = (decision as unknown as Record<string, unknown>)[key];
+    if (value == null) {
+      const requestId = decision.lastResponse?.requestId;
+      throw new Error(
+        `Approved decision ${decision.decision_id} has no ${key}: the service sent an incomplete offer` + (requestId ? ` (request ${requestId})` : ''),
+      );
+    }
+    offer[key] = value;
+  }
+  return offer as T;
+}
 
 export class Decision implements DecisionData {
   declare readonly decision_id: string;
@@ -63,6 +95,15 @@ export class Decision implements DecisionData {
   /** Waiting for the consumer (`needs_consumer_action`): send them to `consumer_complete_url`, then poll. */
   get isPending(): boolean {
     return this.status === 'needs_consumer_action';
+  }
+
+  /**
+   * The approval's offer with every field present, `null` unless `isApproved`: unlike the getters
+   * above it narrows, so `if (d.offer) d.offer.apr` is a `string`. Throws when an approval lacks a
+   * field (a service defect). Not a wire field: `toJSON()` and `JSON.stringify` leave it out.
+   */
+  get offer(): Offer | null {
+    return this.isApproved ? offerOf<Offer>(this, OFFER_FIELDS) : null;
   }
 
   /** The fields exactly as received. */

@@ -4,6 +4,7 @@
     client = CreditDecisions(api_key="svc_test_...", base_url="http://127.0.0.1:3000")
     decision = client.decisions.bnpl.create(consumer={...}, transaction={...})
     if decision.is_declined: ...
+    if decision.offer is not None: print(decision.offer.apr)
     loan = client.decisions.auto_loan.create(consumer={...}, vehicle={...}, loan={...}, channel="direct")
 """
 from . import webhooks
@@ -30,7 +31,7 @@ from .errors import (
     UnsupportedMediaTypeError,
     WebhookVerificationError,
 )
-from .models import AutoLoanDecision, Decision, DeclineReason, Payment, TilaDisclosure
+from .models import AutoLoanDecision, AutoLoanOffer, Decision, DeclineReason, Offer, Payment, TilaDisclosure
 from .resources.events import EventPage
 from .webhooks import generate_test_header, verify_signature
 
@@ -39,6 +40,8 @@ __all__ = [
     "CreditDecisions",
     "Decision",
     "AutoLoanDecision",
+    "Offer",
+    "AutoLoanOffer",
     "DeclineReason",
     "Payment",
     "TilaDisclosure",

@@ -1,16 +1,17 @@
 """A decision as the service returned it.
 
 Every wire field is an attribute under its wire name (``None`` when the shape does not carry it),
-plus ``is_approved`` / ``is_declined`` / ``is_referred`` / ``is_pending``. ``to_dict()`` gives back
-exactly the fields received; the HTTP details of the call are in ``last_response``.
+plus ``is_approved`` / ``is_declined`` / ``is_referred`` / ``is_pending`` and ``offer`` (the
+approval's fields, none Optional). ``to_dict()`` gives back exactly the fields received; the HTTP
+details of the call are in ``last_response``.
 """
 import copy
 from dataclasses import dataclass, field, fields
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Dict, List, Mapping, Optional, Type, TypeVar
 
 from ._core.http import ResponseMeta
 
-__all__ = ["Decision", "AutoLoanDecision", "Payment", "TilaDisclosure", "DeclineReason", "ResponseMeta"]
+__all__ = ["Decision", "AutoLoanDecision", "Offer", "AutoLoanOffer", "Payment", "TilaDisclosure", "DeclineReason", "ResponseMeta"]
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,49 @@ class TilaDisclosure:
 class DeclineReason:
     code: str  # ECOA adverse-action code AA-nn
     reason: str
+
+
+@dataclass(frozen=True)
+class Offer:
+    """What an approval offers, every field set: ``decision.offer`` (None unless approved), so code
+    under ``if decision.offer is not None`` needs no Optional checks."""
+
+    approved_amount: str  # two decimals; may be below the requested amount
+    currency: str
+    apr: str  # percent, two decimals
+    term_months: int
+    payment_schedule: List[Payment]
+    tila_disclosure: TilaDisclosure
+    expires_at: str  # ISO 8601: when the offer expires
+
+
+@dataclass(frozen=True)
+class AutoLoanOffer(Offer):
+    """An auto-loan approval's offer: the ``Offer`` plus the rates, the dealer's reserve and the LTV."""
+
+    buy_rate: str
+    contract_rate: str
+    dealer_reserve: str
+    ltv: str
+
+
+_O = TypeVar("_O", bound=Offer)
+
+
+def _offer_of(decision: "Decision", cls: Type[_O]) -> _O:
+    """``cls`` built from an approved decision, each field checked present. A missing one is a
+    service defect: naming it here beats handing out an object whose type promises a field it lacks."""
+    values: Dict[str, Any] = {}
+    for f in fields(cls):
+        value = getattr(decision, f.name)
+        if value is None:
+            request_id = decision.last_response.request_id if decision.last_response else None
+            raise ValueError(
+                f"Approved decision {decision.decision_id} has no {f.name}: the service sent an incomplete offer"
+                + (f" (request {request_id})" if request_id else "")
+            )
+        values[f.name] = value
+    return cls(**values)
 
 
 @dataclass(frozen=True)
@@ -88,6 +132,13 @@ class Decision:
     def is_pending(self) -> bool:
         """Waiting for the consumer: send them to ``consumer_complete_url``, then poll."""
         return self.status == "needs_consumer_action"
+
+    @property
+    def offer(self) -> Optional[Offer]:
+        """The approval's offer with every field set, None unless ``is_approved``: unlike the
+        properties above it narrows, so under ``if d.offer is not None`` ``d.offer.apr`` is a ``str``.
+        Raises ``ValueError`` when an approval lacks a field (a service defect). Not in ``to_dict()``."""
+        return _offer_of(self, Offer) if self.is_approved else None
 
     def to_dict(self) -> Dict[str, Any]:
         """The fields exactly as received."""
@@ -144,6 +195,11 @@ class AutoLoanDecision(Decision):
     contract_rate: Optional[str] = None  # buy rate + dealer markup (= buy_rate for direct loans), percent
     dealer_reserve: Optional[str] = None  # money, "0.00" for direct loans
     ltv: Optional[str] = None  # amount financed / vehicle value x 100, percent
+
+    @property
+    def offer(self) -> Optional[AutoLoanOffer]:
+        """``Decision.offer`` plus the rates, the dealer's reserve and the LTV, every one set."""
+        return _offer_of(self, AutoLoanOffer) if self.is_approved else None
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], last_response: Optional[ResponseMeta] = None) -> "AutoLoanDecision":
