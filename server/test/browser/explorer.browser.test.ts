@@ -141,6 +141,13 @@ describe.skipIf(!chromiumAvailable())('decision explorer and dashboard in headle
     await analyst.getByRole('list', { name: 'Reasons, most important first' }).getByText('AA-21').waitFor();
     const partial = analyst.getByRole('table', { name: /Partial scores/ });
     expect(await partial.locator('tbody tr').count()).toBeGreaterThan(1);
+    // The FCRA disclosure: the score's own key factors, where the bankruptcy knock-out (AA-21), first
+    // among the ECOA reasons, is no factor of the score.
+    const keyFactors = analyst.getByRole('list', { name: /Key factors that adversely affected the credit score/ });
+    await keyFactors.locator('li').first().waitFor();
+    expect(await keyFactors.locator('li').count()).toBeLessThanOrEqual(5);
+    expect(await keyFactors.getByText('AA-21').count()).toBe(0);
+    await analyst.getByText('300 to 850').waitFor();
     await analyst.getByText(/^engine-.+\+.+\+.+$/).waitFor();
     const events = analyst.getByRole('table', { name: /Events this decision caused/ });
     // A new applicant whose identity matched their credit file (then declined on it): kyc_completed too.

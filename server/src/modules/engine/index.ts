@@ -5,6 +5,7 @@ export * from './engine-documents.js';
 export * from './features.js';
 export * from './policy.js';
 export * from './scorecard.js';
+export * from './key-factors.js';
 export * from './auto-loan-features.js';
 export * from './auto-loan-policy.js';
 export * from './auto-loan-engine.js';

@@ -26,7 +26,7 @@ import type { Database, DecisionsTable } from '../../db/schema.js';
 import { ApiError } from '../../http/errors/error-registry.js';
 import { formatMoney } from '../../lib/money.js';
 import type { DecisionsService } from '../decisions/decisions.service.js';
-import { adverseActionReason, isAdverseActionCode } from '../engine/index.js';
+import { adverseActionReason, bundledScorecard, isAdverseActionCode, keyFactors } from '../engine/index.js';
 import type { WebhookAttemptView, WebhookDeliveryView, WebhooksService } from '../webhooks/webhooks.service.js';
 import { csvRecord } from './csv.js';
 import { maskVerifyLink } from '../kyc/verify-links.js';
@@ -103,6 +103,22 @@ export interface DecisionDetail {
   deliveries: Array<{ delivery: WebhookDeliveryView; endpointUrl: string | null; attempts: WebhookAttemptView[] }>;
 }
 
+/**
+ * A credit score's disclosure (FCRA 615(a), 15 U.S.C. 1681m(a); engine/key-factors.ts): the score,
+ * its range, when it was made, the scorecard that made it, who provided the credit file it was
+ * built on, and its key factors.
+ */
+export interface CreditScoreDisclosure {
+  score: number;
+  range: { min: number; max: number } | null;
+  /** ISO 8601: the time the decision was scored as of. */
+  scoredAt: string | null;
+  scorecard: string | null;
+  /** The credit-data source of the file (`sandbox-bureau`, `gateway:<host>`); null without one. */
+  creditFileSource: string | null;
+  keyFactors: Array<{ code: string; reason: string | null }>;
+}
+
 export interface DecisionExplanation {
   inputs: unknown;
   features: unknown;
@@ -122,6 +138,8 @@ export interface DecisionExplanation {
   /** An automatic approval for less than requested: why not the full amount (the notice owed if it is not taken, 12 CFR 1002.9(a)(1)(iv)); else empty. */
   counterofferReasons: Array<{ code: string; reason: string }>;
   score: number | null;
+  /** What FCRA 615(a) has the lender disclose when this score was used in adverse action; null when nothing was scored. */
+  creditScoreDisclosure: CreditScoreDisclosure | null;
   riskGrade: string | null;
   confidence: number | null;
   versions: { engineVersion: string | null; engine: string | null; scorecard: string | null; policy: string | null };
@@ -583,7 +601,7 @@ interface AuditRecord {
     confidence?: number;
     riskGrade?: string | null;
     features?: unknown;
-    partialScores?: Array<{ characteristic: string; feature: string; value: unknown; attribute: string; dataPresent: boolean; points: number; maxPoints: number; reasonCode: string }>;
+    partialScores?: Array<{ characteristic: string; feature: string; value: unknown; attribute: string; dataPresent: boolean; points: number; maxPoints: number; pointsBelowBaseline?: number; reasonCode: string }>;
     timings?: Record<string, unknown>;
     counterofferReasons?: Array<{ code: string; reason: string }>;
   };
@@ -628,6 +646,7 @@ function explain(record: AuditRecord | null, row: DecisionsTable): DecisionExpla
     reasons,
     counterofferReasons: counterofferReasons.map((r) => ({ code: r.code, reason: r.reason })),
     score: engine?.score ?? row.score,
+    creditScoreDisclosure: creditScoreDisclosure(engine, row),
     riskGrade: engine?.riskGrade ?? row.risk_grade,
     confidence: engine?.confidence ?? null,
     versions: {
@@ -640,6 +659,29 @@ function explain(record: AuditRecord | null, row: DecisionsTable): DecisionExpla
     offer: record?.offer ?? null,
     timings: { ...(record?.timings ?? {}), ...(engine?.timings ? { engine: engine.timings } : {}) },
     record: maskPii(record),
+  };
+}
+
+function creditScoreDisclosure(engine: AuditRecord['engine'], row: DecisionsTable): CreditScoreDisclosure | null {
+  const score = engine?.score ?? row.score;
+  if (score === null || score === undefined) return null;
+  const scorecard = engine?.versions?.scorecard ?? null;
+  let range: CreditScoreDisclosure['range'] = null;
+  try {
+    range = scorecard ? (bundledScorecard(scorecard).document.scoreRange ?? null) : null;
+  } catch {
+    range = null; // a scorecard version this build does not bundle: the range is not known here
+  }
+  // The scorecard's own gap (below its baseline) when recorded; records keep it, the maximum is the fallback.
+  const partials = (engine?.partialScores ?? []).map((p) => ({ reasonCode: p.reasonCode, pointsBelowBaseline: p.pointsBelowBaseline ?? p.maxPoints - p.points }));
+  const file = engine?.input?.creditData?.file as { source?: unknown } | null | undefined;
+  return {
+    score,
+    range: range ? { min: range.min, max: range.max } : null,
+    scoredAt: engine?.input?.asOf ?? null,
+    scorecard,
+    creditFileSource: typeof file?.source === 'string' ? file.source : null,
+    keyFactors: keyFactors(partials).map((f) => ({ code: f.code, reason: f.reason })),
   };
 }
 

@@ -206,6 +206,50 @@ describe.each(await dialectMatrix())('BNPL decisions [%s]', (dialect) => {
     }
   });
 
+  it('a scored decline carries its credit score disclosure (FCRA 615(a)): score, range, date, source and key factors, inquiries as a fifth', async () => {
+    // Key factors, computed here independently of engine/key-factors.ts: points below each
+    // characteristic's maximum, largest first, ties in scorecard order, each code once, four at
+    // most, and inquiries (AA-22) as a fifth when they lowered the score but are not in the four.
+    const independent = (partials: Array<{ reasonCode: string; points: number; maxPoints: number }>) => {
+      const codes: string[] = [];
+      for (const p of partials.map((x, i) => ({ ...x, i, gap: x.maxPoints - x.points })).filter((x) => x.gap > 0).sort((a, b) => b.gap - a.gap || a.i - b.i)) {
+        if (!codes.includes(p.reasonCode)) codes.push(p.reasonCode);
+      }
+      const four = codes.slice(0, 4);
+      return codes.includes('AA-22') && !four.includes('AA-22') ? [...four, 'AA-22'] : four;
+    };
+    // A sandbox identity declined at 300.00 (the soft tier) whose inquiries are a key factor below the top four, found in-process.
+    let found: { who: { firstName: string; lastName: string; dob: string }; engine: BnplEngineDecision } | null = null;
+    for (let i = 0; i < 5000 && !found; i++) {
+      const who = { firstName: `Factor${i}`, lastName: 'Applicant', dob: '1979-02-11' };
+      const creditData = syntheticCreditData({ consumerId: 'any', ...who, ssnLast4: '6789', zip: '73301', sandboxProfile: null });
+      const engine = await decideBnpl({ requestedAmountCents: 30_000, planPreference: null, history: { returning: false, priorApprovals: 0, priorDeclines: 0 }, creditData, asOf: clock.now().toISOString() }, defaultBnplDocuments());
+      if (engine.outcome === 'declined' && engine.score !== null && independent(engine.partialScores).length === 5) found = { who, engine };
+    }
+    expect(found, 'no sandbox identity is declined at 300.00 with inquiries as a fifth key factor').not.toBeNull();
+    const { who, engine } = found!;
+    const declined = (await create({ consumer: newConsumer({ ssn_last4: '6789' }, who), transaction: txn('300.00') })).json();
+    expect(declined.outcome).toBe('declined');
+
+    const detail = await t.ctx.reporting.getDecisionDetail({ tenantId: t.tenant.tenantId, environment: 'sandbox' }, declined.decision_id);
+    const factors = independent(engine.partialScores);
+    expect(factors.at(-1)).toBe('AA-22');
+    expect(detail.explanation.creditScoreDisclosure).toEqual({
+      score: engine.score,
+      range: { min: 300, max: 850 },
+      scoredAt: clock.now().toISOString(),
+      scorecard: 'bnpl-sc-2026.11.1',
+      creditFileSource: expect.stringMatching(/\S/),
+      keyFactors: factors.map((code) => ({ code, reason: REASONS.get(code) })),
+    });
+    // The ECOA reasons are their own list: four at most, whatever the key factors hold.
+    expect(declined.decline_reasons.length).toBeLessThanOrEqual(4);
+    // Nothing scored (the policy's referral without credit data): no disclosure.
+    const unscored = (await create({ consumer: newConsumer({ ssn_last4: '3333' }, { firstName: 'Una', lastName: 'Scored', dob: '1980-01-02' }), transaction: txn('300.00') })).json();
+    expect(unscored.decline_reasons.map((r: { code: string }) => r.code)).toEqual(['AA-25']);
+    expect((await t.ctx.reporting.getDecisionDetail({ tenantId: t.tenant.tenantId, environment: 'sandbox' }, unscored.decision_id)).explanation.creditScoreDisclosure).toBeNull();
+  });
+
   it('a counteroffer (approved for less than asked) gives decision.finalized the reasons the full amount was not offered; the body keeps decline_reasons empty', async () => {
     // A sandbox identity the engine offers less than 3,000.00 (grade C: limit 2,500.00), found in-process.
     let found: { who: { firstName: string; lastName: string; dob: string }; engine: BnplEngineDecision } | null = null;

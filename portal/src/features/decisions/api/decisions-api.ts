@@ -88,6 +88,15 @@ export interface DecisionDetail {
     /** An approval for less than requested: why not the full amount (empty otherwise). */
     counteroffer_reasons: Array<{ code: string; reason: string }>;
     score: number | null;
+    /** FCRA 615(a): what a notice discloses when this score was used in adverse action; null when nothing was scored. */
+    credit_score_disclosure: {
+      score: number;
+      range: { min: number; max: number } | null;
+      scored_at: string | null;
+      scorecard: string | null;
+      credit_file_source: string | null;
+      key_factors: Array<{ code: string; reason: string | null }>;
+    } | null;
     risk_grade: string | null;
     confidence: number | null;
     versions: { engine_version: string | null; engine: string | null; scorecard: string | null; policy: string | null };

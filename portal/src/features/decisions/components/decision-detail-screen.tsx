@@ -63,6 +63,42 @@ function Summary({ detail }: { detail: DecisionDetail }) {
   );
 }
 
+/**
+ * FCRA 615(a) (15 U.S.C. 1681m(a)): when a credit score was used in adverse action, the notice
+ * gives the score, its range, its date, who provided the credit file and up to four key factors
+ * (inquiries as a fifth when they lowered the score but are not in the four). These are the
+ * score's factors, a list of their own beside the ECOA reasons above.
+ */
+function CreditScoreDisclosureCard({ disclosure: c }: { disclosure: NonNullable<DecisionDetail['explanation']['credit_score_disclosure']> }) {
+  return (
+    <Card title="Credit score disclosure (FCRA)">
+      <p className="muted small">
+        Owed with an adverse-action notice when this score was used: a decline, or a counteroffer the consumer does not take (FCRA 615(a)). The key factors are the score&rsquo;s own, most important first; they can differ from the reasons above, which put knock-out rules first.
+      </p>
+      <DetailList
+        items={[
+          ['Credit score', String(c.score)],
+          ['Range of possible scores', c.range ? `${c.range.min} to ${c.range.max}` : '—'],
+          ['Date', c.scored_at ? formatDateTime(c.scored_at) : '—'],
+          ['Scored by', c.scorecard ? `the lender's scorecard ${c.scorecard}` : '—'],
+          ['Credit file from', c.credit_file_source ?? '—'],
+        ]}
+      />
+      {c.key_factors.length === 0 ? (
+        <p className="muted">No factor lowered this score.</p>
+      ) : (
+        <ol className="reason-list" aria-label="Key factors that adversely affected the credit score, most important first">
+          {c.key_factors.map((f) => (
+            <li key={f.code}>
+              <code>{f.code}</code> {f.reason ?? ''}
+            </li>
+          ))}
+        </ol>
+      )}
+    </Card>
+  );
+}
+
 export function DecisionDetailScreen({ id }: { id: string }) {
   const environment = useEnvironment();
   const detail = useAsync(() => decisionsApi.get(environment, id), [environment, id]);
@@ -105,6 +141,7 @@ export function DecisionDetailScreen({ id }: { id: string }) {
               </ol>
             )}
           </Card>
+          {d.explanation.credit_score_disclosure ? <CreditScoreDisclosureCard disclosure={d.explanation.credit_score_disclosure} /> : null}
           <Card title="Partial scores">
             <DataTable
               caption="Partial scores per characteristic, with the points below its maximum"
