@@ -33,7 +33,7 @@ import type { Consumer, ConsumerHistory, ConsumersService } from '../consumers/c
 import type { CreditDataConnector, CreditDataResult } from '../credit-data/credit-data.types.js';
 import { SANDBOX_MAGIC_SSN_LAST4 } from '../credit-data/sandbox-connector.js';
 import {
-  adverseActionReason, autoLoanEngineVersionOf, decideAutoLoan, decideBnpl, engineVersionOf, kycTierFor,
+  adverseActionReason, autoLoanEngineVersionOf, decideAutoLoan, decideBnpl, engineVersionOf, keyFactorCodes, kycTierFor, scoreRangeOf,
   type AdverseActionReason, type AutoLoanEngineDecision, type AutoLoanTerms, type BnplEngineDecision, type ProductEngineDocuments,
 } from '../engine/index.js';
 import type { NewEvent, Outbox } from '../events/outbox.js';
@@ -979,7 +979,18 @@ function scoreEvent(row: DecisionsTable, e: Evaluation): NewEvent {
   return {
     type: 'score.completed',
     subjectId: row.id,
-    data: { decision_id: row.id, application_id: row.application_id, score: e.engine.score, confidence: e.engine.confidence, risk_grade: e.engine.riskGrade, engine_version: e.engine.engineVersion },
+    data: {
+      decision_id: row.id,
+      application_id: row.application_id,
+      score: e.engine.score,
+      confidence: e.engine.confidence,
+      risk_grade: e.engine.riskGrade,
+      engine_version: e.engine.engineVersion,
+      // What an FCRA 615(a) disclosure needs beside the score, should it be used in adverse action
+      // (engine/key-factors.ts); the event's `created` is its date.
+      score_range: scoreRangeOf(e.engine.versions.scorecard),
+      key_factor_codes: keyFactorCodes(e.engine.partialScores),
+    },
   };
 }
 

@@ -14,6 +14,7 @@
  *   four (1681g(f)(9)). Their code is AA-22, "Number of recent inquiries on credit bureau report".
  */
 import { adverseActionReason, isAdverseActionCode, type AdverseActionReason } from './adverse-action-reasons.js';
+import { bundledScorecard } from './engine-documents.js';
 import { rankReasonCodes, type PartialScore } from './scorecard.js';
 
 export const MAX_KEY_FACTORS = 4;
@@ -25,6 +26,17 @@ export function keyFactorCodes(partialScores: ReadonlyArray<Pick<PartialScore, '
   const factors = ranked.slice(0, MAX_KEY_FACTORS);
   if (ranked.includes(INQUIRIES_REASON_CODE) && !factors.includes(INQUIRIES_REASON_CODE)) factors.push(INQUIRIES_REASON_CODE);
   return factors;
+}
+
+/** The range of possible scores of a scorecard version (scorecards are bundled); null when this build does not have it or it has none. */
+export function scoreRangeOf(scorecardVersion: string | null | undefined): { min: number; max: number } | null {
+  if (!scorecardVersion) return null;
+  try {
+    const range = bundledScorecard(scorecardVersion).document.scoreRange;
+    return range ? { min: range.min, max: range.max } : null;
+  } catch {
+    return null;
+  }
 }
 
 /** The same, with the catalogue's wording (a code outside the catalogue keeps its code and no wording). */

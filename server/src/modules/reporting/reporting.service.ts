@@ -26,7 +26,7 @@ import type { Database, DecisionsTable } from '../../db/schema.js';
 import { ApiError } from '../../http/errors/error-registry.js';
 import { formatMoney } from '../../lib/money.js';
 import type { DecisionsService } from '../decisions/decisions.service.js';
-import { adverseActionReason, bundledScorecard, isAdverseActionCode, keyFactors } from '../engine/index.js';
+import { adverseActionReason, isAdverseActionCode, keyFactors, scoreRangeOf } from '../engine/index.js';
 import type { WebhookAttemptView, WebhookDeliveryView, WebhooksService } from '../webhooks/webhooks.service.js';
 import { csvRecord } from './csv.js';
 import { maskVerifyLink } from '../kyc/verify-links.js';
@@ -666,18 +666,12 @@ function creditScoreDisclosure(engine: AuditRecord['engine'], row: DecisionsTabl
   const score = engine?.score ?? row.score;
   if (score === null || score === undefined) return null;
   const scorecard = engine?.versions?.scorecard ?? null;
-  let range: CreditScoreDisclosure['range'] = null;
-  try {
-    range = scorecard ? (bundledScorecard(scorecard).document.scoreRange ?? null) : null;
-  } catch {
-    range = null; // a scorecard version this build does not bundle: the range is not known here
-  }
   // The scorecard's own gap (below its baseline) when recorded; records keep it, the maximum is the fallback.
   const partials = (engine?.partialScores ?? []).map((p) => ({ reasonCode: p.reasonCode, pointsBelowBaseline: p.pointsBelowBaseline ?? p.maxPoints - p.points }));
   const file = engine?.input?.creditData?.file as { source?: unknown } | null | undefined;
   return {
     score,
-    range: range ? { min: range.min, max: range.max } : null,
+    range: scoreRangeOf(scorecard),
     scoredAt: engine?.input?.asOf ?? null,
     scorecard,
     creditFileSource: typeof file?.source === 'string' ? file.source : null,

@@ -242,6 +242,9 @@ describe.each(await dialectMatrix())('BNPL decisions [%s]', (dialect) => {
       creditFileSource: expect.stringMatching(/\S/),
       keyFactors: factors.map((code) => ({ code, reason: REASONS.get(code) })),
     });
+    // Lenders' systems get it from score.completed: the same key factors, the range, the score.
+    const scored = JSON.parse((await eventsOf(declined.decision_id)).find((e) => e.type === 'score.completed')!.data_json);
+    expect(scored).toMatchObject({ score: engine.score, score_range: { min: 300, max: 850 }, key_factor_codes: factors });
     // The ECOA reasons are their own list: four at most, whatever the key factors hold.
     expect(declined.decline_reasons.length).toBeLessThanOrEqual(4);
     // Nothing scored (the policy's referral without credit data): no disclosure.
