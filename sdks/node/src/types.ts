@@ -178,11 +178,14 @@ export interface DecisionData {
 
 export type SandboxVerificationResult = 'pass' | 'fail';
 
-/** The JSON envelope of every webhook delivery. */
-export interface WebhookEvent<TData = Record<string, unknown>> {
+/**
+ * The JSON envelope of every webhook delivery. `TData` types `data` and `TType` types `type`; for a
+ * union whose `data` narrows on `type`, see `TypedWebhookEvent`.
+ */
+export interface WebhookEvent<TData = Record<string, unknown>, TType extends string = string> {
   /** Event id: the same on every attempt; deduplicate on it. */
   id: string;
-  type: string;
+  type: TType;
   /** Unix seconds when the event was committed. */
   created: number;
   /** 1 for the first try of a delivery, up to 8. */
@@ -190,19 +193,223 @@ export interface WebhookEvent<TData = Record<string, unknown>> {
   data: TData;
 }
 
-/** `data` of `decision.finalized`. */
+// ---------------------------------------------------------------------------------------------
+// Webhook event `data`, one interface per event type, as docs/webhooks.md ("Event types and their
+// `data`") documents them. Payloads identify people only by opaque ids and never carry personal
+// data. Money is a decimal string with two decimals plus `currency`, except in `decision.finalized`,
+// whose numeric fields the interface specification fixes. Timestamps are ISO 8601 strings (UTC).
+
+/** `data` of `application.created`: an application entered the pipeline (every BNPL or auto-loan request that passed validation). */
+export interface ApplicationCreatedData {
+  /** The application (equal to `decision_id` for a first decision). */
+  application_id: string;
+  /** The decision being made for it. */
+  decision_id: string;
+  /** The applicant (opaque id in your tenant). */
+  consumer_id: string;
+  product: 'bnpl' | 'auto_loan';
+  /** Requested amount, a decimal string, e.g. `"120.00"`; for an auto loan the amount financed. */
+  amount: string;
+  /** `USD`. */
+  currency: string;
+  kyc_tier: KycTier;
+  /** The merchant's display name; auto loans: the dealer's name (indirect) or the lender's (direct). */
+  merchant_name: string;
+  /** The merchant category slug; `automotive` for auto loans. */
+  merchant_category: MerchantCategory;
+  /** Auto loans: `direct` or `indirect`; null for BNPL. */
+  channel: AutoLoanChannel | null;
+  /** Indirect auto loans: the dealer; null otherwise. */
+  dealer_id: string | null;
+}
+
+/** `data` of `decision.created`: a decision record exists, before its final outcome (it may be pending verification). */
+export interface DecisionCreatedData {
+  decision_id: string;
+  application_id: string;
+  status: DecisionStatus;
+  kyc_tier: KycTier;
+  kyc_status: KycStatus;
+}
+
+/** `score_range` of `score.completed`: the range of possible scores, e.g. `{ min: 300, max: 850 }`. */
+export interface ScoreRange {
+  min: number;
+  max: number;
+}
+
+/** `data` of `score.completed`: the scorecard ran on the applicant's credit data. */
+export interface ScoreCompletedData {
+  decision_id: string;
+  application_id: string;
+  /** Integer, 300-850. */
+  score: number;
+  /** 0-1. */
+  confidence: number;
+  /** `A`-`E`. */
+  risk_grade: string;
+  /** Scorecard and policy versions that decided. */
+  engine_version: string;
+  /** The range of possible scores, `{ min: 300, max: 850 }`. */
+  score_range: ScoreRange | null;
+  /**
+   * The key factors that adversely affected the score (adverse-action codes), most important first:
+   * the score's own ranking (no knock-out rules), four at most, `AA-22` (inquiries) added as a fifth
+   * when inquiries lowered the score but are not among the four. With `score`, `score_range`, the
+   * event's `created` date and the credit-data source, what the FCRA 615(a) credit score disclosure
+   * needs when the score is used in adverse action.
+   */
+  key_factor_codes: string[];
+}
+
+/** `data` of `score.errored`: scoring could not run (credit data unavailable); the decision is referred with AA-25. */
+export interface ScoreErroredData {
+  decision_id: string;
+  application_id: string;
+  /** `magic_value` is the sandbox's `3333`. */
+  reason: 'timeout' | 'error' | 'circuit_open' | 'magic_value';
+  engine_version: string;
+}
+
+/**
+ * `data` of `decision.finalized`: a decision reached its outcome, by the engine or by policy (failed
+ * verification, expiry). Exactly the fields of the interface specification; money here is numbers.
+ */
 export interface DecisionFinalizedData {
   decision_id: string;
   application_id: string;
   outcome: DecisionOutcome;
+  /** Integer, 300-850; null when nothing was scored (policy path). */
   score: number | null;
+  /** 0-1 (0 when nothing was scored). */
   confidence: number;
+  /** Dollars, a number, e.g. `120` or `87.5`; on a counteroffer the approved amount. */
   recommended_amount: number;
+  /** Percentage, a number, e.g. `0` or `14.99`. */
   recommended_rate_pct: number;
+  /** `A`-`E`; null when nothing was scored. */
   risk_grade: string | null;
   /** AA codes, most important first: a decline's or referral's; on a counteroffer, why not the full amount; else empty. */
   reason_codes: string[];
+  /** Scorecard and policy versions that decided. */
   engine_version: string;
+}
+
+/**
+ * `data` of `decision.adjusted`: an underwriter overrode a referred decision in the portal; the next
+ * poll returns the new state (`decision.finalized` is not sent again).
+ */
+export interface DecisionAdjustedData {
+  decision_id: string;
+  application_id: string;
+  previous_outcome: 'referred';
+  outcome: 'approved' | 'declined';
+  /** Decimal string on approval (auto loans: the amount financed); null on decline. */
+  approved_amount: string | null;
+  /** `USD`. */
+  currency: string;
+  /** `pay_in_4`, `pay_in_6` or `monthly` on a BNPL approval; null for an auto loan (it has no plan) and on decline. */
+  plan: PlanPreference | null;
+  /** On approval (auto loans: the term the underwriter approved, 24-84); null otherwise. */
+  term_months: number | null;
+  /** Disclosed APR on approval, a decimal string, e.g. `"0.00"`; null otherwise. */
+  apr: string | null;
+  /**
+   * Adverse-action codes: the ones given with a decline. On an approval for less than requested (a
+   * counteroffer) the underwriter's principal reasons the full amount was not approved, one to four;
+   * on the requested amount on another plan or term, the reasons the underwriter chose to give
+   * (possibly none); empty on an approval of what was asked.
+   */
+  reason_codes: string[];
+  /** When the underwriter decided (ISO 8601, UTC). */
+  adjusted_at: string;
+  /** The portal user who decided (an id, never a name or email). */
+  adjusted_by: string;
+}
+
+/** `data` of `application.kyc_completed`: identity verification succeeded (hosted page, or inline on the soft tier). */
+export interface ApplicationKycCompletedData {
+  application_id: string;
+  decision_id: string;
+  consumer_id: string;
+  /** `enhanced` or `hard`, or `soft` when checked inline. */
+  kyc_tier: KycTier;
+  kyc_status: 'matched';
+}
+
+/** `data` of `application.kyc_failed`: identity verification failed; the decision is referred with AA-24 for the lender's review. */
+export interface ApplicationKycFailedData {
+  application_id: string;
+  decision_id: string;
+  consumer_id: string;
+  kyc_tier: KycTier;
+  /** `AA-24` ("Unable to verify identity"). */
+  reason_code: string;
+}
+
+/** A document an underwriter can ask for (`application.documents_requested`). */
+export type RequestedDocumentType = 'government_id' | 'proof_of_income' | 'proof_of_address' | 'bank_statement' | 'other';
+
+/**
+ * `data` of `application.documents_requested`: an underwriter asked the applicant for more documents.
+ * The decision stays `referred`; the underwriter's note is not sent.
+ */
+export interface ApplicationDocumentsRequestedData {
+  application_id: string;
+  decision_id: string;
+  /** This request for documents. */
+  request_id: string;
+  document_types: RequestedDocumentType[];
+  /** The hosted upload page `{public_base_url}/verify/{token}` to send the applicant: single use, its own token (not the verification link). */
+  upload_url: string;
+  /** When the upload link stops working (14 days), ISO 8601. */
+  expires_at: string;
+  /** ISO 8601. */
+  requested_at: string;
+  /** The portal user (an id). */
+  requested_by: string;
+}
+
+/** A condition an underwriter can attach to an approval (`application.condition_added`). */
+export type ConditionCode = 'proof_of_income' | 'proof_of_identity' | 'down_payment' | 'co_applicant' | 'reduced_amount' | 'other';
+
+/**
+ * `data` of `application.condition_added`: an underwriter attached a condition to an approval (while
+ * the decision is `referred`; its note stays in the portal).
+ */
+export interface ApplicationConditionAddedData {
+  application_id: string;
+  decision_id: string;
+  condition_id: string;
+  code: ConditionCode;
+  /** ISO 8601. */
+  added_at: string;
+  /** The portal user (an id). */
+  added_by: string;
+}
+
+/** `data` of `dealer.added`: a dealer joined the lender's network (auto-loan tenants). */
+export interface DealerAddedData {
+  /** The id used in indirect auto-loan requests. */
+  dealer_id: string;
+  /** The dealership's business name. */
+  dealer_name: string;
+  status: 'active';
+}
+
+/** `data` of `dealer.removed`: a dealer was soft-disabled; indirect requests naming it are refused with 422. */
+export interface DealerRemovedData {
+  dealer_id: string;
+  dealer_name: string;
+  status: 'disabled';
+}
+
+/** `data` of `webhook.test`: sent by "Send test event" in the portal to that one endpoint, whatever it subscribes to. */
+export interface WebhookTestData {
+  /** The endpoint tested. */
+  endpoint_id: string;
+  /** `This is a test event sent from the lender portal.` */
+  message: string;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -302,7 +509,42 @@ export type EventType =
  * An event read from the event history (`GET /v1/events`): the webhook envelope without
  * `attempt`, which belongs to a delivery. `id` is the webhook's `Svc-Webhook-Id`.
  */
-export type Event<TData = Record<string, unknown>> = Omit<WebhookEvent<TData>, 'attempt'>;
+export type Event<TData = Record<string, unknown>, TType extends string = string> = Omit<WebhookEvent<TData, TType>, 'attempt'>;
+
+/** Each event type's `data` (docs/webhooks.md, "Event types and their `data`"). */
+export interface EventDataByType {
+  'application.created': ApplicationCreatedData;
+  'decision.created': DecisionCreatedData;
+  'score.completed': ScoreCompletedData;
+  'score.errored': ScoreErroredData;
+  'decision.finalized': DecisionFinalizedData;
+  'decision.adjusted': DecisionAdjustedData;
+  'application.kyc_completed': ApplicationKycCompletedData;
+  'application.kyc_failed': ApplicationKycFailedData;
+  'application.documents_requested': ApplicationDocumentsRequestedData;
+  'application.condition_added': ApplicationConditionAddedData;
+  'dealer.added': DealerAddedData;
+  'dealer.removed': DealerRemovedData;
+  'webhook.test': WebhookTestData;
+}
+
+/**
+ * A webhook delivery as a union discriminated by `type` (by default of every event type, or of the
+ * types `T`): checking `event.type` narrows `event.data`.
+ *
+ *   const event = webhooks.verify(rawBody, header, secrets) as TypedWebhookEvent;
+ *   if (event.type === 'decision.adjusted') console.log(event.data.reason_codes);
+ *
+ * `verify` does not check the shape of `data`, so this is an assertion, like `verify<TData>()`.
+ * An endpoint subscribed to `*` also receives types added later: give a `switch` a `default`.
+ */
+export type TypedWebhookEvent<T extends EventType = EventType> = { [K in T]: WebhookEvent<EventDataByType[K], K> }[T];
+
+/**
+ * An event of the event history as a union discriminated by `type`, like `TypedWebhookEvent`
+ * without `attempt`: `client.events.list<TypedEvent>(…)` and `client.events.retrieve<TypedEvent>(id)`.
+ */
+export type TypedEvent<T extends EventType = EventType> = { [K in T]: Event<EventDataByType[K], K> }[T];
 
 /** Parameters of `client.events.list()`. */
 export interface EventListParams {
@@ -319,9 +561,9 @@ export interface EventListParams {
 }
 
 /** One page of `GET /v1/events`, as the API sends it. */
-export interface EventListData {
+export interface EventListData<TEvent extends Event<unknown> = Event> {
   object: 'list';
-  data: Event[];
+  data: TEvent[];
   has_more: boolean;
   next_cursor: string | null;
 }

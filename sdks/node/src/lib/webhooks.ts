@@ -70,6 +70,10 @@ export function parseSignatureHeader(header: string): { timestamp: number | unde
 /**
  * Verify a delivery and return its event. `rawBody` must be the bytes as received (a re-serialised
  * body does not verify); `header` is the `Svc-Signature` value (Node's `req.headers['svc-signature']`).
+ *
+ * `data` is typed `TData` (a plain record by default; `verify<DecisionFinalizedData>()` for one
+ * type). For a union whose `data` narrows on `type`, assert the result `as TypedWebhookEvent`:
+ * `if (event.type === 'decision.adjusted') event.data.reason_codes`. Neither is checked at runtime.
  */
 export function verify<TData = Record<string, unknown>>(
   rawBody: RawBody,

@@ -25,7 +25,25 @@ __all__ = [
     "AutoLoanTermsParams",
     "DealerParams",
     "WebhookEvent",
+    "EventType",
+    "Event",
+    "EVENT_DATA_TYPES",
+    "ApplicationCreatedData",
+    "DecisionCreatedData",
+    "ScoreRange",
+    "ScoreCompletedData",
+    "ScoreErroredData",
     "DecisionFinalizedData",
+    "DecisionAdjustedData",
+    "ApplicationKycCompletedData",
+    "ApplicationKycFailedData",
+    "RequestedDocumentType",
+    "ApplicationDocumentsRequestedData",
+    "ConditionCode",
+    "ApplicationConditionAddedData",
+    "DealerAddedData",
+    "DealerRemovedData",
+    "WebhookTestData",
 ]
 
 Amount = Union[str, int, float, Decimal]
@@ -183,14 +201,198 @@ class Event(TypedDict):
     data: Dict[str, Any]
 
 
-class DecisionFinalizedData(TypedDict):
+# ---------------------------------------------------------------------------------------------
+# Webhook event ``data``, one TypedDict per event type, as docs/webhooks.md ("Event types and their
+# ``data``") documents them. Payloads identify people only by opaque ids. Money is a decimal string
+# with two decimals plus ``currency``, except in ``decision.finalized``, whose numeric fields the
+# interface specification fixes. Timestamps are ISO 8601 strings (UTC). ``verify`` and the events
+# API do not check ``data``: narrow on ``event["type"]``, then ``cast`` (see EVENT_DATA_TYPES).
+
+
+class ApplicationCreatedData(TypedDict):
+    """``data`` of ``application.created``: an application entered the pipeline (it passed validation)."""
+
+    application_id: str  # equal to decision_id for a first decision
+    decision_id: str  # the decision being made for it
+    consumer_id: str  # the applicant (opaque id in your tenant)
+    product: Literal["bnpl", "auto_loan"]
+    amount: str  # decimal string, e.g. "120.00"; for an auto loan the amount financed
+    currency: str  # USD
+    kyc_tier: Literal["soft", "enhanced", "hard"]
+    merchant_name: str  # auto loans: the dealer's name (indirect) or the lender's (direct)
+    merchant_category: MerchantCategory  # "automotive" for auto loans
+    channel: Optional[AutoLoanChannel]  # auto loans: direct or indirect; None for BNPL
+    dealer_id: Optional[str]  # indirect auto loans: the dealer; None otherwise
+
+
+class DecisionCreatedData(TypedDict):
+    """``data`` of ``decision.created``: a decision record exists, before its final outcome."""
+
     decision_id: str
     application_id: str
-    outcome: str
-    score: Optional[int]
-    confidence: float
-    recommended_amount: float
-    recommended_rate_pct: float
-    risk_grade: Optional[str]
-    reason_codes: List[str]  # AA codes: a decline's or referral's; on a counteroffer, why not the full amount; else empty
+    status: Literal["complete", "needs_consumer_action"]
+    kyc_tier: Literal["soft", "enhanced", "hard"]
+    kyc_status: Literal["matched", "pending", "skipped"]
+
+
+class ScoreRange(TypedDict):
+    """The range of possible scores, ``{"min": 300, "max": 850}``."""
+
+    min: int
+    max: int
+
+
+class ScoreCompletedData(TypedDict):
+    """``data`` of ``score.completed``: the scorecard ran on the applicant's credit data."""
+
+    decision_id: str
+    application_id: str
+    score: int  # 300-850
+    confidence: float  # 0-1
+    risk_grade: str  # A-E
+    engine_version: str  # scorecard and policy versions that decided
+    score_range: Optional[ScoreRange]
+    # Adverse-action codes of the key factors that lowered the score, most important first: four at
+    # most, AA-22 (inquiries) as a fifth when inquiries lowered it but are not among the four. With
+    # score, score_range, the event's created date and the credit-data source: the FCRA 615(a)
+    # credit score disclosure.
+    key_factor_codes: List[str]
+
+
+class ScoreErroredData(TypedDict):
+    """``data`` of ``score.errored``: scoring could not run; the decision is referred with AA-25."""
+
+    decision_id: str
+    application_id: str
+    reason: Literal["timeout", "error", "circuit_open", "magic_value"]  # magic_value: the sandbox's 3333
     engine_version: str
+
+
+class DecisionFinalizedData(TypedDict):
+    """``data`` of ``decision.finalized``: a decision reached its outcome (by the engine or by policy).
+
+    Exactly the fields of the interface specification; money here is numbers.
+    """
+
+    decision_id: str
+    application_id: str
+    outcome: str  # approved, declined or referred
+    score: Optional[int]  # 300-850; None when nothing was scored (policy path)
+    confidence: float  # 0-1 (0 when nothing was scored)
+    recommended_amount: float  # dollars, e.g. 120 or 87.5; on a counteroffer the approved amount
+    recommended_rate_pct: float  # percentage, e.g. 0 or 14.99
+    risk_grade: Optional[str]  # A-E; None when nothing was scored
+    reason_codes: List[str]  # AA codes: a decline's or referral's; on a counteroffer, why not the full amount; else empty
+    engine_version: str  # scorecard and policy versions that decided
+
+
+class DecisionAdjustedData(TypedDict):
+    """``data`` of ``decision.adjusted``: an underwriter overrode a referred decision in the portal."""
+
+    decision_id: str
+    application_id: str
+    previous_outcome: Literal["referred"]
+    outcome: Literal["approved", "declined"]
+    approved_amount: Optional[str]  # decimal string on approval (auto loans: the amount financed)
+    currency: str  # USD
+    plan: Optional[PlanPreference]  # on a BNPL approval; None for an auto loan and on decline
+    term_months: Optional[int]  # on approval (auto loans: 24-84)
+    apr: Optional[str]  # disclosed APR on approval, decimal string, e.g. "0.00"
+    # A decline's adverse-action codes; on a counteroffer (approved for less) the principal reasons the
+    # full amount was not approved (one to four); on another plan or term, those the underwriter gave
+    # (possibly none); empty on an approval of what was asked.
+    reason_codes: List[str]
+    adjusted_at: str  # ISO 8601, UTC
+    adjusted_by: str  # the portal user who decided (an id)
+
+
+class ApplicationKycCompletedData(TypedDict):
+    """``data`` of ``application.kyc_completed``: identity verification succeeded."""
+
+    application_id: str
+    decision_id: str
+    consumer_id: str
+    kyc_tier: Literal["soft", "enhanced", "hard"]  # soft when checked inline
+    kyc_status: Literal["matched"]
+
+
+class ApplicationKycFailedData(TypedDict):
+    """``data`` of ``application.kyc_failed``: identity verification failed; referred with AA-24."""
+
+    application_id: str
+    decision_id: str
+    consumer_id: str
+    kyc_tier: Literal["soft", "enhanced", "hard"]
+    reason_code: str  # AA-24 ("Unable to verify identity")
+
+
+RequestedDocumentType = Literal["government_id", "proof_of_income", "proof_of_address", "bank_statement", "other"]
+
+
+class ApplicationDocumentsRequestedData(TypedDict):
+    """``data`` of ``application.documents_requested``: an underwriter asked for more documents."""
+
+    application_id: str
+    decision_id: str
+    request_id: str  # this request for documents
+    document_types: List[RequestedDocumentType]
+    upload_url: str  # the hosted upload page to send the applicant: single use, its own token
+    expires_at: str  # when the upload link stops working (14 days)
+    requested_at: str
+    requested_by: str  # the portal user (an id)
+
+
+ConditionCode = Literal["proof_of_income", "proof_of_identity", "down_payment", "co_applicant", "reduced_amount", "other"]
+
+
+class ApplicationConditionAddedData(TypedDict):
+    """``data`` of ``application.condition_added``: an underwriter attached a condition to an approval."""
+
+    application_id: str
+    decision_id: str
+    condition_id: str
+    code: ConditionCode
+    added_at: str
+    added_by: str  # the portal user (an id)
+
+
+class DealerAddedData(TypedDict):
+    """``data`` of ``dealer.added``: a dealer joined the lender's network (auto-loan tenants)."""
+
+    dealer_id: str  # the id used in indirect auto-loan requests
+    dealer_name: str  # the dealership's business name
+    status: Literal["active"]
+
+
+class DealerRemovedData(TypedDict):
+    """``data`` of ``dealer.removed``: a dealer was soft-disabled; indirect requests naming it get 422."""
+
+    dealer_id: str
+    dealer_name: str
+    status: Literal["disabled"]
+
+
+class WebhookTestData(TypedDict):
+    """``data`` of ``webhook.test``: sent by "Send test event" in the portal to that one endpoint."""
+
+    endpoint_id: str  # the endpoint tested
+    message: str
+
+
+#: Each event type's ``data`` TypedDict. ``verify`` and the events API return ``data`` as a plain
+#: dict; after checking ``event["type"]``, ``cast(DecisionAdjustedData, event["data"])`` types it.
+EVENT_DATA_TYPES: Dict[str, Any] = {
+    "application.created": ApplicationCreatedData,
+    "decision.created": DecisionCreatedData,
+    "score.completed": ScoreCompletedData,
+    "score.errored": ScoreErroredData,
+    "decision.finalized": DecisionFinalizedData,
+    "decision.adjusted": DecisionAdjustedData,
+    "application.kyc_completed": ApplicationKycCompletedData,
+    "application.kyc_failed": ApplicationKycFailedData,
+    "application.documents_requested": ApplicationDocumentsRequestedData,
+    "application.condition_added": ApplicationConditionAddedData,
+    "dealer.added": DealerAddedData,
+    "dealer.removed": DealerRemovedData,
+    "webhook.test": WebhookTestData,
+}
