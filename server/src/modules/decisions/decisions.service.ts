@@ -987,9 +987,10 @@ function scoreEvent(row: DecisionsTable, e: Evaluation): NewEvent {
       risk_grade: e.engine.riskGrade,
       engine_version: e.engine.engineVersion,
       // What an FCRA 615(a) disclosure needs beside the score, should it be used in adverse action
-      // (engine/key-factors.ts); the event's `created` is its date.
+      // (engine/key-factors.ts); the event's `created` is its date. No file: nothing to disclose.
       score_range: scoreRangeOf(e.engine.versions.scorecard),
-      key_factor_codes: keyFactorCodes(e.engine.partialScores),
+      key_factor_codes: e.creditData.file.hasFile ? keyFactorCodes(e.engine.partialScores) : [],
+      credit_file_source: e.creditData.file.hasFile ? e.creditData.file.source : null,
     },
   };
 }

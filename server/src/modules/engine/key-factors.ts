@@ -12,6 +12,9 @@
  * - At most four (1681g(f)(1)(C)), most important first (1681g(f)(2)(B)).
  * - Inquiries are added as a fifth when they adversely affected the score but are not among the
  *   four (1681g(f)(9)). Their code is AA-22, "Number of recent inquiries on credit bureau report".
+ * - Only what the file said: a characteristic whose data was missing scored in its missing bin,
+ *   coded AA-14 "No credit file", which is no factor of a file that exists. With no file at all
+ *   nothing from a consumer report was used, and there is no disclosure (callers check hasFile).
  */
 import { adverseActionReason, isAdverseActionCode, type AdverseActionReason } from './adverse-action-reasons.js';
 import { bundledScorecard } from './engine-documents.js';
@@ -21,8 +24,8 @@ export const MAX_KEY_FACTORS = 4;
 export const INQUIRIES_REASON_CODE = 'AA-22';
 
 /** The key factors' reason codes, most important first (four at most, five when inquiries are the fifth). */
-export function keyFactorCodes(partialScores: ReadonlyArray<Pick<PartialScore, 'reasonCode' | 'pointsBelowBaseline'>>): string[] {
-  const ranked = rankReasonCodes(partialScores as readonly PartialScore[]);
+export function keyFactorCodes(partialScores: ReadonlyArray<Pick<PartialScore, 'reasonCode' | 'pointsBelowBaseline' | 'dataPresent'>>): string[] {
+  const ranked = rankReasonCodes(partialScores.filter((p) => p.dataPresent));
   const factors = ranked.slice(0, MAX_KEY_FACTORS);
   if (ranked.includes(INQUIRIES_REASON_CODE) && !factors.includes(INQUIRIES_REASON_CODE)) factors.push(INQUIRIES_REASON_CODE);
   return factors;
@@ -40,6 +43,6 @@ export function scoreRangeOf(scorecardVersion: string | null | undefined): { min
 }
 
 /** The same, with the catalogue's wording (a code outside the catalogue keeps its code and no wording). */
-export function keyFactors(partialScores: ReadonlyArray<Pick<PartialScore, 'reasonCode' | 'pointsBelowBaseline'>>): Array<AdverseActionReason | { code: string; reason: null }> {
+export function keyFactors(partialScores: ReadonlyArray<Pick<PartialScore, 'reasonCode' | 'pointsBelowBaseline' | 'dataPresent'>>): Array<AdverseActionReason | { code: string; reason: null }> {
   return keyFactorCodes(partialScores).map((code) => (isAdverseActionCode(code) ? adverseActionReason(code) : { code, reason: null }));
 }

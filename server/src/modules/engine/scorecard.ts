@@ -254,7 +254,7 @@ function matches(when: BinPredicate, value: string | number | boolean): boolean 
 }
 
 /** PMML pointsBelow ranking: largest gap first, ties in document order, each code once. */
-export function rankReasonCodes(partialScores: readonly PartialScore[]): string[] {
+export function rankReasonCodes(partialScores: ReadonlyArray<Pick<PartialScore, 'reasonCode' | 'pointsBelowBaseline'>>): string[] {
   const ranked = partialScores
     .map((p, index) => ({ code: p.reasonCode, gap: p.pointsBelowBaseline, index }))
     .filter((entry) => entry.gap > 0)

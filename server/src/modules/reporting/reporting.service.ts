@@ -665,10 +665,12 @@ function explain(record: AuditRecord | null, row: DecisionsTable): DecisionExpla
 function creditScoreDisclosure(engine: AuditRecord['engine'], row: DecisionsTable): CreditScoreDisclosure | null {
   const score = engine?.score ?? row.score;
   if (score === null || score === undefined) return null;
+  // No credit file: nothing from a consumer report was used, so there is nothing to disclose.
+  const file = engine?.input?.creditData?.file as { source?: unknown; hasFile?: unknown } | null | undefined;
+  if (!file || file.hasFile === false) return null;
   const scorecard = engine?.versions?.scorecard ?? null;
   // The scorecard's own gap (below its baseline) when recorded; records keep it, the maximum is the fallback.
-  const partials = (engine?.partialScores ?? []).map((p) => ({ reasonCode: p.reasonCode, pointsBelowBaseline: p.pointsBelowBaseline ?? p.maxPoints - p.points }));
-  const file = engine?.input?.creditData?.file as { source?: unknown } | null | undefined;
+  const partials = (engine?.partialScores ?? []).map((p) => ({ reasonCode: p.reasonCode, pointsBelowBaseline: p.pointsBelowBaseline ?? p.maxPoints - p.points, dataPresent: p.dataPresent }));
   return {
     score,
     range: scoreRangeOf(scorecard),

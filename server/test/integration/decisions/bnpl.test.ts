@@ -208,25 +208,30 @@ describe.each(await dialectMatrix())('BNPL decisions [%s]', (dialect) => {
 
   it('a scored decline carries its credit score disclosure (FCRA 615(a)): score, range, date, source and key factors, inquiries as a fifth', async () => {
     // Key factors, computed here independently of engine/key-factors.ts: points below each
-    // characteristic's maximum, largest first, ties in scorecard order, each code once, four at
-    // most, and inquiries (AA-22) as a fifth when they lowered the score but are not in the four.
-    const independent = (partials: Array<{ reasonCode: string; points: number; maxPoints: number }>) => {
+    // characteristic's maximum, largest first, ties in scorecard order, each code once, only
+    // characteristics the file had data for, four at most, and inquiries (AA-22) as a fifth when
+    // they lowered the score but are not in the four.
+    const independent = (partials: Array<{ reasonCode: string; points: number; maxPoints: number; dataPresent: boolean }>) => {
       const codes: string[] = [];
-      for (const p of partials.map((x, i) => ({ ...x, i, gap: x.maxPoints - x.points })).filter((x) => x.gap > 0).sort((a, b) => b.gap - a.gap || a.i - b.i)) {
+      for (const p of partials.map((x, i) => ({ ...x, i, gap: x.maxPoints - x.points })).filter((x) => x.gap > 0 && x.dataPresent).sort((a, b) => b.gap - a.gap || a.i - b.i)) {
         if (!codes.includes(p.reasonCode)) codes.push(p.reasonCode);
       }
       const four = codes.slice(0, 4);
       return codes.includes('AA-22') && !four.includes('AA-22') ? [...four, 'AA-22'] : four;
     };
     // A sandbox identity declined at 300.00 (the soft tier) whose inquiries are a key factor below the top four, found in-process.
+    // And one with no credit file at all (AA-14): scored from missing bins, but nothing from a report was used.
     let found: { who: { firstName: string; lastName: string; dob: string }; engine: BnplEngineDecision } | null = null;
-    for (let i = 0; i < 5000 && !found; i++) {
+    let noFile: { firstName: string; lastName: string; dob: string } | null = null;
+    for (let i = 0; i < 5000 && (!found || !noFile); i++) {
       const who = { firstName: `Factor${i}`, lastName: 'Applicant', dob: '1979-02-11' };
       const creditData = syntheticCreditData({ consumerId: 'any', ...who, ssnLast4: '6789', zip: '73301', sandboxProfile: null });
       const engine = await decideBnpl({ requestedAmountCents: 30_000, planPreference: null, history: { returning: false, priorApprovals: 0, priorDeclines: 0 }, creditData, asOf: clock.now().toISOString() }, defaultBnplDocuments());
-      if (engine.outcome === 'declined' && engine.score !== null && independent(engine.partialScores).length === 5) found = { who, engine };
+      if (creditData.status === 'ok' && !creditData.file.hasFile) noFile ??= who;
+      else if (!found && engine.outcome === 'declined' && engine.score !== null && independent(engine.partialScores).length === 5) found = { who, engine };
     }
     expect(found, 'no sandbox identity is declined at 300.00 with inquiries as a fifth key factor').not.toBeNull();
+    expect(noFile, 'no sandbox identity without a credit file').not.toBeNull();
     const { who, engine } = found!;
     const declined = (await create({ consumer: newConsumer({ ssn_last4: '6789' }, who), transaction: txn('300.00') })).json();
     expect(declined.outcome).toBe('declined');
@@ -244,9 +249,13 @@ describe.each(await dialectMatrix())('BNPL decisions [%s]', (dialect) => {
     });
     // Lenders' systems get it from score.completed: the same key factors, the range, the score.
     const scored = JSON.parse((await eventsOf(declined.decision_id)).find((e) => e.type === 'score.completed')!.data_json);
-    expect(scored).toMatchObject({ score: engine.score, score_range: { min: 300, max: 850 }, key_factor_codes: factors });
-    // The ECOA reasons are their own list: four at most, whatever the key factors hold.
-    expect(declined.decline_reasons.length).toBeLessThanOrEqual(4);
+    expect(scored).toMatchObject({ score: engine.score, score_range: { min: 300, max: 850 }, key_factor_codes: factors, credit_file_source: detail.explanation.creditScoreDisclosure!.creditFileSource });
+    // No credit file: declined (AA-14), scored from the missing bins, and nothing to disclose.
+    const without = (await create({ consumer: newConsumer({ ssn_last4: '6789' }, noFile!), transaction: txn('300.00') })).json();
+    expect(without.decline_reasons[0].code).toBe('AA-14');
+    expect((await t.ctx.reporting.getDecisionDetail({ tenantId: t.tenant.tenantId, environment: 'sandbox' }, without.decision_id)).explanation.creditScoreDisclosure).toBeNull();
+    const withoutEvent = JSON.parse((await eventsOf(without.decision_id)).find((e) => e.type === 'score.completed')!.data_json);
+    expect(withoutEvent).toMatchObject({ key_factor_codes: [], credit_file_source: null });
     // Nothing scored (the policy's referral without credit data): no disclosure.
     const unscored = (await create({ consumer: newConsumer({ ssn_last4: '3333' }, { firstName: 'Una', lastName: 'Scored', dob: '1980-01-02' }), transaction: txn('300.00') })).json();
     expect(unscored.decline_reasons.map((r: { code: string }) => r.code)).toEqual(['AA-25']);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { keyFactorCodes, keyFactors } from '../../../src/modules/engine/index.js';
 
-const partial = (reasonCode: string, pointsBelowBaseline: number) => ({ reasonCode, pointsBelowBaseline });
+const partial = (reasonCode: string, pointsBelowBaseline: number, dataPresent = true) => ({ reasonCode, pointsBelowBaseline, dataPresent });
 
 describe('FCRA key factors (15 U.S.C. 1681g(f))', () => {
   it('are the score ranking: largest gap first, ties in scorecard order, each code once, nothing at or above the baseline', () => {
@@ -19,6 +19,10 @@ describe('FCRA key factors (15 U.S.C. 1681g(f))', () => {
     // Among the four already: no fifth. At the baseline: not a key factor, so not added.
     expect(keyFactorCodes([partial('AA-22', 45), ...five.slice(1)])).toEqual(['AA-02', 'AA-22', 'AA-03', 'AA-04']);
     expect(keyFactorCodes([partial('AA-22', 0), ...five.slice(1)])).toEqual(['AA-02', 'AA-03', 'AA-04', 'AA-05']);
+  });
+
+  it('are only what the file said: a characteristic scored in its missing bin (AA-14 "No credit file") is no factor', () => {
+    expect(keyFactorCodes([partial('AA-14', 80, false), partial('AA-15', 9), partial('AA-22', 50, false)])).toEqual(['AA-15']);
   });
 
   it('carry the catalogue wording', () => {
