@@ -36,7 +36,7 @@ export function withQuery(path: string, query: Query = {}): string {
   return s ? `${path}?${s}` : path;
 }
 
-export async function apiRequest<T>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown): Promise<T> {
+export async function apiRequest<T>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown, retried = false): Promise<T> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (method !== 'GET') headers['x-csrf-token'] = csrfToken;
   if (body !== undefined) headers['content-type'] = 'application/json';
@@ -51,6 +51,16 @@ export async function apiRequest<T>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
   const data = text ? (JSON.parse(text) as Record<string, unknown>) : {};
   if (!response.ok) {
     const error = new ApiError(response.status, String(data.error ?? 'error'), String(data.message ?? response.statusText), typeof data.request_id === 'string' ? data.request_id : null);
+    // Another tab renewed this browser's session (a sign-in, a password change): the cookie is new
+    // and this tab's CSRF token is the old session's. Take the current one and try once more.
+    if (error.code === 'invalid_csrf_token' && !retried) {
+      const session = await fetch('/portal/api/session', { headers: { accept: 'application/json' }, credentials: 'same-origin' }).catch(() => null);
+      const fresh = session?.ok ? ((await session.json()) as { csrf_token?: unknown }) : null;
+      if (typeof fresh?.csrf_token === 'string') {
+        csrfToken = fresh.csrf_token;
+        return apiRequest<T>(method, path, body, true);
+      }
+    }
     if (error.code === 'not_authenticated') onUnauthenticated?.();
     throw error;
   }

@@ -21,8 +21,9 @@
  *                         columns an automatic auto-loan approval writes (autoLoanOfferColumns).
  *                      An approval below the requested amount is a counteroffer: it takes 1-4
  *                      adverse-action reasons (why not the full amount), for the notice owed if
- *                      the consumer does not take it (12 CFR 1002.9(a)(1)(iv)); optional when only
- *                      the plan or term differs from the request; refused on an approval as asked.
+ *                      the consumer does not take it (12 CFR 1002.9(a)(1)(iv)); so does the
+ *                      requested amount on another plan or term than asked (other terms are a
+ *                      counteroffer too, 1002.2(c)(1)(i)); refused on an approval as asked.
  *                      Kept in the action, the override and decision.adjusted, never in the
  *                      decision's decline_reasons (empty on every approval). ADR 0046.
  *   decline            -> outcome declined with 1-4 adverse-action reasons -> decision.adjusted
@@ -780,27 +781,27 @@ function chosenReasons(codes: string[], why: 'decline' | 'counteroffer'): Advers
 }
 
 /**
- * The reasons of an underwriter's approval (ADR 0046). Below the requested amount it is a
- * counteroffer, and the lender owes a notice with the principal reasons if the consumer does not
- * take it (12 CFR 1002.9(a)(1)(iv)): only the underwriter knows them, so they are required. The
- * requested amount on another plan or term (`otherTerms`) may be a counteroffer too: the
- * reasons are the underwriter's call. An approval of what was asked has nothing to explain, and
- * reasons sent with it are refused rather than kept where a notice could pick them up.
+ * The reasons of an underwriter's approval (ADR 0046). Less than the requested amount, or the
+ * requested amount on another plan or term than asked (`otherTerms`), is a counteroffer: credit
+ * not "in substantially the amount or on substantially the terms requested" (12 CFR
+ * 1002.2(c)(1)(i)), and the lender owes a notice with the principal reasons if the consumer does
+ * not take it (1002.9(a)(1)(iv)). Only the underwriter knows them, so they are required. An
+ * approval of what was asked has nothing to explain, and reasons sent with it are refused rather
+ * than kept where a notice could pick them up.
  */
 function counterofferReasons(row: DecisionsTable, amountCents: number, otherTerms: boolean, codes: string[] | null | undefined): AdverseActionReason[] {
   const given = codes ?? [];
-  if (amountCents < row.requested_amount_cents) {
-    if (given.length === 0) {
-      throw new ApiError(
-        'unprocessable_entity',
-        `reason_codes is required to approve less than the requested ${formatMoney(row.requested_amount_cents)} ${row.currency}: 1 to ${MAX_DECLINE_REASONS} adverse-action codes, the principal reasons the full amount is not approved (the notice owed if the consumer does not take the counteroffer, 12 CFR 1002.9(a)(1)(iv)).`,
-      );
-    }
-    return chosenReasons(given, 'counteroffer');
+  const lower = amountCents < row.requested_amount_cents;
+  if (!lower && !otherTerms) {
+    if (given.length > 0) throw new ApiError('unprocessable_entity', 'reason_codes are given only with a counteroffer (less than the requested amount, or another plan or term); this approval grants what was asked.');
+    return [];
   }
-  if (given.length === 0) return [];
-  if (!otherTerms) {
-    throw new ApiError('unprocessable_entity', 'reason_codes are given only with a counteroffer (less than the requested amount, or another plan or term); this approval grants what was asked.');
+  if (given.length === 0) {
+    const what = lower ? `less than the requested ${formatMoney(row.requested_amount_cents)} ${row.currency}` : 'on another plan or term than requested';
+    throw new ApiError(
+      'unprocessable_entity',
+      `reason_codes is required to approve ${what}: 1 to ${MAX_DECLINE_REASONS} adverse-action codes, the principal reasons for the counteroffer (the notice owed if the consumer does not take it, 12 CFR 1002.9(a)(1)(iv)).`,
+    );
   }
   return chosenReasons(given, 'counteroffer');
 }

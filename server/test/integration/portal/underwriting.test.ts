@@ -358,6 +358,7 @@ describe.each(await dialectMatrix())('underwriting workplace [%s]', (dialect) =>
     expect(await refuse({ amount: '12000.00', term_months: 72 })).toMatch(/dealer markup of 1\.25 percentage points is above the policy's cap of 1\.00 for terms above 60 months/);
     expect(await refuse({ amount: '12000.00', term_months: 48 })).toMatch(/reason_codes is required to approve less than the requested 13000\.00 USD/);
     expect(await refuse({ amount: '13000.00', term_months: 60, reason_codes: ['AA-23'] })).toMatch(/reason_codes are given only with a counteroffer/);
+    expect(await refuse({ amount: '13000.00', term_months: 48 })).toMatch(/reason_codes is required to approve on another plan or term than requested/);
     expect(await events('decision.adjusted', id)).toEqual([]);
     expect((await detail(uw, id)).version).toBe(v);
 
@@ -484,7 +485,7 @@ describe.each(await dialectMatrix())('underwriting workplace [%s]', (dialect) =>
     expect(page.body.explanation).toMatchObject({ reasons: [{ code: 'AA-08' }, { code: 'AA-17' }], counteroffer_reasons: [] });
   });
 
-  it('approve the requested amount on another plan than asked: counteroffer reasons are optional, and kept when given', async () => {
+  it('approve the requested amount on another plan than asked: a counteroffer too, so its reasons are required', async () => {
     const { apiKey, members, hookPath } = await team();
     const ask = async () => {
       const r = await postBnpl(apiKey, {
@@ -503,12 +504,16 @@ describe.each(await dialectMatrix())('underwriting workplace [%s]', (dialect) =>
     expect(refused.status).toBe(422);
     expect(errorOf(refused.raw).message).toMatch(/reason_codes are given only with a counteroffer/);
 
+    const without = await approve(asked, { plan: 'pay_in_6' });
+    expect(without.status).toBe(422);
+    expect(errorOf(without.raw).message).toMatch(/reason_codes is required to approve on another plan or term than requested: 1 to 4 adverse-action codes/);
     const withReasons = await approve(asked, { plan: 'pay_in_6', reason_codes: ['AA-09'] });
     expect(withReasons.status, JSON.stringify(withReasons.body)).toBe(200);
-    const without = await ask();
-    expect((await approve(without, { plan: 'pay_in_6' })).status).toBe(200);
+    // The plan asked for, at the amount asked: no counteroffer, no reasons.
+    const asAsked = await ask();
+    expect((await approve(asAsked, { plan: 'pay_in_4' })).status).toBe(200);
     const codes = new Map((await received(hookPath, 'decision.adjusted')).map((e) => [e.data.decision_id, e.data.reason_codes]));
-    expect(codes).toEqual(new Map([[asked, ['AA-09']], [without, []]]));
+    expect(codes).toEqual(new Map([[asked, ['AA-09']], [asAsked, []]]));
     const page = await members.viewer.get(`/portal/api/decisions/sandbox/${asked}`);
     expect(page.body.explanation).toMatchObject({ counteroffer_reasons: [{ code: 'AA-09', reason: 'Excessive obligations in relation to income' }] });
   });

@@ -3,7 +3,7 @@
  * identity and is recorded), the reasons with their wording, score, grade and pricing, the actions
  * (approve with amount and plan, or for an auto loan amount financed and term with the buy,
  * contract rate and markup cap of the term previewed, and a counteroffer's reasons: required below
- * the requested amount, optional on another plan or term (ADR 0046); decline with one to four
+ * the requested amount or on another plan or term (ADR 0046); decline with one to four
  * reasons, request documents, add a condition: shown only to roles that may act), what was requested and attached, the action history
  * and the engine's audit record. Every action sends the version shown; if someone else acted first
  * the service answers 409 and the screen says who and when, and offers to reload.
@@ -98,10 +98,10 @@ function ReasonPicker({ catalogue, legend, codes, onChange }: { catalogue: Catal
 }
 
 /**
- * The reasons of an approval (ADR 0046): below the requested amount it is a counteroffer and the
- * picker is required (the notice owed if the consumer does not take it names them); the requested
- * amount on another plan or term may be one, and the picker is optional; an approval as asked has
- * none. `reasonCodes` is what to send: undefined when the picker is hidden.
+ * The reasons of an approval (ADR 0046): below the requested amount, or on another plan or term
+ * than asked, it is a counteroffer and the picker is required (the notice owed if the consumer
+ * does not take it names them); an approval as asked has none. `reasonCodes` is what to send:
+ * undefined when the picker is hidden.
  */
 function useCounterofferReasons(catalogue: Catalogue, requestedAmount: string, amount: string, otherTerms: boolean) {
   const [codes, setCodes] = useState<string[]>([]);
@@ -114,13 +114,13 @@ function useCounterofferReasons(catalogue: Catalogue, requestedAmount: string, a
       legend={
         lower
           ? `Counteroffer reasons: why not the full ${requestedAmount} USD, most important first (1 to ${catalogue.max_decline_reasons}, required)`
-          : `Counteroffer reasons for the other terms, most important first (up to ${catalogue.max_decline_reasons}, optional)`
+          : `Counteroffer reasons: why not the plan or term asked for, most important first (1 to ${catalogue.max_decline_reasons}, required)`
       }
       codes={codes}
       onChange={setCodes}
     />
   ) : null;
-  return { picker, reasonCodes: shown && codes.length > 0 ? codes : undefined, missing: lower && codes.length === 0 };
+  return { picker, reasonCodes: shown && codes.length > 0 ? codes : undefined, missing: shown && codes.length === 0 };
 }
 
 /**
