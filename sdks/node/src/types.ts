@@ -254,12 +254,15 @@ export interface ScoreCompletedData {
   score_range: ScoreRange | null;
   /**
    * The key factors that adversely affected the score (adverse-action codes), most important first:
-   * the score's own ranking (no knock-out rules), four at most, `AA-22` (inquiries) added as a fifth
-   * when inquiries lowered the score but are not among the four. With `score`, `score_range`, the
-   * event's `created` date and the credit-data source, what the FCRA 615(a) credit score disclosure
-   * needs when the score is used in adverse action.
+   * the score's own ranking (no knock-out rules, only characteristics the file had data for), four
+   * at most, `AA-22` (inquiries) added as a fifth when inquiries lowered the score but are not among
+   * the four; empty without a credit file. With `score`, `score_range`, `credit_file_source` and the
+   * event's `created` date, what the FCRA 615(a) credit score disclosure needs when the score is
+   * used in adverse action.
    */
   key_factor_codes: string[];
+  /** Who provided the credit file the score was built on (`sandbox-synthetic`, `gateway:<host>`); null without a file. */
+  credit_file_source: string | null;
 }
 
 /** `data` of `score.errored`: scoring could not run (credit data unavailable); the decision is referred with AA-25. */

@@ -44,6 +44,7 @@ const SDK_FIELDS = {
     engine_version: 'string',
     score_range: 'object | null',
     key_factor_codes: 'string[]',
+    credit_file_source: 'string | null',
   },
   'score.errored': { decision_id: 'string', application_id: 'string', reason: 'string', engine_version: 'string' },
   'decision.finalized': {

@@ -253,10 +253,11 @@ class ScoreCompletedData(TypedDict):
     engine_version: str  # scorecard and policy versions that decided
     score_range: Optional[ScoreRange]
     # Adverse-action codes of the key factors that lowered the score, most important first: four at
-    # most, AA-22 (inquiries) as a fifth when inquiries lowered it but are not among the four. With
-    # score, score_range, the event's created date and the credit-data source: the FCRA 615(a)
-    # credit score disclosure.
+    # most, AA-22 (inquiries) as a fifth when inquiries lowered it but are not among the four; empty
+    # without a credit file. With score, score_range, credit_file_source and the event's created
+    # date: the FCRA 615(a) credit score disclosure.
     key_factor_codes: List[str]
+    credit_file_source: Optional[str]  # who provided the credit file; None without a file
 
 
 class ScoreErroredData(TypedDict):
