@@ -53,13 +53,12 @@ export async function apiRequest<T>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
     const error = new ApiError(response.status, String(data.error ?? 'error'), String(data.message ?? response.statusText), typeof data.request_id === 'string' ? data.request_id : null);
     // Another tab renewed this browser's session (a sign-in, a password change): the cookie is new
     // and this tab's CSRF token is the old session's. Take the current one and try once more.
+    // (GET /session answers with the current token, which every answer's csrf_token sets below.)
     if (error.code === 'invalid_csrf_token' && !retried) {
-      const session = await fetch('/portal/api/session', { headers: { accept: 'application/json' }, credentials: 'same-origin' }).catch(() => null);
-      const fresh = session?.ok ? ((await session.json()) as { csrf_token?: unknown }) : null;
-      if (typeof fresh?.csrf_token === 'string') {
-        csrfToken = fresh.csrf_token;
-        return apiRequest<T>(method, path, body, true);
-      }
+      await apiRequest('GET', '/session', undefined, true).catch(() => {
+        throw error;
+      });
+      return apiRequest<T>(method, path, body, true);
     }
     if (error.code === 'not_authenticated') onUnauthenticated?.();
     throw error;

@@ -976,6 +976,7 @@ function scoreEvent(row: DecisionsTable, e: Evaluation): NewEvent {
   if (e.creditData.status !== 'ok') {
     return { type: 'score.errored', subjectId: row.id, data: { decision_id: row.id, application_id: row.application_id, reason: e.creditData.reason, engine_version: e.engine.engineVersion } };
   }
+  const file = e.creditData.file.hasFile ? e.creditData.file : null;
   return {
     type: 'score.completed',
     subjectId: row.id,
@@ -989,8 +990,8 @@ function scoreEvent(row: DecisionsTable, e: Evaluation): NewEvent {
       // What an FCRA 615(a) disclosure needs beside the score, should it be used in adverse action
       // (engine/key-factors.ts); the event's `created` is its date. No file: nothing to disclose.
       score_range: scoreRangeOf(e.engine.versions.scorecard),
-      key_factor_codes: e.creditData.file.hasFile ? keyFactorCodes(e.engine.partialScores) : [],
-      credit_file_source: e.creditData.file.hasFile ? e.creditData.file.source : null,
+      key_factor_codes: file ? keyFactorCodes(e.engine.partialScores) : [],
+      credit_file_source: file?.source ?? null,
     },
   };
 }

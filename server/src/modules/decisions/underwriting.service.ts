@@ -92,7 +92,7 @@ export interface ApproveInput {
   amount: unknown;
   plan?: string | null;
   termMonths?: number | null;
-  /** Counteroffer reasons (ADR 0046): required below the requested amount. */
+  /** Counteroffer reasons (ADR 0046): required below the requested amount or on another plan or term, refused otherwise. */
   reasonCodes?: string[] | null;
 }
 

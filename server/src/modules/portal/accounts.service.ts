@@ -326,7 +326,6 @@ export function createAccountsService(deps: AccountsDeps) {
     });
   }
 
-  /** Removing a user ends their sessions at once; their email can be invited again later. */
   /** Ends every session of the user, in the caller's transaction. */
   async function endSessions(trx: Kysely<Database>, userId: string, now: number): Promise<void> {
     await trx.updateTable('sessions').set({ revoked_at: now }).where('user_id', '=', userId).where('revoked_at', 'is', null).execute();
@@ -337,6 +336,7 @@ export function createAccountsService(deps: AccountsDeps) {
     await trx.updateTable('password_resets').set({ revoked_at: now }).where('user_id', '=', userId).where('used_at', 'is', null).where('revoked_at', 'is', null).execute();
   }
 
+  /** Removing a user ends their sessions at once; their email can be invited again later. */
   async function removeUser(tenantId: string, userId: string): Promise<void> {
     await db.transaction().execute(async (trx) => {
       const user = await findActiveUser(trx, tenantId, userId);

@@ -74,7 +74,7 @@ export function registerReferralsRoutes(api: FastifyInstance, ctx: AppContext): 
   // BNPL: {expected_version, amount, plan, term_months?, reason_codes?}; auto loans: {expected_version,
   // amount (the amount financed), term_months?, reason_codes?} and no plan. The service answers a plan
   // on an auto loan, or none on BNPL, with a 422 that says so; reason_codes are a counteroffer's
-  // (required below the requested amount, ADR 0046).
+  // (required below the requested amount or on another plan or term, ADR 0046).
   api.post<{ Params: DecisionParams; Body: { expected_version: number; amount: string; plan?: string | null; term_months?: number | null; reason_codes?: string[] | null } }>(
     '/referrals/:environment/:id/approve',
     {

@@ -114,7 +114,7 @@ export interface CreditScoreDisclosure {
   /** ISO 8601: the time the decision was scored as of. */
   scoredAt: string | null;
   scorecard: string | null;
-  /** The credit-data source of the file (`sandbox-bureau`, `gateway:<host>`); null without one. */
+  /** The credit-data source of the file (`sandbox-synthetic`, `gateway:<host>`); null without one. */
   creditFileSource: string | null;
   keyFactors: Array<{ code: string; reason: string | null }>;
 }
@@ -135,7 +135,7 @@ export interface DecisionExplanation {
     reason: string | null;
   }>;
   reasons: Array<{ code: string; reason: string }>;
-  /** An automatic approval for less than requested: why not the full amount (the notice owed if it is not taken, 12 CFR 1002.9(a)(1)(iv)); else empty. */
+  /** A counteroffer's reasons (the notice owed if it is not taken, 12 CFR 1002.9(a)(1)(iv)): the engine's on an automatic approval for less, the underwriter's after an override (ADR 0046); else empty. */
   counterofferReasons: Array<{ code: string; reason: string }>;
   score: number | null;
   /** What FCRA 615(a) has the lender disclose when this score was used in adverse action; null when nothing was scored. */
@@ -676,8 +676,8 @@ function creditScoreDisclosure(engine: AuditRecord['engine'], row: DecisionsTabl
     range: scoreRangeOf(scorecard),
     scoredAt: engine?.input?.asOf ?? null,
     scorecard,
-    creditFileSource: typeof file?.source === 'string' ? file.source : null,
-    keyFactors: keyFactors(partials).map((f) => ({ code: f.code, reason: f.reason })),
+    creditFileSource: typeof file.source === 'string' ? file.source : null,
+    keyFactors: keyFactors(partials),
   };
 }
 
