@@ -34,6 +34,7 @@ import { createDeliveryWorker, type DeliveryWorker, type DeliveryWorkerOptions }
 import { createAccountsService, type AccountsService } from '../modules/portal/accounts.service.js';
 import { createReportingService, type ReportingService } from '../modules/reporting/reporting.service.js';
 import { createUnderwritingService, type UnderwritingService } from '../modules/decisions/underwriting.service.js';
+import { createNoticesService, type NoticesService } from '../modules/notices/notices.service.js';
 import { createDocumentReviewService, type DocumentReviewService } from '../modules/kyc/document-review.service.js';
 
 export interface AppContext {
@@ -70,6 +71,8 @@ export interface AppContext {
   documentReview: DocumentReviewService;
   /** The event history read API (GET /v1/events; modules/events). */
   events: EventsService;
+  /** Adverse-action notices and the tenant's notice settings (modules/notices). */
+  notices: NoticesService;
   close(): Promise<void>;
 }
 
@@ -177,6 +180,7 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
 
   const reporting = createReportingService({ readDb: storage.readDb, analyticsDb: storage.analyticsDb, decisions, webhooks });
   const events = createEventsService({ readDb: storage.readDb, clock });
+  const notices = createNoticesService({ db: storage.db, readDb: storage.readDb, clock, reporting, consumers, underwriting });
 
   return {
     config, storage, clock, random, logger, secretBox, rateLimiter, apiKeys, tenants, idempotency, transactions, consumers, outbox, decisions, verification, webhooks, webhookDelivery,
@@ -187,6 +191,7 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
     underwriting,
     documentReview,
     events,
+    notices,
     async close() {
       await webhookDelivery.stop();
       codeSender.close();

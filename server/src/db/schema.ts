@@ -343,6 +343,25 @@ export interface PasswordResetsTable {
   revoked_at: number | null;
 }
 
+/**
+ * What a tenant's adverse-action notices say about the lender (migration 0023; modules/notices):
+ * the creditor, the federal agency of Regulation B's ECOA notice, the consumer reporting agency of
+ * FCRA 615(a). Free text as the admin entered it, multi-line addresses included.
+ */
+export interface NoticeSettingsTable {
+  tenant_id: string;
+  creditor_name: string;
+  creditor_address: string;
+  creditor_phone: string | null;
+  /** The agency's name and address, as Regulation B Appendix A gives it for this creditor. */
+  agency: string;
+  cra_name: string | null;
+  cra_address: string | null;
+  cra_phone: string | null;
+  updated_by: string | null;
+  updated_at: number;
+}
+
 export interface SessionsTable {
   /** SHA-256 hex of the session cookie's random value (the value itself is never stored). */
   id_hash: string;
@@ -436,6 +455,7 @@ export interface Database {
   users: UsersTable;
   invitations: InvitationsTable;
   password_resets: PasswordResetsTable;
+  notice_settings: NoticeSettingsTable;
   sessions: SessionsTable;
   dealers: DealersTable;
   policy_versions: PolicyVersionsTable;

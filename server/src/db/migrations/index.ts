@@ -25,6 +25,7 @@ import * as m0019 from './0019-data-key-check.js';
 import * as m0020 from './0020-consumer-history-function.js';
 import * as m0021 from './0021-audit-id-in-row.js';
 import * as m0022 from './0022-password-resets.js';
+import * as m0023 from './0023-notice-settings.js';
 
 export const migrations: Record<string, Migration> = {
   '0001-foundation': m0001,
@@ -49,4 +50,5 @@ export const migrations: Record<string, Migration> = {
   '0020-consumer-history-function': m0020,
   '0021-audit-id-in-row': m0021,
   '0022-password-resets': m0022,
+  '0023-notice-settings': m0023,
 };

@@ -31,6 +31,9 @@ export const PERMISSIONS = {
   'referrals:act': ['admin', 'underwriter'],
   'pii:reveal': ['admin', 'underwriter'],
   'documents:read': ['admin', 'underwriter'],
+  // Adverse-action notices: everyone reads what they say about the lender; admins set it. Making
+  // one names the applicant, so it takes pii:reveal.
+  'notices:write': ['admin'],
 } as const satisfies Record<string, readonly PortalRole[]>;
 
 export type Permission = keyof typeof PERMISSIONS;

@@ -20,6 +20,7 @@ import { registerDecisionsRoutes } from './decisions.routes.js';
 import { registerDashboardRoutes } from './dashboard.routes.js';
 import { registerReferralsRoutes } from './referrals.routes.js';
 import { registerVerificationReviewRoutes } from './verification-review.routes.js';
+import { registerNoticesRoutes } from './notices.routes.js';
 
 export async function registerPortal(app: FastifyInstance, ctx: AppContext, options: { distDir?: string } = {}): Promise<void> {
   const { secure } = cookieSettings(ctx);
@@ -49,6 +50,7 @@ export async function registerPortal(app: FastifyInstance, ctx: AppContext, opti
         registerPolicyRoutes(api, ctx);
         registerReferralsRoutes(api, ctx);
         registerVerificationReviewRoutes(api, ctx);
+        registerNoticesRoutes(api, ctx);
       },
       { prefix: '/portal/api' },
     );

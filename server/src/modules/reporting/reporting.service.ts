@@ -497,7 +497,20 @@ export function createReportingService(deps: ReportingDeps) {
     return out.sort((a, b) => a.url.localeCompare(b.url) || a.endpointId.localeCompare(b.endpointId));
   }
 
-  return { listDecisions, exportDecisionsCsv, getDecisionDetail, dashboard };
+  /**
+   * One decision's row and explanation, without its events and deliveries (what an adverse-action
+   * notice is built from), and when an underwriter last acted on it; null when it is not this
+   * tenant's and environment's.
+   */
+  async function explainDecision(scope: ReportingScope, decisionId: string): Promise<{ row: DecisionsTable; explanation: DecisionExplanation; lastOverrideAt: Date | null } | null> {
+    const view = await deps.decisions.getDecision(scope, null, decisionId);
+    if (!view) return null;
+    const record = (await deps.decisions.getAuditRecord(scope, decisionId)) as AuditRecord | null;
+    const at = record?.overrides?.at(-1)?.at;
+    return { row: view.row, explanation: explain(record, view.row), lastOverrideAt: typeof at === 'string' ? new Date(at) : null };
+  }
+
+  return { listDecisions, exportDecisionsCsv, getDecisionDetail, explainDecision, dashboard };
 }
 
 export type ReportingService = ReturnType<typeof createReportingService>;
@@ -609,7 +622,7 @@ interface AuditRecord {
   offer?: unknown;
   timings?: Record<string, unknown>;
   /** An underwriter's actions on a referral, oldest first (underwriting.service appendOverride). */
-  overrides?: Array<{ action?: string; counteroffer_reasons?: Array<{ code: string; reason: string }> }>;
+  overrides?: Array<{ action?: string; at?: string; counteroffer_reasons?: Array<{ code: string; reason: string }> }>;
   [key: string]: unknown;
 }
 

@@ -1,0 +1,127 @@
+/**
+ * Adverse-action notices (docs/portal.md, "Adverse-action notices"; ADR 0047): the tenant's notice
+ * settings, and one decision's notice built from them (adverse-action-notice.ts).
+ *
+ * A notice names the applicant and their address, so making one is a reveal of personal data and
+ * is recorded like the referral queue's (an `underwriting_actions` row of kind `pii_revealed`,
+ * purpose `adverse_action_notice`), in the decision's history, with who and when.
+ */
+import type { Kysely } from 'kysely';
+import type { Environment } from '../../config/config.js';
+import type { Database, NoticeSettingsTable } from '../../db/schema.js';
+import { ApiError } from '../../http/errors/error-registry.js';
+import type { Clock } from '../../lib/clock.js';
+import type { ConsumersService } from '../consumers/consumers.service.js';
+import type { Actor, UnderwritingService } from '../decisions/underwriting.service.js';
+import type { ReportingService } from '../reporting/reporting.service.js';
+import { buildAdverseActionNotice, type AdverseActionNotice, type NoticeSettings } from './adverse-action-notice.js';
+
+/** Longest values accepted, in characters (a name, a multi-line address, a telephone number). */
+export const NOTICE_SETTING_LIMITS = { name: 200, address: 500, phone: 50 } as const;
+
+export interface NoticeSettingsView extends NoticeSettings {
+  updated_at: Date;
+  updated_by: string | null;
+}
+
+export function createNoticesService(deps: {
+  db: Kysely<Database>;
+  readDb: Kysely<Database>;
+  clock: Clock;
+  reporting: ReportingService;
+  consumers: ConsumersService;
+  underwriting: UnderwritingService;
+}) {
+  async function getSettings(tenantId: string): Promise<NoticeSettingsView | null> {
+    const row = await deps.readDb.selectFrom('notice_settings').selectAll().where('tenant_id', '=', tenantId).executeTakeFirst();
+    return row ? viewOf(row) : null;
+  }
+
+  /** Replaces the tenant's settings whole (values trimmed; an empty optional one is null). */
+  async function putSettings(tenantId: string, userId: string, input: NoticeSettings): Promise<NoticeSettingsView> {
+    const row: NoticeSettingsTable = {
+      tenant_id: tenantId,
+      creditor_name: required(input.creditor_name, 'creditor_name'),
+      creditor_address: required(input.creditor_address, 'creditor_address'),
+      creditor_phone: optional(input.creditor_phone),
+      agency: required(input.agency, 'agency'),
+      cra_name: optional(input.cra_name),
+      cra_address: optional(input.cra_address),
+      cra_phone: optional(input.cra_phone),
+      updated_by: userId,
+      updated_at: deps.clock.now().getTime(),
+    };
+    // The agency's telephone alone would be a notice nobody can write to: name and address together.
+    if ((row.cra_name === null) !== (row.cra_address === null) || (row.cra_phone !== null && row.cra_name === null)) {
+      throw new ApiError('unprocessable_entity', 'cra_name and cra_address go together: give both (and cra_phone if you like), or none.');
+    }
+    const { tenant_id: _key, ...changes } = row;
+    await deps.db
+      .insertInto('notice_settings')
+      .values(row)
+      .onConflict((oc) => oc.column('tenant_id').doUpdateSet(changes))
+      .execute();
+    return viewOf(row);
+  }
+
+  /** The decision's notice, recorded as a reveal of the applicant; 404 when the decision took no adverse action. */
+  async function noticeFor(scope: { tenantId: string; environment: Environment }, decisionId: string, actor: Actor): Promise<AdverseActionNotice> {
+    const explained = await deps.reporting.explainDecision(scope, decisionId);
+    if (!explained) throw new ApiError('not_found', 'No such decision in this environment.');
+    const { row, explanation, lastOverrideAt } = explained;
+    const [consumer, settings] = await Promise.all([deps.consumers.findConsumer(scope, row.consumer_id), getSettings(scope.tenantId)]);
+    const creditData = (explanation.inputs as { credit_data?: { status?: unknown } | null } | null)?.credit_data;
+    const notice = buildAdverseActionNotice({
+      row,
+      reasons: explanation.reasons,
+      counterofferReasons: explanation.counterofferReasons,
+      consumerReportUsed: creditData?.status === 'ok',
+      creditScore: explanation.creditScoreDisclosure,
+      actionAt: lastOverrideAt ?? new Date(row.completed_at ?? row.updated_at),
+      applicant: consumer ? { firstName: consumer.firstName, lastName: consumer.lastName, address: consumer.address } : null,
+      settings,
+      today: deps.clock.now(),
+    });
+    if (!notice) {
+      throw new ApiError(
+        'not_found',
+        row.status !== 'complete' || row.outcome === 'referred'
+          ? 'This decision has no adverse-action notice: it has not been decided yet (pending or referred).'
+          : 'This decision has no adverse-action notice: it was approved as requested.',
+      );
+    }
+    await deps.db.transaction().execute((trx) =>
+      deps.underwriting.recordAction(trx, row, actor, 'pii_revealed', { fields: ['first_name', 'last_name', 'address'], purpose: 'adverse_action_notice' }),
+    );
+    return notice;
+  }
+
+  return { getSettings, putSettings, noticeFor };
+}
+
+export type NoticesService = ReturnType<typeof createNoticesService>;
+
+function viewOf(row: NoticeSettingsTable): NoticeSettingsView {
+  return {
+    creditor_name: row.creditor_name,
+    creditor_address: row.creditor_address,
+    creditor_phone: row.creditor_phone,
+    agency: row.agency,
+    cra_name: row.cra_name,
+    cra_address: row.cra_address,
+    cra_phone: row.cra_phone,
+    updated_at: new Date(Number(row.updated_at)),
+    updated_by: row.updated_by,
+  };
+}
+
+function required(value: string | null | undefined, name: string): string {
+  const v = (value ?? '').trim();
+  if (v.length === 0) throw new ApiError('unprocessable_entity', `${name} is required: the notice must name it (12 CFR 1002.9(a)(2)).`);
+  return v;
+}
+
+function optional(value: string | null | undefined): string | null {
+  const v = (value ?? '').trim();
+  return v.length === 0 ? null : v;
+}
