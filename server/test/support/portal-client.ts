@@ -56,6 +56,10 @@ export class PortalClient {
   patch(url: string, body: unknown) {
     return this.request('PATCH', url, body);
   }
+
+  put(url: string, body: unknown) {
+    return this.request('PUT', url, body);
+  }
   delete(url: string) {
     return this.request('DELETE', url);
   }

@@ -45,7 +45,7 @@ export interface TenantFixture {
 
 export interface ResourceIds {
   consumers: { soft: string; pending: string; live: string };
-  decisions: { bnpl: string; autoLoan: string; pending: string; referred: string; hard: string; live: string };
+  decisions: { bnpl: string; autoLoan: string; pending: string; referred: string; hard: string; declined: string; live: string };
   verificationToken: string;
   endpoints: { sandbox: string; live: string };
   deliveries: { sandbox: string; live: string };
@@ -222,6 +222,9 @@ export async function buildSecurityFixture(t: TestApp, clock: ManualClock, hookU
   sensitive.verificationTokens.push(pendingToken);
   const referred = await v1(t, key, 'POST', '/v1/decisions/bnpl', { consumer: applicant('1111', 'Rosalind'), transaction: txn('300.00') });
   expect(referred.outcome).toBe('referred');
+  // Declined (the sandbox's bankruptcy SSN): the decision an adverse-action notice is made for.
+  const declined = await v1(t, key, 'POST', '/v1/decisions/bnpl', { consumer: applicant('0000', 'Delia'), transaction: txn('200.00') });
+  expect(declined.outcome).toBe('declined');
 
   // Hard tier, through the hosted page as a consumer would: code, details, ID document.
   const hardPerson = applicant('6294', 'Harriet');
@@ -267,7 +270,7 @@ export async function buildSecurityFixture(t: TestApp, clock: ManualClock, hookU
         consumers: { soft, pending: pendingConsumer, live: liveConsumer },
         decisions: {
           bnpl: String(bnpl.decision_id), autoLoan: String(autoLoan.decision_id), pending: String(pending.decision_id), referred: String(referred.decision_id),
-          hard: String(hard.decision_id), live: String(live.decision_id),
+          hard: String(hard.decision_id), declined: String(declined.decision_id), live: String(live.decision_id),
         },
         verificationToken: pendingToken,
         endpoints: endpoints as ResourceIds['endpoints'],

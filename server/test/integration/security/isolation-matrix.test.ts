@@ -34,7 +34,7 @@ import { buildSecurityFixture, multipart, ROLE_NAMES, verifyForm, type ResourceI
 import { createTestApp, type TestApp } from '../../support/test-app.js';
 
 type Env = 'sandbox' | 'live';
-type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 interface Probe {
   /** What A's resource this is, for failure messages. */
@@ -258,6 +258,15 @@ const ROUTES: Record<string, RouteCase> = {
       ...(['bnpl', 'autoLoan', 'pending', 'referred', 'hard'] as const).map((k) => get(`${k} decision`, 'sandbox', `/portal/api/decisions/sandbox/${ids.decisions[k]}`, [ids.decisions[k]])),
       get('live decision', 'live', `/portal/api/decisions/live/${ids.decisions.live}`, [ids.decisions.live]),
     ],
+  },
+  'POST /portal/api/decisions/:environment/:id/adverse-action-notice': {
+    kind: 'portal', permission: 'pii:reveal',
+    probes: (ids) => [post('adverse-action notice of a declined decision', 'sandbox', `/portal/api/decisions/sandbox/${ids.decisions.declined}/adverse-action-notice`, {}, [ids.decisions.declined])],
+  },
+  'GET /portal/api/settings/notices': { kind: 'portal', permission: 'decisions:read', probes: () => [get('notice settings', 'sandbox', '/portal/api/settings/notices')] },
+  'PUT /portal/api/settings/notices': {
+    kind: 'portal', permission: 'notices:write',
+    probes: () => [{ label: 'notice settings', env: 'sandbox', method: 'PUT', url: '/portal/api/settings/notices', body: { creditor_name: 'Matrix Lending', creditor_address: '1 Main Street\nAustin, TX 78701', agency: 'Federal Trade Commission' } }],
   },
   'GET /portal/api/dashboard/:environment': { kind: 'portal', permission: 'dashboard:read', probes: () => perEnv((env) => get('dashboard', env, `/portal/api/dashboard/${env}`)) },
 

@@ -400,6 +400,8 @@ export const ROUTE_CATALOGUE: Record<string, RouteFuzz> = {
   '/portal/api/decisions/:environment': portalGuarded('/portal/api/decisions/:environment', ['GET', 'HEAD']),
   '/portal/api/decisions/:environment/export.csv': portalGuarded('/portal/api/decisions/:environment/export.csv', ['GET', 'HEAD']),
   '/portal/api/decisions/:environment/:id': portalGuarded('/portal/api/decisions/:environment/:id', ['GET', 'HEAD']),
+  '/portal/api/decisions/:environment/:id/adverse-action-notice': portalGuarded('/portal/api/decisions/:environment/:id/adverse-action-notice', ['POST']),
+  '/portal/api/settings/notices': portalGuarded('/portal/api/settings/notices', ['GET', 'HEAD', 'PUT']),
   '/portal/api/dashboard/:environment': portalGuarded('/portal/api/dashboard/:environment', ['GET', 'HEAD']),
   '/portal/api/policy/:environment': portalGuarded('/portal/api/policy/:environment', ['GET', 'HEAD']),
   '/portal/api/policy/:environment/:product/versions': portalGuarded('/portal/api/policy/:environment/:product/versions', ['GET', 'HEAD', 'POST']),

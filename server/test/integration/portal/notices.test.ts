@@ -1,0 +1,216 @@
+/**
+ * Adverse-action notices through the real app, on SQLite and PostgreSQL: the tenant's notice
+ * settings (read by every role, set by admins, validated), and the notice of a decline and of an
+ * underwriter's counteroffer, built from what the API itself answered for those decisions (reasons,
+ * score) and the applicant the decision was made for; no notice for an approval in full or a
+ * referral; each notice recorded as a reveal of the applicant; another tenant's or environment's
+ * decision is "not found".
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../../src/lib/clock.js';
+import { ECOA_NOTICE } from '../../../src/modules/notices/adverse-action-notice.js';
+import { createTestDatabase, dialectMatrix, type TestDatabase } from '../../support/databases.js';
+import { PortalClient } from '../../support/portal-client.js';
+import { bearer, createTestApp, errorOf, type TestApp } from '../../support/test-app.js';
+
+const DAY = 24 * 3600_000;
+let counter = 0;
+const uniqueEmail = (who: string) => `${who}.notice${++counter}@lender.example.com`;
+const SETTINGS = {
+  creditor_name: 'Notice Lending, Inc.',
+  creditor_address: '100 Congress Avenue\nSuite 200\nAustin, TX 78701',
+  creditor_phone: '1-800-555-0100',
+  agency: 'Federal Trade Commission\nConsumer Response Center\n600 Pennsylvania Avenue NW\nWashington, DC 20580',
+  cra_name: 'Example Credit Bureau',
+  cra_address: 'P.O. Box 1000\nAtlanta, GA 30348',
+  cra_phone: '1-888-555-0199',
+};
+
+interface Notice {
+  action: string;
+  notice_date: string;
+  action_taken_at: string;
+  due_by: string;
+  applicant: { name: string; address_lines: string[] };
+  application: { amount: string; description: string };
+  counteroffer: { amount: string; plan: string } | null;
+  principal_reasons: { reasons: Array<{ code: string; reason: string }> };
+  consumer_report: { agency: { name: string | null }; credit_score: { score: number; key_factors: unknown[] } | null } | null;
+  ecoa_notice: { statement: string; agency_lines: string[] };
+  creditor: { name: string | null; address_lines: string[] };
+  missing_settings: string[];
+}
+
+describe.each(await dialectMatrix())('adverse-action notices [%s]', (dialect) => {
+  let db: TestDatabase;
+  let t: TestApp;
+  const clock = new ManualClock('2026-05-04T14:00:00.000Z');
+
+  beforeAll(async () => {
+    db = await createTestDatabase(dialect);
+    t = await createTestApp(db, { clock, env: { RATE_LIMIT_SANDBOX_PER_S: '100000', RATE_LIMIT_LIVE_PER_S: '100000' } });
+  });
+  afterAll(async () => {
+    await t?.close();
+    await db?.drop();
+  });
+
+  /** A tenant with a signed-in admin, underwriter and viewer, and its API keys. */
+  async function team(company: string) {
+    const admin = new PortalClient(t.app);
+    const ip = `10.9.${++counter % 250}.${counter % 200}`;
+    await admin.get('/portal/api/session');
+    const signed = await admin.post('/portal/api/signup', { company_name: company, name: 'Ada Admin', email: uniqueEmail('admin'), password: 'correct horse battery' }, { ip });
+    expect(signed.status, JSON.stringify(signed.body)).toBe(201);
+    const members: Record<'admin' | 'underwriter' | 'viewer', PortalClient> = { admin, underwriter: admin, viewer: admin };
+    for (const role of ['underwriter', 'viewer'] as const) {
+      const invite = await admin.post('/portal/api/invitations', { email: uniqueEmail(role), role });
+      const member = new PortalClient(t.app);
+      await member.get('/portal/api/session');
+      const accepted = await member.post('/portal/api/invitation-links/accept', { token: String(invite.body.invite_url).split('#')[1], name: `Uma ${role}`, password: 'another long passphrase' }, { ip });
+      expect(accepted.status, JSON.stringify(accepted.body)).toBe(201);
+      members[role] = member;
+    }
+    return { tenantId: (signed.body.tenant as { id: string }).id, apiKey: String(signed.body.sandbox_api_key), members };
+  }
+
+  async function decide(apiKey: string, ssn: string, amount: string, who: string) {
+    const r = await t.app.inject({
+      method: 'POST',
+      url: '/v1/decisions/bnpl',
+      headers: { ...bearer(apiKey), 'content-type': 'application/json' },
+      payload: JSON.stringify({
+        consumer: { first_name: who, last_name: 'Applicant', email: `${who.toLowerCase()}.${counter}@example.com`, phone: '+14155550123', dob: '1984-02-29', ssn_last4: ssn, address: { line1: '12 Birch Road', line2: 'Unit 4', city: 'Boise', state: 'ID', zip: '83702' } },
+        transaction: { amount, currency: 'USD', merchant_name: 'Acme Outdoor', merchant_category: 'sporting_goods' },
+      }),
+    });
+    expect(r.statusCode, r.body).toBe(200);
+    return r.json() as { decision_id: string; outcome: string; decline_reasons: Array<{ code: string; reason: string }> };
+  }
+
+  const noticeOf = (client: PortalClient, id: string, env = 'sandbox') => client.post(`/portal/api/decisions/${env}/${id}/adverse-action-notice`);
+
+  it('settings: everyone reads them, only an admin sets them, and they are checked', async () => {
+    const { members } = await team('Settings Lending');
+    expect((await members.viewer.get('/portal/api/settings/notices')).body).toEqual({ settings: null });
+    expect((await members.underwriter.put('/portal/api/settings/notices', SETTINGS)).status).toBe(403);
+
+    const refuse = async (body: Record<string, unknown>, status: number) => {
+      const r = await members.admin.put('/portal/api/settings/notices', body);
+      expect(r.status, JSON.stringify(r.body)).toBe(status);
+      return errorOf(r.raw).message;
+    };
+    expect(await refuse({ ...SETTINGS, agency: undefined }, 400)).toMatch(/agency/);
+    expect(await refuse({ ...SETTINGS, creditor_name: 'x'.repeat(201) }, 400)).toMatch(/creditor_name/);
+    expect(await refuse({ ...SETTINGS, fax: '1' }, 400)).toMatch(/fax/);
+    expect(await refuse({ ...SETTINGS, agency: '   ' }, 422)).toMatch(/agency is required: the notice must name it/);
+    expect(await refuse({ ...SETTINGS, cra_address: null }, 422)).toMatch(/cra_name and cra_address go together/);
+    expect(await refuse({ ...SETTINGS, cra_name: '', cra_address: '' }, 422)).toMatch(/cra_name and cra_address go together/);
+    expect((await members.viewer.get('/portal/api/settings/notices')).body).toEqual({ settings: null });
+
+    clock.advance(60_000);
+    const saved = await members.admin.put('/portal/api/settings/notices', { ...SETTINGS, creditor_name: '  Notice Lending, Inc.  ', creditor_phone: '' });
+    expect(saved.status, JSON.stringify(saved.body)).toBe(200);
+    const expected = { ...SETTINGS, creditor_phone: null, updated_at: clock.now().toISOString(), updated_by: expect.any(String) };
+    expect(saved.body.settings).toEqual(expected);
+    expect((await members.viewer.get('/portal/api/settings/notices')).body.settings).toEqual(expected);
+    // Written whole: what is left out is cleared.
+    const second = await members.admin.put('/portal/api/settings/notices', { creditor_name: 'Renamed', creditor_address: '1 Main', agency: 'FDIC' });
+    expect(second.body.settings).toMatchObject({ creditor_name: 'Renamed', cra_name: null, cra_address: null, cra_phone: null, creditor_phone: null });
+  });
+
+  it('a decline: the notice gives the reasons the API gave, the applicant, Part II with the score, and is recorded as a reveal', async () => {
+    const { tenantId, apiKey, members } = await team('Decline Lending');
+    const declined = await decide(apiKey, '0000', '400.00', 'Delia');
+    expect(declined.outcome).toBe('declined');
+    const decidedAt = clock.now();
+
+    // Before the settings are entered, the notice says what is missing.
+    const bare = await noticeOf(members.underwriter, declined.decision_id);
+    expect(bare.status, JSON.stringify(bare.body)).toBe(200);
+    expect((bare.body.notice as Notice).missing_settings).toEqual(['creditor_name', 'creditor_address', 'agency', 'cra_name', 'cra_address']);
+
+    expect((await members.admin.put('/portal/api/settings/notices', SETTINGS)).status).toBe(200);
+    // Less than the session's 30-minute idle limit: the notice is dated today, the action earlier.
+    clock.advance(20 * 60_000);
+    const r = await noticeOf(members.admin, declined.decision_id);
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    const notice = r.body.notice as Notice;
+    expect(notice.action).toBe('declined');
+    expect(notice.notice_date).toBe(clock.now().toISOString().slice(0, 10));
+    expect(notice.action_taken_at).toBe(decidedAt.toISOString());
+    expect(notice.due_by).toBe(new Date(decidedAt.getTime() + 30 * DAY).toISOString().slice(0, 10));
+    expect(notice.applicant).toEqual({ name: 'Delia Applicant', address_lines: ['12 Birch Road', 'Unit 4', 'Boise, ID 83702'] });
+    expect(notice.application).toMatchObject({ amount: '400.00', description: 'a buy now, pay later loan of 400.00 USD' });
+    expect(notice.principal_reasons.reasons).toEqual(declined.decline_reasons);
+    expect(notice.principal_reasons.reasons[0]).toEqual({ code: 'AA-21', reason: 'Bankruptcy' });
+    // The credit data answered (a file), so Part II is there, with the score the decision page shows.
+    const detail = await members.admin.get(`/portal/api/decisions/sandbox/${declined.decision_id}`);
+    const disclosure = (detail.body.explanation as { credit_score_disclosure: { score: number; key_factors: unknown[] } | null }).credit_score_disclosure;
+    expect(notice.consumer_report).not.toBeNull();
+    // A bankruptcy is a knock-out, yet the file was scored: the notice discloses that score.
+    expect(disclosure).not.toBeNull();
+    expect(notice.consumer_report!.agency.name).toBe('Example Credit Bureau');
+    expect(notice.consumer_report!.credit_score === null ? null : { score: notice.consumer_report!.credit_score.score, key_factors: notice.consumer_report!.credit_score.key_factors }).toEqual(
+      disclosure === null ? null : { score: disclosure.score, key_factors: disclosure.key_factors },
+    );
+    expect(notice.ecoa_notice).toEqual({ statement: ECOA_NOTICE, agency_lines: SETTINGS.agency.split('\n') });
+    expect(notice.creditor).toMatchObject({ name: SETTINGS.creditor_name, address_lines: SETTINGS.creditor_address.split('\n') });
+    expect(notice.missing_settings).toEqual([]);
+
+    // Each notice is a reveal of the applicant, recorded with who and why.
+    const actions = await t.ctx.storage.db.selectFrom('underwriting_actions').select(['kind', 'details_json', 'user_name']).where('decision_id', '=', declined.decision_id).where('tenant_id', '=', tenantId).execute();
+    expect(actions.map((a) => [a.kind, JSON.parse(a.details_json).purpose])).toEqual([
+      ['pii_revealed', 'adverse_action_notice'],
+      ['pii_revealed', 'adverse_action_notice'],
+    ]);
+
+    // A viewer may not see the applicant; another environment or tenant does not have the decision.
+    expect((await noticeOf(members.viewer, declined.decision_id)).status).toBe(403);
+    expect((await noticeOf(members.admin, declined.decision_id, 'live')).status).toBe(404);
+    const other = await team('Other Lending');
+    const foreign = await noticeOf(other.members.admin, declined.decision_id);
+    expect(foreign.status).toBe(404);
+    expect(errorOf(foreign.raw).message).toBe('No such decision in this environment.');
+    expect((await t.ctx.storage.db.selectFrom('underwriting_actions').select('id').where('decision_id', '=', declined.decision_id).execute()).length).toBe(2);
+  });
+
+  it('no notice for an approval in full or an open referral; a counteroffer has one with the underwriter\'s reasons, due in 90 days', async () => {
+    const { apiKey, members } = await team('Counteroffer Lending');
+    const seeded = (await members.admin.get('/portal/api/sandbox/consumers?seeded=true')).body.data as Array<{ id: string }>;
+    const approved = await t.app.inject({
+      method: 'POST',
+      url: '/v1/decisions/bnpl',
+      headers: { ...bearer(apiKey), 'content-type': 'application/json' },
+      payload: JSON.stringify({ consumer: { consumer_id: seeded[0]!.id }, transaction: { amount: '100.00', currency: 'USD', merchant_name: 'Acme', merchant_category: 'general' } }),
+    });
+    expect((approved.json() as { outcome: string }).outcome).toBe('approved');
+    const none = await noticeOf(members.admin, (approved.json() as { decision_id: string }).decision_id);
+    expect(none.status).toBe(404);
+    expect(errorOf(none.raw).message).toBe('This decision has no adverse-action notice: it was approved as requested.');
+
+    const referred = await decide(apiKey, '1111', '300.00', 'Rosa');
+    expect(referred.outcome).toBe('referred');
+    const open = await noticeOf(members.underwriter, referred.decision_id);
+    expect(open.status).toBe(404);
+    expect(errorOf(open.raw).message).toMatch(/has not been decided yet/);
+
+    clock.advance(20 * 60_000);
+    const approvedAt = clock.now();
+    const approve = await members.underwriter.post(`/portal/api/referrals/sandbox/${referred.decision_id}/approve`, { expected_version: 1, amount: '250.00', plan: 'pay_in_4', reason_codes: ['AA-08', 'AA-22'] });
+    expect(approve.status, JSON.stringify(approve.body)).toBe(200);
+    clock.advance(20 * 60_000);
+    const r = await noticeOf(members.underwriter, referred.decision_id);
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    const notice = r.body.notice as Notice;
+    expect(notice.action).toBe('counteroffer');
+    expect(notice.action_taken_at).toBe(approvedAt.toISOString());
+    expect(notice.due_by).toBe(new Date(approvedAt.getTime() + 90 * DAY).toISOString().slice(0, 10));
+    expect(notice.counteroffer).toMatchObject({ amount: '250.00', plan: 'pay_in_4' });
+    expect(notice.principal_reasons.reasons).toEqual([
+      { code: 'AA-08', reason: 'Income insufficient for amount of credit requested' },
+      { code: 'AA-22', reason: 'Number of recent inquiries on credit bureau report' },
+    ]);
+    expect(notice.applicant.name).toBe('Rosa Applicant');
+  });
+});
