@@ -16,6 +16,8 @@ import { ResetPasswordScreen } from '../features/auth/components/reset-password-
 import { SignInScreen } from '../features/auth/components/sign-in-screen';
 import { SignUpScreen } from '../features/auth/components/sign-up-screen';
 import { DealersScreen } from '../features/dealers/components/dealers-screen';
+import { NoticeScreen } from '../features/notices/components/notice-screen';
+import { NoticeSettingsScreen } from '../features/notices/components/notice-settings-screen';
 import { AppShell } from '../features/layout/components/app-shell';
 import { OverviewScreen } from '../features/overview/components/overview-screen';
 import { DecisionDetailScreen } from '../features/decisions/components/decision-detail-screen';
@@ -57,8 +59,11 @@ export const SIGNED_IN_ROUTES: SignedInRoute[] = [
   { pattern: '/:env/verification-review', title: 'Verification review', permission: 'referrals:read', render: () => <VerificationReviewScreen /> },
   { pattern: '/:env/settings/users', title: 'Users', permission: 'users:read', render: () => <UsersScreen /> },
   { pattern: '/:env/settings/account', title: 'Account', render: () => <AccountScreen /> },
+  { pattern: '/:env/settings/notices', title: 'Adverse-action notices', render: () => <NoticeSettingsScreen /> },
   { pattern: '/:env/decisions', title: 'Decisions', permission: 'decisions:read', render: () => <DecisionsScreen /> },
   { pattern: '/:env/decisions/:id', title: 'Decision', permission: 'decisions:read', render: (p) => <DecisionDetailScreen key={p.id} id={p.id!} /> },
+  // Making a notice names the applicant: the same permission as revealing them in the referral queue.
+  { pattern: '/:env/decisions/:id/notice', title: 'Adverse-action notice', permission: 'pii:reveal', render: (p) => <NoticeScreen key={p.id} id={p.id!} /> },
   {
     pattern: '/:env/dashboard',
     title: 'Dashboard',

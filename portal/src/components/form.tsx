@@ -1,5 +1,5 @@
 /** Form fields: every input has a visible label, hints and errors are tied to it with aria-describedby. */
-import { useId, type InputHTMLAttributes, type ReactNode, type SelectHTMLAttributes } from 'react';
+import { useId, type InputHTMLAttributes, type ReactNode, type SelectHTMLAttributes, type TextareaHTMLAttributes } from 'react';
 
 interface FieldProps {
   label: string;
@@ -19,6 +19,28 @@ export function TextField({ label, hint, error, className, ...input }: FieldProp
         </p>
       ) : null}
       <input id={id} aria-describedby={describedBy} aria-invalid={error ? true : undefined} {...input} />
+      {error ? (
+        <p className="field-error" id={`${id}-error`}>
+          {error}
+        </p>
+      ) : null}
+    </div>
+  );
+}
+
+/** Several lines of free text (an address): the same label, hint and error as TextField. */
+export function TextAreaField({ label, hint, error, className, rows = 3, ...textarea }: FieldProps & TextareaHTMLAttributes<HTMLTextAreaElement>) {
+  const id = useId();
+  const describedBy = [hint ? `${id}-hint` : '', error ? `${id}-error` : ''].filter(Boolean).join(' ') || undefined;
+  return (
+    <div className={`field ${className ?? ''}`}>
+      <label htmlFor={id}>{label}</label>
+      {hint ? (
+        <p className="field-hint" id={`${id}-hint`}>
+          {hint}
+        </p>
+      ) : null}
+      <textarea id={id} rows={rows} aria-describedby={describedBy} aria-invalid={error ? true : undefined} {...textarea} />
       {error ? (
         <p className="field-error" id={`${id}-error`}>
           {error}

@@ -36,7 +36,7 @@ export function withQuery(path: string, query: Query = {}): string {
   return s ? `${path}?${s}` : path;
 }
 
-export async function apiRequest<T>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown, retried = false): Promise<T> {
+export async function apiRequest<T>(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, body?: unknown, retried = false): Promise<T> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (method !== 'GET') headers['x-csrf-token'] = csrfToken;
   if (body !== undefined) headers['content-type'] = 'application/json';
@@ -70,6 +70,7 @@ export async function apiRequest<T>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
 export const api = {
   get: <T>(path: string, query?: Query) => apiRequest<T>('GET', withQuery(path, query)),
   post: <T>(path: string, body: unknown = {}) => apiRequest<T>('POST', path, body),
+  put: <T>(path: string, body: unknown) => apiRequest<T>('PUT', path, body),
   patch: <T>(path: string, body: unknown) => apiRequest<T>('PATCH', path, body),
   delete: (path: string) => apiRequest<void>('DELETE', path),
 };

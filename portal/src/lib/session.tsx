@@ -12,7 +12,8 @@ export type Permission = 'keys:read' | 'keys:write' | 'webhooks:read' | 'webhook
   | 'referrals:read'
   | 'referrals:act'
   | 'pii:reveal'
-  | 'documents:read';
+  | 'documents:read'
+  | 'notices:write';
 
 export interface SessionUser {
   id: string;

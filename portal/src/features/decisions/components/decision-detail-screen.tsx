@@ -11,6 +11,7 @@ import { DataTable } from '../../../components/table';
 import { useEnvironment } from '../../../lib/environment';
 import { formatDateTime, titleCase } from '../../../lib/format';
 import { Link } from '../../../lib/router';
+import { useSignedIn } from '../../../lib/session';
 import { useAsync } from '../../../lib/use-async';
 import { decisionsApi, type DecisionDelivery, type DecisionDetail } from '../api/decisions-api';
 import { OutcomeBadge, productLabel } from './outcome-badge';
@@ -99,8 +100,17 @@ function CreditScoreDisclosureCard({ disclosure: c }: { disclosure: NonNullable<
   );
 }
 
+/**
+ * A decline, or an approval that is a counteroffer (its reasons are non-empty exactly then), owes
+ * the applicant an adverse-action notice (12 CFR 1002.9(a)); anything else has none.
+ */
+function owesNotice(d: DecisionDetail): boolean {
+  return d.summary.outcome === 'declined' || (d.summary.outcome === 'approved' && d.explanation.counteroffer_reasons.length > 0);
+}
+
 export function DecisionDetailScreen({ id }: { id: string }) {
   const environment = useEnvironment();
+  const session = useSignedIn();
   const detail = useAsync(() => decisionsApi.get(environment, id), [environment, id]);
   const d = detail.data;
   return (
@@ -109,6 +119,14 @@ export function DecisionDetailScreen({ id }: { id: string }) {
         eyebrow={<Link to={`/${environment}/decisions`}>Decisions</Link>}
         title="Decision"
         description={<code className="break">{id}</code>}
+        actions={
+          // The notice names the applicant, so only those who may reveal applicants are offered it.
+          d && session.can('pii:reveal') && owesNotice(d) ? (
+            <Link className="btn btn-secondary" to={`/${environment}/decisions/${id}/notice`}>
+              Adverse-action notice
+            </Link>
+          ) : undefined
+        }
       />
       <ErrorNotice error={detail.error} title="Could not load the decision" />
       {detail.loading && !d ? <Loading /> : null}

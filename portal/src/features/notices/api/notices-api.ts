@@ -1,0 +1,62 @@
+import { api } from '../../../lib/api-client';
+import type { Environment } from '../../../lib/environment';
+
+/** What the tenant's notices say about the lender (one set per tenant, both environments). */
+export interface NoticeSettings {
+  creditor_name: string;
+  /** Multi-line free text, as the lender typed it. */
+  creditor_address: string;
+  creditor_phone: string | null;
+  /** The federal agency's name and address (Regulation B, Appendix A), multi-line. */
+  agency: string;
+  cra_name: string | null;
+  cra_address: string | null;
+  cra_phone: string | null;
+  updated_at: string;
+  updated_by: string | null;
+}
+
+/** What Save sends: the whole set (an empty optional value is saved as not set). */
+export type NoticeSettingsInput = Omit<NoticeSettings, 'updated_at' | 'updated_by'>;
+
+export type NoticeAction = 'declined' | 'counteroffer';
+
+/** One decision's adverse-action notice (server/src/modules/notices/adverse-action-notice.ts). */
+export interface AdverseActionNotice {
+  decision_id: string;
+  environment: Environment;
+  product: 'bnpl' | 'auto_loan';
+  action: NoticeAction;
+  action_taken_at: string;
+  /** ISO days (YYYY-MM-DD), UTC. */
+  notice_date: string;
+  due_by: string;
+  applicant: { name: string; address_lines: string[] } | null;
+  /** Amounts as "1250.00"; `description` is the sentence the letter uses ("a buy now, pay later loan of 1250.00 USD, …"). */
+  application: { amount: string; currency: string; plan: string | null; term_months: number | null; description: string; applied_on: string };
+  counteroffer: { amount: string; currency: string; plan: string | null; term_months: number | null; apr: string | null; description: string } | null;
+  principal_reasons: { heading: string; reasons: Array<{ code: string; reason: string }> };
+  /** Part II (FCRA 615(a)): null when no consumer report was used for the decision. */
+  consumer_report: {
+    statement: string;
+    agency: { name: string | null; address_lines: string[]; phone: string | null };
+    credit_score: {
+      statement: string;
+      score: number;
+      range: { min: number; max: number } | null;
+      scored_on: string | null;
+      key_factors: Array<{ code: string; reason: string | null }>;
+    } | null;
+  } | null;
+  ecoa_notice: { statement: string; agency_lines: string[] };
+  creditor: { name: string | null; address_lines: string[]; phone: string | null };
+  /** Settings this notice needs that the tenant has not entered (`creditor_name`, `cra_address`, …). */
+  missing_settings: string[];
+}
+
+export const noticesApi = {
+  settings: () => api.get<{ settings: NoticeSettings | null }>('/settings/notices'),
+  saveSettings: (input: NoticeSettingsInput) => api.put<{ settings: NoticeSettings }>('/settings/notices', input),
+  /** A POST: making the notice reveals the applicant's name and address, and the service records that. */
+  make: (env: Environment, decisionId: string) => api.post<{ notice: AdverseActionNotice }>(`/decisions/${env}/${decisionId}/adverse-action-notice`),
+};

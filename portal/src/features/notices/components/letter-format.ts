@@ -1,0 +1,26 @@
+/**
+ * How the letter writes dates and money. The rest of the portal writes ISO dates and "1250.00 USD"
+ * for lenders; a letter to an applicant reads "December 3, 2026" and "$1,250.00". Dates are the
+ * service's UTC calendar days, so they are formatted in UTC (a local zone could move them a day).
+ */
+const LETTER_DATE = new Intl.DateTimeFormat('en-US', { year: 'numeric', month: 'long', day: 'numeric', timeZone: 'UTC' });
+
+/** '2026-12-03' -> 'December 3, 2026'. */
+export function letterDate(isoDay: string): string {
+  return LETTER_DATE.format(new Date(`${isoDay}T00:00:00Z`));
+}
+
+/** '1250.00', 'USD' -> '$1,250.00'. */
+export function letterMoney(amount: string, currency: string): string {
+  return new Intl.NumberFormat('en-US', { style: 'currency', currency }).format(Number(amount));
+}
+
+/**
+ * The service's sentence for what was applied for or offered ("a buy now, pay later loan of
+ * 1250.00 USD, in 4 payments every two weeks"), with its amount written as a letter writes it.
+ * The wording stays the service's (one source for the product and plan phrases); only the amount,
+ * which the service builds from the same `amount` and `currency`, is replaced.
+ */
+export function withLetterMoney(description: string, amount: string, currency: string): string {
+  return description.replace(`${amount} ${currency}`, letterMoney(amount, currency));
+}
