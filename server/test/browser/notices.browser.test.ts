@@ -215,6 +215,8 @@ describe.skipIf(!chromiumAvailable())('adverse-action notices in headless Chromi
       expect(await sheet.isVisible()).toBe(true);
       expect(await sheet.getByText('Dana Decline', { exact: true }).isVisible()).toBe(true);
       expect(await sheet.getByText('Bankruptcy', { exact: false }).isVisible()).toBe(true);
+      // The screen's sandbox banner does not print; the letter's own mark does, so a printed test letter cannot be mailed as real.
+      expect(await sheet.getByText('Sandbox test notice: not for mailing', { exact: true }).isVisible()).toBe(true);
       const colours = await sheet.evaluate((el) => {
         // Runs in the page; this Node-typed project has no DOM typings.
         const style = (globalThis as unknown as { getComputedStyle(e: unknown): { color: string; backgroundColor: string } }).getComputedStyle(el);

@@ -71,7 +71,7 @@ function Opening({ notice }: { notice: AdverseActionNotice }) {
         Thank you for your application of {letterDate(notice.application.applied_on)} for {applied}.
       </p>
       {notice.action === 'declined' ? (
-        <p>After careful review, we are sorry to tell you that we have declined your application.</p>
+        <p>We are sorry to tell you that we have declined your application.</p>
       ) : (
         <>
           <p>
@@ -140,6 +140,8 @@ export function NoticeLetter({ notice }: { notice: AdverseActionNotice }) {
   const { creditor } = notice;
   return (
     <article className="notice-letter" aria-label="Notice letter">
+      {/* Printed too (unlike the screen's banner): a sandbox letter on paper must not pass for a real one. */}
+      {notice.environment === 'sandbox' ? <p className="letter-sandbox-mark">Sandbox test notice: not for mailing</p> : null}
       <AddressBlock
         className="letter-letterhead"
         name={creditor.name}
