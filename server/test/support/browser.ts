@@ -7,7 +7,7 @@
  * Without Chromium a local run skips the browser suites with a loud warning; with CI=true it fails.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -243,8 +243,25 @@ export async function pageFetch(page: Page, method: string, path: string, body?:
   })()`);
 }
 
-/** The portal is built by `npm run build` (and so by `npm test`); build it here if a run skipped that. */
+/**
+ * The portal is built by `npm run build` (and so by `npm test`); build it here if a run skipped that.
+ * A build older than the app's sources stops the run instead: the pages would test yesterday's app.
+ * It is not rebuilt here, since browser test files run in parallel workers that would all build
+ * into one folder at once.
+ */
 export function ensurePortalBuilt(): void {
-  if (existsSync(`${PORTAL_DIST_DIR}index.html`)) return;
-  execFileSync('npm', ['run', 'build', '--workspace', 'portal'], { cwd: fileURLToPath(new URL('../../../', import.meta.url)), stdio: 'ignore' });
+  const root = fileURLToPath(new URL('../../../', import.meta.url));
+  const built = `${PORTAL_DIST_DIR}index.html`;
+  if (!existsSync(built)) {
+    execFileSync('npm', ['run', 'build', '--workspace', 'portal'], { cwd: root, stdio: 'ignore' });
+    return;
+  }
+  const builtAt = statSync(built).mtimeMs;
+  const sources = [path.join(root, 'portal/index.html'), path.join(root, 'portal/vite.config.ts'), ...filesUnder(path.join(root, 'portal/src'))];
+  const newer = sources.find((file) => statSync(file).mtimeMs > builtAt);
+  if (newer) throw new Error(`portal/dist is older than ${path.relative(root, newer)}: run \`npm run build -w portal\` (or \`npm run build\`) before the browser tests.`);
+}
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => (entry.isDirectory() ? filesUnder(path.join(dir, entry.name)) : [path.join(dir, entry.name)]));
 }
