@@ -59,7 +59,7 @@ export const SIGNED_IN_ROUTES: SignedInRoute[] = [
   { pattern: '/:env/verification-review', title: 'Verification review', permission: 'referrals:read', render: () => <VerificationReviewScreen /> },
   { pattern: '/:env/settings/users', title: 'Users', permission: 'users:read', render: () => <UsersScreen /> },
   { pattern: '/:env/settings/account', title: 'Account', render: () => <AccountScreen /> },
-  { pattern: '/:env/settings/notices', title: 'Adverse-action notices', render: () => <NoticeSettingsScreen /> },
+  { pattern: '/:env/settings/notices', title: 'Adverse-action notices', permission: 'notices:read', render: () => <NoticeSettingsScreen /> },
   { pattern: '/:env/decisions', title: 'Decisions', permission: 'decisions:read', render: () => <DecisionsScreen /> },
   { pattern: '/:env/decisions/:id', title: 'Decision', permission: 'decisions:read', render: (p) => <DecisionDetailScreen key={p.id} id={p.id!} /> },
   // Making a notice names the applicant: the same permission as revealing them in the referral queue.

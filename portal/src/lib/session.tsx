@@ -13,7 +13,7 @@ export type Permission = 'keys:read' | 'keys:write' | 'webhooks:read' | 'webhook
   | 'referrals:act'
   | 'pii:reveal'
   | 'documents:read'
-  | 'notices:write';
+  | 'notices:read' | 'notices:write';
 
 export interface SessionUser {
   id: string;

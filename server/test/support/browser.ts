@@ -257,7 +257,8 @@ export function ensurePortalBuilt(): void {
     return;
   }
   const builtAt = statSync(built).mtimeMs;
-  const sources = [path.join(root, 'portal/index.html'), path.join(root, 'portal/vite.config.ts'), ...filesUnder(path.join(root, 'portal/src'))];
+  const files = ['index.html', 'vite.config.ts', 'package.json', 'tsconfig.json'].map((f) => path.join(root, 'portal', f)).filter((f) => existsSync(f));
+  const sources = [...files, ...filesUnder(path.join(root, 'portal/src')), ...(existsSync(path.join(root, 'portal/public')) ? filesUnder(path.join(root, 'portal/public')) : [])];
   const newer = sources.find((file) => statSync(file).mtimeMs > builtAt);
   if (newer) throw new Error(`portal/dist is older than ${path.relative(root, newer)}: run \`npm run build -w portal\` (or \`npm run build\`) before the browser tests.`);
 }

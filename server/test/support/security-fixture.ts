@@ -170,6 +170,12 @@ export async function buildSecurityFixture(t: TestApp, clock: ManualClock, hookU
     signingSecrets: [], verificationTokens: [], documentMarkers: [],
   };
 
+  // A's adverse-action notice settings, with a street of its own: B must never read them.
+  const creditorStreet = `${100 + n} Matrix Creditor Row`;
+  const notices = await admin.put('/portal/api/settings/notices', { creditor_name: 'Tenant A Lending', creditor_address: `${creditorStreet}\nAustin, TX 78701`, agency: 'Federal Trade Commission' });
+  expect(notices.status, JSON.stringify(notices.body)).toBe(200);
+  sensitive.streets.push(creditorStreet);
+
   // Webhook endpoints first, so every later event becomes a delivery. One secret is rotated.
   const endpoints: Record<string, string> = {};
   for (const env of ['sandbox', 'live'] as const) {

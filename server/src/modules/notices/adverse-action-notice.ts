@@ -4,10 +4,13 @@
  *
  * How it is put together (pure: the decision, its explanation, the applicant, the tenant's notice
  * settings and the date come in; the notice's content goes out, in the portal's wire shape):
- * - Which decisions have one: a decline (the engine's, an underwriter's, or a pending state that
- *   expired, AA-01 "Credit application incomplete"), and a counteroffer (approved for less, or on
- *   another plan or term than asked: 1002.2(c)(1)(i); the notice is owed only if the applicant does
- *   not take it, 1002.9(a)(1)(iv)). Anything else is `null`: no adverse action was taken.
+ * - Which decisions have one (`noticeActionOf`, from the decision's row alone): a decline (the
+ *   engine's, an underwriter's, or a pending state that expired, AA-01 "Credit application
+ *   incomplete"), and a counteroffer: approved for less, or on another plan or term than asked
+ *   (1002.2(c)(1)(i); the notice is owed only if the applicant does not take it, 1002.9(a)(1)(iv)).
+ *   From the row, not from the counteroffer's reasons: decisions made before reasons were recorded
+ *   (ADR 0046) are counteroffers too, and their notice says its reasons are missing. Anything else
+ *   is `null`: no adverse action was taken.
  * - Part I, the principal reasons: the decline's reasons, or the counteroffer's (the engine's, or
  *   the underwriter's after an override, ADR 0046), in their order and with the form's wording;
  *   the same lists the API, the webhooks and the decision page carry (reporting `explain`).
@@ -19,10 +22,17 @@
  *   and only when a score was made from a file.
  * - The ECOA notice (1002.9(b)(1)) in the regulation's words, then the federal agency of the
  *   settings; the creditor's name and address from the settings.
- * - `due_by`: the last day the notice may be sent, 30 days after a decline (1002.9(a)(1)(i)),
- *   90 days after a counteroffer (1002.9(a)(1)(iv)), counted in UTC calendar days.
- * - `missing_settings`: what the tenant has not entered yet that this notice needs; the portal
- *   shows the notice anyway, with those places marked, so nobody mails it incomplete unawares.
+ * - `due_by`: the last day the notice may be sent. A decline: 30 days after the application was
+ *   complete (1002.9(a)(1)(i): from receiving the completed application, not from the decline, so
+ *   an underwriter's late decline can be overdue at once); we count from the decision's completion,
+ *   the earliest the application can have been complete. A counteroffer: 90 days after it was made
+ *   (1002.9(a)(1)(iv)). Counted in UTC days less one, so that it is never later than the lender's
+ *   own date in any US time zone.
+ * - `missing_settings`: what the tenant has not entered yet that this notice needs (the reporting
+ *   agency's toll-free number too, which 615(a)(3)(A) requires of a nationwide agency);
+ *   `incomplete`: what else the letter lacks (a counteroffer made before its reasons were
+ *   recorded). The portal shows the notice anyway, with those places marked, so nobody mails it
+ *   incomplete unawares.
  */
 import type { DecisionsTable, NoticeSettingsTable } from '../../db/schema.js';
 import { formatMoney } from '../../lib/money.js';
@@ -74,7 +84,7 @@ export interface NoticeApplicant {
 export interface NoticeInput {
   row: Pick<
     DecisionsTable,
-    'id' | 'environment' | 'product' | 'status' | 'outcome' | 'currency' | 'requested_amount_cents' | 'requested_plan' | 'requested_term_months' | 'approved_amount_cents' | 'plan' | 'term_months' | 'apr' | 'created_at' | 'completed_at' | 'updated_at'
+    'id' | 'environment' | 'product' | 'status' | 'outcome' | 'currency' | 'requested_amount_cents' | 'requested_plan' | 'requested_term_months' | 'approved_amount_cents' | 'plan' | 'term_months' | 'apr' | 'created_at' | 'completed_at'
   >;
   /** The decline's reasons, as reporting's explanation gives them. */
   reasons: ReadonlyArray<{ code: string; reason: string }>;
@@ -83,7 +93,7 @@ export interface NoticeInput {
   /** The credit data answered for this decision (a file or "no file"): a consumer report was used. */
   consumerReportUsed: boolean;
   creditScore: CreditScoreDisclosure | null;
-  /** When the adverse action was taken: the underwriter's action, else the decision's completion. */
+  /** When the adverse action was taken: the underwriter's action, else the decision's completion (`row.completed_at`). */
   actionAt: Date;
   applicant: NoticeApplicant | null;
   settings: NoticeSettings | null;
@@ -101,8 +111,9 @@ export interface AdverseActionNotice {
   notice_date: string;
   due_by: string;
   applicant: { name: string; address_lines: string[] } | null;
-  application: { amount: string; currency: string; plan: string | null; term_months: number | null; description: string; applied_on: string };
-  counteroffer: { amount: string; currency: string; plan: string | null; term_months: number | null; apr: string | null; description: string } | null;
+  /** `description` is the whole phrase ("a buy now, pay later loan of 1250.00 USD, in 6 monthly payments"); `product` and `terms` its parts, for a letter that writes the amount its own way. */
+  application: { amount: string; currency: string; plan: string | null; term_months: number | null; product: string; terms: string | null; description: string; applied_on: string };
+  counteroffer: { amount: string; currency: string; plan: string | null; term_months: number | null; apr: string | null; product: string; terms: string | null; description: string } | null;
   principal_reasons: { heading: string; reasons: Array<{ code: string; reason: string }> };
   consumer_report: {
     statement: string;
@@ -118,19 +129,25 @@ export interface AdverseActionNotice {
   ecoa_notice: { statement: string; agency_lines: string[] };
   creditor: { name: string | null; address_lines: string[]; phone: string | null };
   missing_settings: string[];
+  /** What the letter lacks that is not a setting: `principal_reasons` (a counteroffer made before its reasons were recorded). */
+  incomplete: string[];
 }
 
-/** The adverse action a decision took, if any. */
-export function noticeActionOf(input: Pick<NoticeInput, 'row' | 'counterofferReasons'>): NoticeAction | null {
-  if (input.row.status !== 'complete') return null;
-  if (input.row.outcome === 'declined') return 'declined';
-  if (input.row.outcome === 'approved' && input.counterofferReasons.length > 0) return 'counteroffer';
-  return null;
+/** The adverse action a decision took, if any: a decline, or an approval that is a counteroffer. */
+export function noticeActionOf(row: Pick<DecisionsTable, 'status' | 'outcome' | 'requested_amount_cents' | 'approved_amount_cents' | 'requested_plan' | 'plan' | 'requested_term_months' | 'term_months'>): NoticeAction | null {
+  if (row.status !== 'complete') return null;
+  if (row.outcome === 'declined') return 'declined';
+  if (row.outcome !== 'approved') return null;
+  // The rule of ADR 0046 (underwriting.service approve): less than asked, or another plan or term than the request named.
+  const less = row.approved_amount_cents !== null && row.approved_amount_cents < row.requested_amount_cents;
+  const otherPlan = row.requested_plan !== null && row.plan !== row.requested_plan;
+  const otherTerm = row.requested_term_months !== null && row.term_months !== row.requested_term_months;
+  return less || otherPlan || otherTerm ? 'counteroffer' : null;
 }
 
 /** The notice, or null when the decision took no adverse action (approved as asked, referred, pending). */
 export function buildAdverseActionNotice(input: NoticeInput): AdverseActionNotice | null {
-  const action = noticeActionOf(input);
+  const action = noticeActionOf(input.row);
   if (action === null) return null;
   const { row, settings } = input;
   const product = productName(row.product);
@@ -153,8 +170,13 @@ export function buildAdverseActionNotice(input: NoticeInput): AdverseActionNotic
     : null;
   if (consumerReport && !settings?.cra_name) missing.push('cra_name');
   if (consumerReport && !settings?.cra_address) missing.push('cra_address');
+  if (consumerReport && !settings?.cra_phone) missing.push('cra_phone');
   const approved = action === 'counteroffer';
-  const days = approved ? COUNTEROFFER_NOTICE_DAYS : DECLINE_NOTICE_DAYS;
+  const reasons = approved ? input.counterofferReasons : input.reasons;
+  const completedAt = new Date(row.completed_at ?? input.actionAt.getTime());
+  const dueBy = approved ? lastDay(input.actionAt, COUNTEROFFER_NOTICE_DAYS) : lastDay(completedAt, DECLINE_NOTICE_DAYS);
+  const requestedTerms = termsText(row.product, row.requested_plan, row.requested_term_months);
+  const offeredTerms = termsText(row.product, row.plan, row.term_months);
   return {
     decision_id: row.id,
     environment: row.environment,
@@ -162,14 +184,16 @@ export function buildAdverseActionNotice(input: NoticeInput): AdverseActionNotic
     action,
     action_taken_at: input.actionAt.toISOString(),
     notice_date: isoDay(input.today),
-    due_by: isoDay(new Date(input.actionAt.getTime() + days * DAY_MS)),
+    due_by: dueBy,
     applicant: input.applicant ? { name: `${input.applicant.firstName} ${input.applicant.lastName}`, address_lines: addressLines(input.applicant.address) } : null,
     application: {
       amount: formatMoney(row.requested_amount_cents),
       currency: row.currency,
       plan: row.requested_plan,
       term_months: row.requested_term_months,
-      description: `${product} of ${formatMoney(row.requested_amount_cents)} ${row.currency}${termsText(row.product, row.requested_plan, row.requested_term_months)}`,
+      product,
+      terms: requestedTerms,
+      description: phrase(product, row.requested_amount_cents, row.currency, requestedTerms),
       applied_on: isoDay(new Date(row.created_at)),
     },
     counteroffer:
@@ -180,28 +204,44 @@ export function buildAdverseActionNotice(input: NoticeInput): AdverseActionNotic
             plan: row.plan,
             term_months: row.term_months,
             apr: row.apr,
-            description: `${product} of ${formatMoney(row.approved_amount_cents)} ${row.currency}${termsText(row.product, row.plan, row.term_months)}${row.apr ? `, annual percentage rate ${row.apr}%` : ''}`,
+            product,
+            terms: offeredTerms,
+            description: `${phrase(product, row.approved_amount_cents, row.currency, offeredTerms)}${row.apr ? `, annual percentage rate ${row.apr}%` : ''}`,
           }
         : null,
-    principal_reasons: { heading: PART_I_HEADING, reasons: (approved ? input.counterofferReasons : input.reasons).map((r) => ({ code: r.code, reason: r.reason })) },
+    principal_reasons: { heading: PART_I_HEADING, reasons: reasons.map((r) => ({ code: r.code, reason: r.reason })) },
     consumer_report: consumerReport,
     ecoa_notice: { statement: ECOA_NOTICE, agency_lines: lines(settings?.agency) },
     creditor: { name: settings?.creditor_name ?? null, address_lines: lines(settings?.creditor_address), phone: settings?.creditor_phone ?? null },
     missing_settings: missing,
+    incomplete: reasons.length === 0 ? ['principal_reasons'] : [],
   };
+}
+
+/** "a buy now, pay later loan of 1250.00 USD, in 6 monthly payments". */
+function phrase(product: string, amountCents: number, currency: string, terms: string | null): string {
+  return `${product} of ${formatMoney(amountCents)} ${currency}${terms ? `, ${terms}` : ''}`;
+}
+
+/**
+ * The last day to send: `days` after `from`, as a UTC date less one day. A US lender's own date of
+ * `from` is the UTC date or the day before, so this is never later than its own count.
+ */
+function lastDay(from: Date, days: number): string {
+  return isoDay(new Date(from.getTime() + (days - 1) * DAY_MS));
 }
 
 function productName(product: 'bnpl' | 'auto_loan'): string {
   return product === 'auto_loan' ? 'an auto loan' : 'a buy now, pay later loan';
 }
 
-/** ", in 4 payments every two weeks" and the like; empty when no plan or term was asked for. */
-function termsText(product: 'bnpl' | 'auto_loan', plan: string | null, termMonths: number | null): string {
-  if (product === 'auto_loan') return termMonths ? `, repaid monthly over ${termMonths} months` : '';
-  if (plan === 'pay_in_4') return ', in 4 payments every two weeks';
-  if (plan === 'pay_in_6') return ', in 6 monthly payments';
-  if (plan === 'monthly') return termMonths ? `, repaid monthly over ${termMonths} months` : ', repaid monthly';
-  return '';
+/** "in 4 payments every two weeks" and the like; null when no plan or term was asked for. */
+function termsText(product: 'bnpl' | 'auto_loan', plan: string | null, termMonths: number | null): string | null {
+  if (product === 'auto_loan') return termMonths ? `repaid monthly over ${termMonths} months` : null;
+  if (plan === 'pay_in_4') return 'in 4 payments every two weeks';
+  if (plan === 'pay_in_6') return 'in 6 monthly payments';
+  if (plan === 'monthly') return termMonths ? `repaid monthly over ${termMonths} months` : 'repaid monthly';
+  return null;
 }
 
 /** A multi-line setting as its non-empty lines. */

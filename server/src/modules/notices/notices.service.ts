@@ -68,17 +68,18 @@ export function createNoticesService(deps: {
   async function noticeFor(scope: { tenantId: string; environment: Environment }, decisionId: string, actor: Actor): Promise<AdverseActionNotice> {
     const explained = await deps.reporting.explainDecision(scope, decisionId);
     if (!explained) throw new ApiError('not_found', 'No such decision in this environment.');
-    const { row, explanation, lastOverrideAt } = explained;
+    const { row, explanation, lastOverrideAt, consumerReportUsed } = explained;
     const [consumer, settings] = await Promise.all([deps.consumers.findConsumer(scope, row.consumer_id), getSettings(scope.tenantId)]);
-    const creditData = (explanation.inputs as { credit_data?: { status?: unknown } | null } | null)?.credit_data;
+    // As the referral queue's reveal: a notice is addressed to someone, or it is not made (and nothing is recorded).
+    if (!consumer) throw new ApiError('not_found', 'This decision has no applicant on record.');
     const notice = buildAdverseActionNotice({
       row,
       reasons: explanation.reasons,
       counterofferReasons: explanation.counterofferReasons,
-      consumerReportUsed: creditData?.status === 'ok',
+      consumerReportUsed,
       creditScore: explanation.creditScoreDisclosure,
       actionAt: lastOverrideAt ?? new Date(row.completed_at ?? row.updated_at),
-      applicant: consumer ? { firstName: consumer.firstName, lastName: consumer.lastName, address: consumer.address } : null,
+      applicant: { firstName: consumer.firstName, lastName: consumer.lastName, address: consumer.address },
       settings,
       today: deps.clock.now(),
     });

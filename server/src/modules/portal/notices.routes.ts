@@ -50,7 +50,7 @@ function presentSettings(s: NoticeSettingsView | null) {
 }
 
 export function registerNoticesRoutes(api: FastifyInstance, ctx: AppContext): void {
-  api.get('/settings/notices', { schema: { hide: true }, config: { permission: 'decisions:read' } }, async (request) => presentSettings(await ctx.notices.getSettings(sessionOf(request).tenantId)));
+  api.get('/settings/notices', { schema: { hide: true }, config: { permission: 'notices:read' } }, async (request) => presentSettings(await ctx.notices.getSettings(sessionOf(request).tenantId)));
 
   api.put<{ Body: NoticeSettings }>('/settings/notices', { schema: { hide: true, body: SETTINGS_BODY }, config: { permission: 'notices:write' } }, async (request) => {
     const session = sessionOf(request);

@@ -33,6 +33,7 @@ export const PERMISSIONS = {
   'documents:read': ['admin', 'underwriter'],
   // Adverse-action notices: everyone reads what they say about the lender; admins set it. Making
   // one names the applicant, so it takes pii:reveal.
+  'notices:read': ['admin', 'developer', 'underwriter', 'viewer'],
   'notices:write': ['admin'],
 } as const satisfies Record<string, readonly PortalRole[]>;
 

@@ -30,6 +30,7 @@ import { adverseActionReason, isAdverseActionCode, keyFactors, scoreRangeOf } fr
 import type { WebhookAttemptView, WebhookDeliveryView, WebhooksService } from '../webhooks/webhooks.service.js';
 import { csvRecord } from './csv.js';
 import { maskVerifyLink } from '../kyc/verify-links.js';
+import { noticeActionOf, type NoticeAction } from '../notices/adverse-action-notice.js';
 
 export interface ReportingScope {
   tenantId: string;
@@ -140,6 +141,8 @@ export interface DecisionExplanation {
   score: number | null;
   /** What FCRA 615(a) has the lender disclose when this score was used in adverse action; null when nothing was scored. */
   creditScoreDisclosure: CreditScoreDisclosure | null;
+  /** The adverse action the decision took (a notice is owed for it; modules/notices), or null. */
+  adverseAction: NoticeAction | null;
   riskGrade: string | null;
   confidence: number | null;
   versions: { engineVersion: string | null; engine: string | null; scorecard: string | null; policy: string | null };
@@ -502,12 +505,21 @@ export function createReportingService(deps: ReportingDeps) {
    * notice is built from), and when an underwriter last acted on it; null when it is not this
    * tenant's and environment's.
    */
-  async function explainDecision(scope: ReportingScope, decisionId: string): Promise<{ row: DecisionsTable; explanation: DecisionExplanation; lastOverrideAt: Date | null } | null> {
+  async function explainDecision(
+    scope: ReportingScope,
+    decisionId: string,
+  ): Promise<{ row: DecisionsTable; explanation: DecisionExplanation; lastOverrideAt: Date | null; consumerReportUsed: boolean } | null> {
     const view = await deps.decisions.getDecision(scope, null, decisionId);
     if (!view) return null;
     const record = (await deps.decisions.getAuditRecord(scope, decisionId)) as AuditRecord | null;
     const at = record?.overrides?.at(-1)?.at;
-    return { row: view.row, explanation: explain(record, view.row), lastOverrideAt: typeof at === 'string' ? new Date(at) : null };
+    return {
+      row: view.row,
+      explanation: explain(record, view.row),
+      lastOverrideAt: typeof at === 'string' ? new Date(at) : null,
+      // The credit data answered for this decision (a file, or "no file"): a consumer report was used.
+      consumerReportUsed: record?.credit_data?.status === 'ok',
+    };
   }
 
   return { listDecisions, exportDecisionsCsv, getDecisionDetail, explainDecision, dashboard };
@@ -605,7 +617,6 @@ function decodeCursor(cursor: string): { createdAt: number; id: string } {
 interface AuditRecord {
   request?: unknown;
   kyc?: unknown;
-  credit_data?: unknown;
   engine?: {
     engineVersion?: string;
     versions?: { engine?: string; scorecard?: string; policy?: string };
@@ -621,6 +632,8 @@ interface AuditRecord {
   reasons?: Array<{ code: string; reason: string }>;
   offer?: unknown;
   timings?: Record<string, unknown>;
+  /** What the credit data answered (decisions.service auditOf): `ok` with a file or "no file", or `unavailable`. */
+  credit_data?: { status?: string } | null;
   /** An underwriter's actions on a referral, oldest first (underwriting.service appendOverride). */
   overrides?: Array<{ action?: string; at?: string; counteroffer_reasons?: Array<{ code: string; reason: string }> }>;
   [key: string]: unknown;
@@ -660,6 +673,7 @@ function explain(record: AuditRecord | null, row: DecisionsTable): DecisionExpla
     counterofferReasons: counterofferReasons.map((r) => ({ code: r.code, reason: r.reason })),
     score: engine?.score ?? row.score,
     creditScoreDisclosure: creditScoreDisclosure(engine, row),
+    adverseAction: noticeActionOf(row),
     riskGrade: engine?.riskGrade ?? row.risk_grade,
     confidence: engine?.confidence ?? null,
     versions: {

@@ -128,7 +128,7 @@ describe.each(await dialectMatrix())('adverse-action notices [%s]', (dialect) =>
     // Before the settings are entered, the notice says what is missing.
     const bare = await noticeOf(members.underwriter, declined.decision_id);
     expect(bare.status, JSON.stringify(bare.body)).toBe(200);
-    expect((bare.body.notice as Notice).missing_settings).toEqual(['creditor_name', 'creditor_address', 'agency', 'cra_name', 'cra_address']);
+    expect((bare.body.notice as Notice).missing_settings).toEqual(['creditor_name', 'creditor_address', 'agency', 'cra_name', 'cra_address', 'cra_phone']);
 
     expect((await members.admin.put('/portal/api/settings/notices', SETTINGS)).status).toBe(200);
     // Less than the session's 30-minute idle limit: the notice is dated today, the action earlier.
@@ -139,21 +139,22 @@ describe.each(await dialectMatrix())('adverse-action notices [%s]', (dialect) =>
     expect(notice.action).toBe('declined');
     expect(notice.notice_date).toBe(clock.now().toISOString().slice(0, 10));
     expect(notice.action_taken_at).toBe(decidedAt.toISOString());
-    expect(notice.due_by).toBe(new Date(decidedAt.getTime() + 30 * DAY).toISOString().slice(0, 10));
+    // 30 days from the completed application, counted conservatively (a day less, for US time zones).
+    expect(notice.due_by).toBe(new Date(decidedAt.getTime() + 29 * DAY).toISOString().slice(0, 10));
     expect(notice.applicant).toEqual({ name: 'Delia Applicant', address_lines: ['12 Birch Road', 'Unit 4', 'Boise, ID 83702'] });
     expect(notice.application).toMatchObject({ amount: '400.00', description: 'a buy now, pay later loan of 400.00 USD' });
     expect(notice.principal_reasons.reasons).toEqual(declined.decline_reasons);
     expect(notice.principal_reasons.reasons[0]).toEqual({ code: 'AA-21', reason: 'Bankruptcy' });
-    // The credit data answered (a file), so Part II is there, with the score the decision page shows.
-    const detail = await members.admin.get(`/portal/api/decisions/sandbox/${declined.decision_id}`);
-    const disclosure = (detail.body.explanation as { credit_score_disclosure: { score: number; key_factors: unknown[] } | null }).credit_score_disclosure;
+    // The credit data answered (a file), so Part II is there, with the score the webhooks told the
+    // lender (score.completed, written with the decision), not re-derived from the same explanation.
+    const scored = await t.ctx.storage.db.selectFrom('events').select('data_json').where('subject_id', '=', declined.decision_id).where('type', '=', 'score.completed').executeTakeFirstOrThrow();
+    const event = JSON.parse(scored.data_json) as { score: number; key_factor_codes: string[] };
     expect(notice.consumer_report).not.toBeNull();
-    // A bankruptcy is a knock-out, yet the file was scored: the notice discloses that score.
-    expect(disclosure).not.toBeNull();
     expect(notice.consumer_report!.agency.name).toBe('Example Credit Bureau');
-    expect(notice.consumer_report!.credit_score === null ? null : { score: notice.consumer_report!.credit_score.score, key_factors: notice.consumer_report!.credit_score.key_factors }).toEqual(
-      disclosure === null ? null : { score: disclosure.score, key_factors: disclosure.key_factors },
-    );
+    // A bankruptcy is a knock-out, yet the file was scored: the notice discloses that score.
+    expect(notice.consumer_report!.credit_score).not.toBeNull();
+    expect(notice.consumer_report!.credit_score!.score).toBe(event.score);
+    expect((notice.consumer_report!.credit_score!.key_factors as Array<{ code: string }>).map((f) => f.code)).toEqual(event.key_factor_codes);
     expect(notice.ecoa_notice).toEqual({ statement: ECOA_NOTICE, agency_lines: SETTINGS.agency.split('\n') });
     expect(notice.creditor).toMatchObject({ name: SETTINGS.creditor_name, address_lines: SETTINGS.creditor_address.split('\n') });
     expect(notice.missing_settings).toEqual([]);
@@ -169,6 +170,7 @@ describe.each(await dialectMatrix())('adverse-action notices [%s]', (dialect) =>
     expect((await noticeOf(members.viewer, declined.decision_id)).status).toBe(403);
     expect((await noticeOf(members.admin, declined.decision_id, 'live')).status).toBe(404);
     const other = await team('Other Lending');
+    expect((await other.members.viewer.get('/portal/api/settings/notices')).body).toEqual({ settings: null });
     const foreign = await noticeOf(other.members.admin, declined.decision_id);
     expect(foreign.status).toBe(404);
     expect(errorOf(foreign.raw).message).toBe('No such decision in this environment.');
@@ -205,12 +207,34 @@ describe.each(await dialectMatrix())('adverse-action notices [%s]', (dialect) =>
     const notice = r.body.notice as Notice;
     expect(notice.action).toBe('counteroffer');
     expect(notice.action_taken_at).toBe(approvedAt.toISOString());
-    expect(notice.due_by).toBe(new Date(approvedAt.getTime() + 90 * DAY).toISOString().slice(0, 10));
+    expect(notice.due_by).toBe(new Date(approvedAt.getTime() + 89 * DAY).toISOString().slice(0, 10));
     expect(notice.counteroffer).toMatchObject({ amount: '250.00', plan: 'pay_in_4' });
     expect(notice.principal_reasons.reasons).toEqual([
       { code: 'AA-08', reason: 'Income insufficient for amount of credit requested' },
       { code: 'AA-22', reason: 'Number of recent inquiries on credit bureau report' },
     ]);
     expect(notice.applicant.name).toBe('Rosa Applicant');
+    // The decision page says a notice is owed, from the same rule.
+    expect(((await members.underwriter.get(`/portal/api/decisions/sandbox/${referred.decision_id}`)).body.explanation as { adverse_action: string | null }).adverse_action).toBe('counteroffer');
+  });
+
+  it("an underwriter's decline of a referral made without credit data: no Part II, due 30 days after the application, not after the decline", async () => {
+    const { apiKey, members } = await team('Unavailable Lending');
+    const referred = await decide(apiKey, '3333', '200.00', 'Uma');
+    expect(referred.outcome).toBe('referred');
+    const completedAt = clock.now();
+    clock.advance(20 * 60_000);
+    const declined = await members.underwriter.post(`/portal/api/referrals/sandbox/${referred.decision_id}/decline`, { expected_version: 1, reason_codes: ['AA-10'] });
+    expect(declined.status, JSON.stringify(declined.body)).toBe(200);
+    const r = await noticeOf(members.underwriter, referred.decision_id);
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    const notice = r.body.notice as Notice;
+    expect(notice.action).toBe('declined');
+    expect(notice.action_taken_at).toBe(clock.now().toISOString());
+    expect(notice.due_by).toBe(new Date(completedAt.getTime() + 29 * DAY).toISOString().slice(0, 10));
+    expect(notice.principal_reasons.reasons).toEqual([{ code: 'AA-10', reason: 'Unable to verify income' }]);
+    // The credit data never answered (AA-25's referral): no consumer report was used.
+    expect(notice.consumer_report).toBeNull();
+    expect(notice.missing_settings).toEqual(['creditor_name', 'creditor_address', 'agency']);
   });
 });

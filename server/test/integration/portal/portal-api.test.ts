@@ -274,7 +274,7 @@ describe.each(await dialectMatrix())('portal API [%s]', (dialect) => {
       }
       expect(table).toEqual([]);
       // The session tells the web app what to hide.
-      expect((await members.viewer.get('/portal/api/session')).body.permissions).toEqual(['keys:read', 'webhooks:read', 'consumers:read', 'dealers:read', 'decisions:read', 'dashboard:read', 'policy:read', 'referrals:read']);
+      expect((await members.viewer.get('/portal/api/session')).body.permissions).toEqual(['keys:read', 'webhooks:read', 'consumers:read', 'dealers:read', 'decisions:read', 'dashboard:read', 'policy:read', 'referrals:read', 'notices:read']);
     });
 
     it('a viewer cannot generate a key: 403 forbidden, and nothing is created', async () => {

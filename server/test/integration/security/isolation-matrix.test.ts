@@ -263,7 +263,7 @@ const ROUTES: Record<string, RouteCase> = {
     kind: 'portal', permission: 'pii:reveal',
     probes: (ids) => [post('adverse-action notice of a declined decision', 'sandbox', `/portal/api/decisions/sandbox/${ids.decisions.declined}/adverse-action-notice`, {}, [ids.decisions.declined])],
   },
-  'GET /portal/api/settings/notices': { kind: 'portal', permission: 'decisions:read', probes: () => [get('notice settings', 'sandbox', '/portal/api/settings/notices')] },
+  'GET /portal/api/settings/notices': { kind: 'portal', permission: 'notices:read', probes: () => [get('notice settings', 'sandbox', '/portal/api/settings/notices')] },
   'PUT /portal/api/settings/notices': {
     kind: 'portal', permission: 'notices:write',
     probes: () => [{ label: 'notice settings', env: 'sandbox', method: 'PUT', url: '/portal/api/settings/notices', body: { creditor_name: 'Matrix Lending', creditor_address: '1 Main Street\nAustin, TX 78701', agency: 'Federal Trade Commission' } }],
@@ -365,7 +365,7 @@ describe.each(await dialectMatrix())('isolation matrix [%s]', (dialect) => {
   const secretsOfA = () => [...[fx.a.keys.sandbox, fx.a.keys.live, fx.a.keys.revoked], ...fx.sensitive.signingSecrets, ...fx.sensitive.verificationTokens, ...fx.sensitive.ssnLast4.filter((s) => s !== '1111').map((s) => `"${s}"`), ...fx.sensitive.dobs, ...fx.sensitive.phones, ...fx.sensitive.streets];
   const idsOfA = (env?: Env): string[] => {
     const ids = fx.a.ids;
-    const sandbox = [ids.consumers.soft, ids.consumers.pending, ids.decisions.bnpl, ids.decisions.autoLoan, ids.decisions.pending, ids.decisions.referred, ids.decisions.hard, ids.endpoints.sandbox, ids.deliveries.sandbox, ids.events.sandbox, ids.dealers.sandbox, ids.policyVersion, ids.document];
+    const sandbox = [ids.consumers.soft, ids.consumers.pending, ids.decisions.bnpl, ids.decisions.autoLoan, ids.decisions.pending, ids.decisions.referred, ids.decisions.hard, ids.decisions.declined, ids.endpoints.sandbox, ids.deliveries.sandbox, ids.events.sandbox, ids.dealers.sandbox, ids.policyVersion, ids.document];
     const live = [ids.consumers.live, ids.decisions.live, ids.endpoints.live, ids.deliveries.live, ids.events.live, ids.dealers.live];
     const tenant = [fx.a.tenantId, ids.invitation, ...Object.values(fx.a.userIds), fx.a.keys.sandboxId, fx.a.keys.revokedId];
     if (env === 'sandbox') return sandbox;

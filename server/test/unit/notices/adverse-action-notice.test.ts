@@ -40,7 +40,6 @@ const DECLINED: NoticeInput['row'] = {
   apr: null,
   created_at: Date.parse('2026-11-30T23:59:00.000Z'),
   completed_at: Date.parse('2026-11-30T23:59:01.000Z'),
-  updated_at: Date.parse('2026-11-30T23:59:01.000Z'),
 };
 
 function input(overrides: Partial<NoticeInput> = {}): NoticeInput {
@@ -77,14 +76,16 @@ describe('adverse-action notice', () => {
     expect(n.action).toBe('declined');
     expect(n.notice_date).toBe('2026-12-03');
     expect(n.action_taken_at).toBe('2026-11-30T23:59:01.000Z');
-    // 30 days after 30 November, in UTC calendar days.
-    expect(n.due_by).toBe('2026-12-30');
+    // 30 days after 30 November (UTC), less the day a US lender's own date can be behind it.
+    expect(n.due_by).toBe('2026-12-29');
     expect(n.applicant).toEqual({ name: 'Dana Decline', address_lines: ['9 Elm Street', 'Apt 2', 'Denver, CO 80202'] });
     expect(n.application).toEqual({
       amount: '1250.00',
       currency: 'USD',
       plan: 'pay_in_6',
       term_months: null,
+      product: 'a buy now, pay later loan',
+      terms: 'in 6 monthly payments',
       description: 'a buy now, pay later loan of 1250.00 USD, in 6 monthly payments',
       applied_on: '2026-11-30',
     });
@@ -107,22 +108,30 @@ describe('adverse-action notice', () => {
     // The multi-line settings as their non-empty lines, trimmed.
     expect(n.creditor).toEqual({ name: 'Acme Lending, Inc.', address_lines: ['100 Main Street', 'Suite 5', 'Austin, TX 78701'], phone: '1-800-555-0100' });
     expect(n.ecoa_notice).toEqual({ statement: ECOA_NOTICE, agency_lines: ['Federal Trade Commission', 'Consumer Response Center', '600 Pennsylvania Avenue NW', 'Washington, DC 20580'] });
-    expect(ECOA_NOTICE).toMatch(/^The Federal Equal Credit Opportunity Act prohibits creditors from discriminating against credit applicants on the basis of race, color, religion, national origin, sex, marital status, age/);
+    // 12 CFR 1002.9(b)(1), written out here rather than read from the constant.
+    expect(ECOA_NOTICE).toBe(
+      "The Federal Equal Credit Opportunity Act prohibits creditors from discriminating against credit applicants on the basis of race, color, religion, national origin, sex, marital status, age (provided the applicant has the capacity to enter into a binding contract); because all or part of the applicant's income derives from any public assistance program; or because the applicant has in good faith exercised any right under the Consumer Credit Protection Act. The Federal agency that administers compliance with this law concerning this creditor is:",
+    );
     expect(n.missing_settings).toEqual([]);
+    expect(n.incomplete).toEqual([]);
   });
 
   it('a counteroffer: the counteroffer reasons (not the decline list), the terms offered, sent within 90 days', () => {
     const row = { ...DECLINED, outcome: 'approved' as const, requested_plan: null, approved_amount_cents: 90_000, plan: 'monthly', term_months: 12, apr: '29.99', product: 'bnpl' as const };
     const n = buildAdverseActionNotice(input({ row, reasons: [], counterofferReasons: [{ code: 'AA-08', reason: 'Income insufficient for amount of credit requested' }], actionAt: new Date('2026-12-01T08:00:00.000Z') }))!;
     expect(n.action).toBe('counteroffer');
-    expect(n.due_by).toBe('2027-03-01');
+    // 90 days after the counteroffer (not the application), less a day.
+    expect(n.due_by).toBe('2027-02-28');
     expect(n.application.description).toBe('a buy now, pay later loan of 1250.00 USD');
+    expect(n.application.terms).toBeNull();
     expect(n.counteroffer).toEqual({
       amount: '900.00',
       currency: 'USD',
       plan: 'monthly',
       term_months: 12,
       apr: '29.99',
+      product: 'a buy now, pay later loan',
+      terms: 'repaid monthly over 12 months',
       description: 'a buy now, pay later loan of 900.00 USD, repaid monthly over 12 months, annual percentage rate 29.99%',
     });
     expect(n.principal_reasons.reasons).toEqual([{ code: 'AA-08', reason: 'Income insufficient for amount of credit requested' }]);
@@ -130,14 +139,38 @@ describe('adverse-action notice', () => {
     expect(n.consumer_report!.statement).not.toMatch(/denied credit/);
   });
 
+  it("an underwriter's late decline is due 30 days after the application was complete, not after the decline", () => {
+    const n = buildAdverseActionNotice(input({ actionAt: new Date('2026-12-20T09:00:00.000Z') }))!;
+    expect(n.action_taken_at).toBe('2026-12-20T09:00:00.000Z');
+    expect(n.due_by).toBe('2026-12-29');
+    // Worked 35 days after completion: already overdue on the day it is made.
+    expect(buildAdverseActionNotice(input({ actionAt: new Date('2027-01-04T09:00:00.000Z'), today: new Date('2027-01-04T10:00:00.000Z') }))!.due_by < '2027-01-04').toBe(true);
+  });
+
+  it('a counteroffer is told from the row: the same amount on another plan or term counts; one made before reasons were recorded says they are missing', () => {
+    const base = { ...DECLINED, outcome: 'approved' as const, approved_amount_cents: 125_000, plan: 'pay_in_6' };
+    expect(buildAdverseActionNotice(input({ row: base }))).toBeNull();
+    expect(buildAdverseActionNotice(input({ row: { ...base, plan: 'monthly', term_months: 12 }, counterofferReasons: [{ code: 'AA-09', reason: 'Excessive obligations in relation to income' }] }))!.action).toBe('counteroffer');
+    const monthly = { ...base, requested_plan: 'monthly', requested_term_months: 12, plan: 'monthly', term_months: 12 };
+    expect(buildAdverseActionNotice(input({ row: monthly }))).toBeNull();
+    expect(buildAdverseActionNotice(input({ row: { ...monthly, term_months: 18 }, counterofferReasons: [{ code: 'AA-08', reason: 'Income insufficient for amount of credit requested' }] }))!.action).toBe('counteroffer');
+    // No plan asked for: whatever plan the service chose is no counteroffer.
+    expect(buildAdverseActionNotice(input({ row: { ...base, requested_plan: null, plan: 'pay_in_4', term_months: 2 } }))).toBeNull();
+    const legacy = buildAdverseActionNotice(input({ row: { ...base, approved_amount_cents: 100_000 }, counterofferReasons: [] }))!;
+    expect(legacy.action).toBe('counteroffer');
+    expect(legacy.principal_reasons.reasons).toEqual([]);
+    expect(legacy.incomplete).toEqual(['principal_reasons']);
+  });
+
   it('an auto loan names its term', () => {
     const row = { ...DECLINED, product: 'auto_loan' as const, requested_plan: null, requested_term_months: 72, requested_amount_cents: 2_450_000 };
-    expect(buildAdverseActionNotice(input({ row }))!.application.description).toBe('an auto loan of 24500.00 USD, repaid monthly over 72 months');
+    expect(buildAdverseActionNotice(input({ row }))!.application).toMatchObject({ product: 'an auto loan', terms: 'repaid monthly over 72 months', description: 'an auto loan of 24500.00 USD, repaid monthly over 72 months' });
   });
 
   it('no notice without adverse action: approved as asked, referred, pending', () => {
     const approved = { ...DECLINED, outcome: 'approved' as const, approved_amount_cents: 125_000, plan: 'pay_in_6' };
-    expect(buildAdverseActionNotice(input({ row: approved }))).toBeNull();
+    // Even with reasons passed in: whether there is a notice is the row's to say.
+    expect(buildAdverseActionNotice(input({ row: approved, counterofferReasons: [{ code: 'AA-08', reason: 'Income insufficient for amount of credit requested' }] }))).toBeNull();
     expect(buildAdverseActionNotice(input({ row: { ...DECLINED, outcome: 'referred' } }))).toBeNull();
     expect(buildAdverseActionNotice(input({ row: { ...DECLINED, status: 'needs_consumer_action', outcome: null } }))).toBeNull();
   });
@@ -155,13 +188,15 @@ describe('adverse-action notice', () => {
 
   it('names what the tenant has not entered: the creditor and agency always, the reporting agency when Part II is there', () => {
     const bare = buildAdverseActionNotice(input({ settings: null }))!;
-    expect(bare.missing_settings).toEqual(['creditor_name', 'creditor_address', 'agency', 'cra_name', 'cra_address']);
+    expect(bare.missing_settings).toEqual(['creditor_name', 'creditor_address', 'agency', 'cra_name', 'cra_address', 'cra_phone']);
     expect(bare.creditor).toEqual({ name: null, address_lines: [], phone: null });
     expect(bare.ecoa_notice.agency_lines).toEqual([]);
     const noReport = buildAdverseActionNotice(input({ settings: null, consumerReportUsed: false, creditScore: null }))!;
     expect(noReport.missing_settings).toEqual(['creditor_name', 'creditor_address', 'agency']);
     const noAgency = buildAdverseActionNotice(input({ settings: { ...SETTINGS, cra_name: null, cra_address: null, cra_phone: null } }))!;
-    expect(noAgency.missing_settings).toEqual(['cra_name', 'cra_address']);
+    expect(noAgency.missing_settings).toEqual(['cra_name', 'cra_address', 'cra_phone']);
+    // A nationwide agency's toll-free number is required (FCRA 615(a)(3)(A)): named when absent.
+    expect(buildAdverseActionNotice(input({ settings: { ...SETTINGS, cra_phone: null } }))!.missing_settings).toEqual(['cra_phone']);
     expect(noAgency.consumer_report!.agency).toEqual({ name: null, address_lines: [], phone: null });
   });
 

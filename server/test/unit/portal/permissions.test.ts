@@ -5,9 +5,9 @@ import { can, PERMISSIONS, permissionsOf, ROLES } from '../../../src/modules/por
 describe('portal permissions', () => {
   it('matches the documented roles table', () => {
     expect(permissionsOf('admin')).toEqual(Object.keys(PERMISSIONS));
-    expect(permissionsOf('developer')).toEqual(['keys:read', 'keys:write', 'webhooks:read', 'webhooks:write', 'consumers:read', 'consumers:reset', 'dealers:read', 'dealers:write', 'decisions:read', 'dashboard:read', 'policy:read']);
-    expect(permissionsOf('underwriter')).toEqual(['keys:read', 'webhooks:read', 'consumers:read', 'dealers:read', 'decisions:read', 'dashboard:read', 'policy:read', 'referrals:read', 'referrals:act', 'pii:reveal', 'documents:read']);
-    expect(permissionsOf('viewer')).toEqual(['keys:read', 'webhooks:read', 'consumers:read', 'dealers:read', 'decisions:read', 'dashboard:read', 'policy:read', 'referrals:read']);
+    expect(permissionsOf('developer')).toEqual(['keys:read', 'keys:write', 'webhooks:read', 'webhooks:write', 'consumers:read', 'consumers:reset', 'dealers:read', 'dealers:write', 'decisions:read', 'dashboard:read', 'policy:read', 'notices:read']);
+    expect(permissionsOf('underwriter')).toEqual(['keys:read', 'webhooks:read', 'consumers:read', 'dealers:read', 'decisions:read', 'dashboard:read', 'policy:read', 'referrals:read', 'referrals:act', 'pii:reveal', 'documents:read', 'notices:read']);
+    expect(permissionsOf('viewer')).toEqual(['keys:read', 'webhooks:read', 'consumers:read', 'dealers:read', 'decisions:read', 'dashboard:read', 'policy:read', 'referrals:read', 'notices:read']);
   });
 
   it('only admins manage users, and every role can read', () => {
@@ -24,5 +24,7 @@ describe('portal permissions', () => {
       expect(ROLES.filter((role) => can(role, permission))).toEqual(['admin', 'underwriter']);
     }
     expect(ROLES.filter((role) => can(role, 'referrals:read'))).toEqual(['admin', 'underwriter', 'viewer']);
+    // Adverse-action notices: everyone reads what they say about the lender; admins set it.
+    for (const role of ROLES) expect([can(role, 'notices:read'), can(role, 'notices:write')]).toEqual([true, role === 'admin']);
   });
 });

@@ -100,13 +100,6 @@ function CreditScoreDisclosureCard({ disclosure: c }: { disclosure: NonNullable<
   );
 }
 
-/**
- * A decline, or an approval that is a counteroffer (its reasons are non-empty exactly then), owes
- * the applicant an adverse-action notice (12 CFR 1002.9(a)); anything else has none.
- */
-function owesNotice(d: DecisionDetail): boolean {
-  return d.summary.outcome === 'declined' || (d.summary.outcome === 'approved' && d.explanation.counteroffer_reasons.length > 0);
-}
 
 export function DecisionDetailScreen({ id }: { id: string }) {
   const environment = useEnvironment();
@@ -121,7 +114,8 @@ export function DecisionDetailScreen({ id }: { id: string }) {
         description={<code className="break">{id}</code>}
         actions={
           // The notice names the applicant, so only those who may reveal applicants are offered it.
-          d && session.can('pii:reveal') && owesNotice(d) ? (
+          // The service says whether one is owed (a decline, or an approval that is a counteroffer).
+          d && session.can('pii:reveal') && d.explanation.adverse_action !== null ? (
             <Link className="btn btn-secondary" to={`/${environment}/decisions/${id}/notice`}>
               Adverse-action notice
             </Link>

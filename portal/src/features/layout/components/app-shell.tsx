@@ -43,7 +43,7 @@ export function AppShell({ children }: { children: ReactNode }) {
     { to: `/${environment}/verification-review`, label: 'Verification review', section: 'verification-review', show: session.can('referrals:read') },
     { to: `/${environment}/settings/users`, label: 'Users', section: 'settings/users', show: session.can('users:read') },
     { to: `/${environment}/settings/account`, label: 'Account', section: 'settings/account', show: true },
-    { to: `/${environment}/settings/notices`, label: 'Adverse-action notices', section: 'settings/notices', show: true },
+    { to: `/${environment}/settings/notices`, label: 'Adverse-action notices', section: 'settings/notices', show: session.can('notices:read') },
     { to: `/${environment}/decisions`, label: 'Decisions', section: 'decisions', show: session.can('decisions:read') },
     { to: `/${environment}/dashboard`, label: 'Dashboard', section: 'dashboard', show: session.can('dashboard:read') },
   ];

@@ -32,9 +32,9 @@ export interface AdverseActionNotice {
   notice_date: string;
   due_by: string;
   applicant: { name: string; address_lines: string[] } | null;
-  /** Amounts as "1250.00"; `description` is the sentence the letter uses ("a buy now, pay later loan of 1250.00 USD, …"). */
-  application: { amount: string; currency: string; plan: string | null; term_months: number | null; description: string; applied_on: string };
-  counteroffer: { amount: string; currency: string; plan: string | null; term_months: number | null; apr: string | null; description: string } | null;
+  /** Amounts as "1250.00"; `product` and `terms` are the service's phrases ("a buy now, pay later loan", "in 6 monthly payments"), `description` the whole of it with the amount as the API writes money. */
+  application: { amount: string; currency: string; plan: string | null; term_months: number | null; product: string; terms: string | null; description: string; applied_on: string };
+  counteroffer: { amount: string; currency: string; plan: string | null; term_months: number | null; apr: string | null; product: string; terms: string | null; description: string } | null;
   principal_reasons: { heading: string; reasons: Array<{ code: string; reason: string }> };
   /** Part II (FCRA 615(a)): null when no consumer report was used for the decision. */
   consumer_report: {
@@ -52,6 +52,8 @@ export interface AdverseActionNotice {
   creditor: { name: string | null; address_lines: string[]; phone: string | null };
   /** Settings this notice needs that the tenant has not entered (`creditor_name`, `cra_address`, …). */
   missing_settings: string[];
+  /** What the letter lacks that is not a setting: `principal_reasons` (a counteroffer made before its reasons were recorded). */
+  incomplete: string[];
 }
 
 export const noticesApi = {

@@ -16,11 +16,10 @@ export function letterMoney(amount: string, currency: string): string {
 }
 
 /**
- * The service's sentence for what was applied for or offered ("a buy now, pay later loan of
- * 1250.00 USD, in 4 payments every two weeks"), with its amount written as a letter writes it.
- * The wording stays the service's (one source for the product and plan phrases); only the amount,
- * which the service builds from the same `amount` and `currency`, is replaced.
+ * What was applied for or offered, as the letter says it: the service's product and terms phrases
+ * ("a buy now, pay later loan", "in 4 payments every two weeks": one source for that wording)
+ * around the amount written as a letter writes it.
  */
-export function withLetterMoney(description: string, amount: string, currency: string): string {
-  return description.replace(`${amount} ${currency}`, letterMoney(amount, currency));
+export function letterTerms(t: { product: string; amount: string; currency: string; terms: string | null }): string {
+  return `${t.product} of ${letterMoney(t.amount, t.currency)}${t.terms ? `, ${t.terms}` : ''}`;
 }

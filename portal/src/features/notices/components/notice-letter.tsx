@@ -10,7 +10,7 @@
  */
 import type { ReactNode } from 'react';
 import type { AdverseActionNotice } from '../api/notices-api';
-import { letterDate, withLetterMoney } from './letter-format';
+import { letterDate, letterTerms } from './letter-format';
 
 /** The settings a notice can miss, in the words the letter and the warning use. */
 export const SETTING_WORDS: Record<string, string> = {
@@ -19,6 +19,7 @@ export const SETTING_WORDS: Record<string, string> = {
   agency: 'federal agency',
   cra_name: 'consumer reporting agency name',
   cra_address: 'consumer reporting agency address',
+  cra_phone: 'consumer reporting agency telephone number',
 };
 
 export function settingWords(name: string): string {
@@ -63,7 +64,7 @@ function Reason({ code, children }: { code: string; children: ReactNode }) {
 }
 
 function Opening({ notice }: { notice: AdverseActionNotice }) {
-  const applied = withLetterMoney(notice.application.description, notice.application.amount, notice.application.currency);
+  const applied = letterTerms(notice.application);
   return (
     <>
       <p>Dear {notice.applicant?.name ?? 'applicant'}:</p>
@@ -76,7 +77,7 @@ function Opening({ notice }: { notice: AdverseActionNotice }) {
         <>
           <p>
             We are unable to offer you the credit you applied for. We can offer you instead{' '}
-            {notice.counteroffer ? withLetterMoney(notice.counteroffer.description, notice.counteroffer.amount, notice.counteroffer.currency) : 'credit on other terms'}.
+            {notice.counteroffer ? `${letterTerms(notice.counteroffer)}${notice.counteroffer.apr ? `, annual percentage rate ${notice.counteroffer.apr}%` : ''}` : 'credit on other terms'}.
           </p>
           <p>If you do not accept our offer, this notice applies to your application.</p>
         </>
@@ -171,7 +172,11 @@ export function NoticeLetter({ notice }: { notice: AdverseActionNotice }) {
         </ol>
       </section>
       {notice.consumer_report ? <PartTwo report={notice.consumer_report} /> : null}
-      <section className="letter-part letter-ecoa" aria-label="Equal Credit Opportunity Act notice">
+      <section className="letter-part letter-ecoa" aria-labelledby="letter-ecoa">
+        {/* Named for screen readers' heading list; the model form prints the notice without a heading. */}
+        <h2 id="letter-ecoa" className="visually-hidden">
+          Equal Credit Opportunity Act notice
+        </h2>
         <p>{notice.ecoa_notice.statement}</p>
         <AddressBlock lines={notice.ecoa_notice.agency_lines} whenNoLines={<NotSet setting="agency" />} />
       </section>

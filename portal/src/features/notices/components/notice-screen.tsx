@@ -23,26 +23,34 @@ function inWords(items: string[]): string {
 }
 
 function SendBy({ notice }: { notice: AdverseActionNotice }) {
+  // ISO days compare as strings. An underwriter's decline can come after the day already (the 30
+  // days run from the completed application, not from the decline).
+  const overdue = notice.due_by < notice.notice_date;
   return (
-    <Notice tone="info" title={`Send by ${letterDate(notice.due_by)}`}>
+    <Notice tone={overdue ? 'warning' : 'info'} title={overdue ? `Overdue: due by ${letterDate(notice.due_by)}` : `Send by ${letterDate(notice.due_by)}`}>
       <p>
         {notice.action === 'declined'
-          ? 'Regulation B gives 30 days after a decline to notify the applicant (12 CFR 1002.9(a)(1)(i)).'
-          : 'Owed only if the applicant does not take the counteroffer: within 90 days of it (12 CFR 1002.9(a)(1)(iv)).'}
+          ? 'Regulation B gives 30 days from the completed application to notify the applicant of a decline (12 CFR 1002.9(a)(1)(i)); counted from the decision, a day early.'
+          : 'Owed only if the applicant does not take the counteroffer: within 90 days of it (12 CFR 1002.9(a)(1)(iv)); counted a day early.'}
       </p>
     </Notice>
   );
 }
 
-function MissingSettings({ missing }: { missing: string[] }) {
+function NotReady({ missing, incomplete }: { missing: string[]; incomplete: string[] }) {
   const environment = useEnvironment();
-  if (missing.length === 0) return null;
+  if (missing.length === 0 && incomplete.length === 0) return null;
   return (
     <Notice tone="warning" title="This notice is not ready to mail">
-      <p>
-        Not set yet: {inWords(missing.map(settingWords))}. The letter marks each place in brackets. An admin enters them in{' '}
-        <Link to={`/${environment}/settings/notices`}>Settings: Adverse-action notices</Link>.
-      </p>
+      {missing.length > 0 ? (
+        <p>
+          Not set yet: {inWords(missing.map(settingWords))}. The letter marks each place in brackets. An admin enters them in{' '}
+          <Link to={`/${environment}/settings/notices`}>Settings: Adverse-action notices</Link>.
+        </p>
+      ) : null}
+      {incomplete.includes('principal_reasons') ? (
+        <p>The principal reasons are missing: this counteroffer was made before the service recorded a counteroffer&rsquo;s reasons. Add them to the letter before mailing it.</p>
+      ) : null}
     </Notice>
   );
 }
@@ -84,7 +92,7 @@ export function NoticeScreen({ id }: { id: string }) {
           <>
             {notice.environment === 'sandbox' ? <Notice tone="warning" title="Sandbox: a test notice, not for mailing" /> : null}
             <SendBy notice={notice} />
-            <MissingSettings missing={notice.missing_settings} />
+            <NotReady missing={notice.missing_settings} incomplete={notice.incomplete} />
           </>
         ) : null}
       </div>
