@@ -269,6 +269,20 @@ describe.skipIf(!chromiumAvailable())('adverse-action notices in headless Chromi
     expect(await letter(admin).count()).toBe(0);
     expect(await admin.locator('button', { hasText: 'Print' }).isDisabled()).toBe(true);
     await shots.screen(admin, 'no-notice');
+
+    // The explorer's "Adverse action" filter lists the decisions that owe a notice: here the
+    // counteroffer and the decline of the first test, not the approval in full.
+    await admin.goto(`${t.baseUrl}/portal/sandbox/decisions`);
+    await heading(admin, 'Decisions');
+    await admin.getByLabel('Adverse action').selectOption('any');
+    await admin.getByRole('button', { name: 'Search' }).click();
+    await admin.waitForURL(/adverse_action=any/);
+    const results = admin.getByRole('table', { name: 'Decisions, newest first' });
+    await results.getByRole('link', { name: `Decision ${rosa.decision_id}` }).waitFor();
+    await results.getByRole('link', { name: `Decision ${declinedId}` }).waitFor();
+    expect(await results.getByRole('link', { name: `Decision ${inFull.decision_id}` }).count()).toBe(0);
+    expect(await results.locator('tbody tr').count()).toBe(2);
+    await shots.screen(admin, 'explorer-adverse-action');
   });
 
   it('a viewer is offered no notice, may not open one, and reads the settings without a form', async () => {

@@ -10,7 +10,7 @@ import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../app/context.js';
 import type { Environment } from '../../config/config.js';
 import { ApiError } from '../../http/errors/error-registry.js';
-import { OUTCOME_FILTERS, type DecisionFilters, type OutcomeFilter, type ReportingScope } from '../reporting/reporting.service.js';
+import { ADVERSE_ACTION_FILTERS, OUTCOME_FILTERS, type AdverseActionFilter, type DecisionFilters, type OutcomeFilter, type ReportingScope } from '../reporting/reporting.service.js';
 import { sessionOf } from './portal-http.js';
 import { presentDecisionDetail, presentDecisionListItem } from './portal.presenter.js';
 
@@ -22,12 +22,13 @@ const FILTER_QUERY = {
   decision_id: uuid,
   consumer_id: uuid,
   outcome: { type: 'string', enum: OUTCOME_FILTERS },
+  adverse_action: { type: 'string', enum: ADVERSE_ACTION_FILTERS },
   product: { type: 'string', pattern: '^[a-z][a-z_]{0,31}$' },
   from: { type: 'string', format: 'date-time' },
   to: { type: 'string', format: 'date-time' },
 } as const;
 
-type FilterQuery = { decision_id?: string; consumer_id?: string; outcome?: OutcomeFilter; product?: string; from?: string; to?: string };
+type FilterQuery = { decision_id?: string; consumer_id?: string; outcome?: OutcomeFilter; adverse_action?: AdverseActionFilter; product?: string; from?: string; to?: string };
 type EnvParams = { environment: Environment };
 
 export function filtersOf(q: FilterQuery): DecisionFilters {
@@ -38,6 +39,7 @@ export function filtersOf(q: FilterQuery): DecisionFilters {
     ...(q.decision_id ? { decisionId: q.decision_id } : {}),
     ...(q.consumer_id ? { consumerId: q.consumer_id } : {}),
     ...(q.outcome ? { outcome: q.outcome } : {}),
+    ...(q.adverse_action ? { adverseAction: q.adverse_action } : {}),
     ...(q.product ? { product: q.product } : {}),
     ...(from ? { from } : {}),
     ...(to ? { to } : {}),

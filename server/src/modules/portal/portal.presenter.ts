@@ -153,6 +153,7 @@ export function presentDecisionListItem(i: DecisionListItem) {
     score: i.score,
     risk_grade: i.riskGrade,
     reason_codes: i.reasonCodes,
+    adverse_action: i.adverseAction,
     engine_version: i.engineVersion,
     latency_ms: i.latencyMs,
     created_at: iso(i.createdAt),

@@ -20,7 +20,7 @@
  * the rank in integer arithmetic: `nearestRank`), so both dialects give the identical answer, and
  * read through `analyticsDb` (off the event loop on SQLite, ADR 0029).
  */
-import { sql, type Kysely, type RawBuilder } from 'kysely';
+import { sql, type ExpressionBuilder, type Kysely, type RawBuilder } from 'kysely';
 import type { Environment } from '../../config/config.js';
 import type { Database, DecisionsTable } from '../../db/schema.js';
 import { ApiError } from '../../http/errors/error-registry.js';
@@ -39,11 +39,15 @@ export interface ReportingScope {
 
 export const OUTCOME_FILTERS = ['approved', 'declined', 'referred', 'pending'] as const;
 export type OutcomeFilter = (typeof OUTCOME_FILTERS)[number];
+/** Decisions that owe an adverse-action notice (modules/notices): either kind, or one. */
+export const ADVERSE_ACTION_FILTERS = ['any', 'declined', 'counteroffer'] as const;
+export type AdverseActionFilter = (typeof ADVERSE_ACTION_FILTERS)[number];
 
 export interface DecisionFilters {
   decisionId?: string;
   consumerId?: string;
   outcome?: OutcomeFilter;
+  adverseAction?: AdverseActionFilter;
   /** Matched against the `product` column as stored ('bnpl', 'auto_loan', ...). */
   product?: string;
   /** created_at >= from */
@@ -75,6 +79,8 @@ export interface DecisionListItem {
   score: number | null;
   riskGrade: string | null;
   reasonCodes: string[];
+  /** The adverse action taken, for which a notice is owed: a decline, or an approval that is a counteroffer. */
+  adverseAction: NoticeAction | null;
   engineVersion: string | null;
   latencyMs: number | null;
   createdAt: Date;
@@ -230,6 +236,8 @@ const LIST_COLUMNS = [
   'merchant_name',
   'merchant_category',
   'requested_amount_cents',
+  'requested_plan',
+  'requested_term_months',
   'approved_amount_cents',
   'plan',
   'term_months',
@@ -270,6 +278,7 @@ export const CSV_COLUMNS: Array<[string, (i: DecisionListItem) => string | numbe
   ['reason_codes', (i) => i.reasonCodes.join(' ')],
   ['engine_version', (i) => i.engineVersion],
   ['latency_ms', (i) => i.latencyMs],
+  ['adverse_action', (i) => i.adverseAction],
 ];
 
 export function createReportingService(deps: ReportingDeps) {
@@ -287,6 +296,7 @@ export function createReportingService(deps: ReportingDeps) {
     if (filters.consumerId) q = q.where('consumer_id', '=', filters.consumerId.toLowerCase());
     if (filters.outcome === 'pending') q = q.where('status', '=', 'needs_consumer_action');
     else if (filters.outcome) q = q.where('outcome', '=', filters.outcome).where('status', '=', 'complete');
+    if (filters.adverseAction) q = q.where((eb) => adverseActionIs(eb, filters.adverseAction!));
     if (filters.product) q = q.where('product', '=', filters.product as DecisionsTable['product']);
     if (filters.from) q = q.where('created_at', '>=', filters.from.getTime());
     if (filters.to) q = q.where('created_at', '<', filters.to.getTime());
@@ -564,6 +574,27 @@ function emptyHour(h: number): DashboardHour {
   return { hour: new Date(h * HOUR_MS), approved: 0, declined: 0, referred: 0, pending: 0, total: 0, approvalRate: null, latencyCount: 0, latencyP50Ms: null, latencyP99Ms: null };
 }
 
+/**
+ * `noticeActionOf` (modules/notices) as a WHERE clause, so the explorer can list the decisions that
+ * owe a notice: declined, or approved for less or on another plan or term than the request named.
+ * The decision-explorer test checks that both say the same of every decision it makes.
+ */
+function adverseActionIs(eb: ExpressionBuilder<Database, 'decisions'>, kind: AdverseActionFilter) {
+  const declined = eb.and([eb('status', '=', 'complete'), eb('outcome', '=', 'declined')]);
+  const counteroffer = eb.and([
+    eb('status', '=', 'complete'),
+    eb('outcome', '=', 'approved'),
+    eb.or([
+      eb('approved_amount_cents', '<', eb.ref('requested_amount_cents')),
+      eb.and([eb('requested_plan', 'is not', null), eb('plan', '<>', eb.ref('requested_plan'))]),
+      eb.and([eb('requested_term_months', 'is not', null), eb('term_months', '<>', eb.ref('requested_term_months'))]),
+    ]),
+  ]);
+  if (kind === 'declined') return declined;
+  if (kind === 'counteroffer') return counteroffer;
+  return eb.or([declined, counteroffer]);
+}
+
 function listItem(r: ListRow): DecisionListItem {
   const reasons = JSON.parse(r.reasons_json) as Array<{ code: string }>;
   return {
@@ -586,6 +617,7 @@ function listItem(r: ListRow): DecisionListItem {
     score: r.score,
     riskGrade: r.risk_grade,
     reasonCodes: reasons.map((x) => x.code),
+    adverseAction: noticeActionOf({ ...r, requested_amount_cents: Number(r.requested_amount_cents), approved_amount_cents: r.approved_amount_cents === null ? null : Number(r.approved_amount_cents) }),
     engineVersion: r.engine_version,
     latencyMs: r.latency_ms ?? null,
     createdAt: new Date(Number(r.created_at)),

@@ -216,6 +216,45 @@ describe.each(await dialectMatrix())('adverse-action notices [%s]', (dialect) =>
     expect(notice.applicant.name).toBe('Rosa Applicant');
     // The decision page says a notice is owed, from the same rule.
     expect(((await members.underwriter.get(`/portal/api/decisions/sandbox/${referred.decision_id}`)).body.explanation as { adverse_action: string | null }).adverse_action).toBe('counteroffer');
+
+    // The explorer lists the decisions that owe a notice: its WHERE clause and the notice's rule
+    // agree on every decision of the tenant (an approval in full, a counteroffer, a decline, an open
+    // referral, a pending verification).
+    const declined = await decide(apiKey, '0000', '150.00', 'Dora');
+    const open2 = await decide(apiKey, '1111', '120.00', 'Otto');
+    expect([declined.outcome, open2.outcome]).toEqual(['declined', 'referred']);
+    const pending = await t.app.inject({
+      method: 'POST',
+      url: '/v1/decisions/bnpl',
+      headers: { ...bearer(apiKey), 'content-type': 'application/json' },
+      payload: JSON.stringify({ consumer: { consumer_id: seeded[1]!.id }, transaction: { amount: '600.00', currency: 'USD', merchant_name: 'Acme', merchant_category: 'general' } }),
+    });
+    expect((pending.json() as { status: string }).status).toBe('needs_consumer_action');
+    const list = async (query: string) => ((await members.underwriter.get(`/portal/api/decisions/sandbox?${query}`)).body.data as Array<{ decision_id: string; adverse_action: string | null }>);
+    const all = await list('limit=100');
+    expect(all).toHaveLength(5);
+    const expected = new Map([
+      [(approved.json() as { decision_id: string }).decision_id, null],
+      [referred.decision_id, 'counteroffer'],
+      [declined.decision_id, 'declined'],
+      [open2.decision_id, null],
+      [(pending.json() as { decision_id: string }).decision_id, null],
+    ]);
+    expect(new Map(all.map((d) => [d.decision_id, d.adverse_action]))).toEqual(expected);
+    for (const d of all) {
+      const explained = (await members.underwriter.get(`/portal/api/decisions/sandbox/${d.decision_id}`)).body.explanation as { adverse_action: string | null };
+      expect(explained.adverse_action, d.decision_id).toBe(d.adverse_action);
+    }
+    const ids = (rows: Array<{ decision_id: string }>) => rows.map((d) => d.decision_id).sort();
+    expect(ids(await list('adverse_action=any'))).toEqual([referred.decision_id, declined.decision_id].sort());
+    expect(ids(await list('adverse_action=counteroffer'))).toEqual([referred.decision_id]);
+    expect(ids(await list('adverse_action=declined'))).toEqual([declined.decision_id]);
+    expect((await members.underwriter.get('/portal/api/decisions/sandbox?adverse_action=maybe')).status).toBe(400);
+    const csv = await members.underwriter.get('/portal/api/decisions/sandbox/export.csv?adverse_action=any');
+    const rows = String(csv.raw.body).trim().split('\r\n').map((line) => line.split(','));
+    const column = rows[0]!.indexOf('adverse_action');
+    expect(column).toBe(rows[0]!.length - 1);
+    expect(new Map(rows.slice(1).map((r) => [r[0], r[column]]))).toEqual(new Map([[referred.decision_id, 'counteroffer'], [declined.decision_id, 'declined']]));
   });
 
   it("an underwriter's decline of a referral made without credit data: no Part II, due 30 days after the application, not after the decline", async () => {

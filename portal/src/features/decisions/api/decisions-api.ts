@@ -7,6 +7,8 @@ export interface DecisionFilters {
   decision_id?: string;
   consumer_id?: string;
   outcome?: string;
+  /** `any`, `declined` or `counteroffer`: the decisions that owe an adverse-action notice. */
+  adverse_action?: string;
   product?: string;
   /** ISO 8601 date-times: created_at >= from, created_at < to. */
   from?: string;
@@ -31,6 +33,8 @@ export interface DecisionSummary {
   score: number | null;
   risk_grade: string | null;
   reason_codes: string[];
+  /** The adverse action taken (a notice is owed): a decline, or an approval that is a counteroffer. */
+  adverse_action: 'declined' | 'counteroffer' | null;
   engine_version: string | null;
   latency_ms: number | null;
   created_at: string;

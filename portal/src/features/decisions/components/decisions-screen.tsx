@@ -1,6 +1,6 @@
 /**
  * Decision explorer: search the environment's decisions by decision id, consumer id, outcome,
- * product and creation date (UTC days), newest first, paged by the service with a cursor. Every
+ * adverse action (the decisions that owe a notice), product and creation date (UTC days), newest first, paged by the service with a cursor. Every
  * filter and the page live in the address, so a search can be bookmarked and shared; Download CSV
  * exports the whole filtered list (all pages) as the service streams it.
  */
@@ -18,7 +18,7 @@ import { useAsync } from '../../../lib/use-async';
 import { decisionsApi, type DecisionFilters } from '../api/decisions-api';
 import { OutcomeBadge, productLabel } from './outcome-badge';
 
-const FILTER_KEYS = ['decision_id', 'consumer_id', 'outcome', 'product', 'from', 'to'] as const;
+const FILTER_KEYS = ['decision_id', 'consumer_id', 'outcome', 'adverse_action', 'product', 'from', 'to'] as const;
 type FilterKey = (typeof FILTER_KEYS)[number];
 
 /** The address's filters (days as YYYY-MM-DD) -> the API's (created_at in [from 00:00Z, the day after `to` 00:00Z)). */
@@ -31,6 +31,7 @@ export function apiFilters(values: Partial<Record<FilterKey, string>>): Decision
     ...(values.decision_id ? { decision_id: values.decision_id } : {}),
     ...(values.consumer_id ? { consumer_id: values.consumer_id } : {}),
     ...(values.outcome ? { outcome: values.outcome } : {}),
+    ...(values.adverse_action ? { adverse_action: values.adverse_action } : {}),
     ...(values.product ? { product: values.product } : {}),
     ...(from ? { from: `${from}T00:00:00.000Z` } : {}),
     ...(next ? { to: next } : {}),
@@ -82,6 +83,12 @@ export function DecisionsScreen() {
             <option value="referred">Referred</option>
             <option value="pending">Pending (consumer to act)</option>
           </SelectField>
+          <SelectField label="Adverse action" {...field('adverse_action')}>
+            <option value="">Any decision</option>
+            <option value="any">A notice is owed</option>
+            <option value="declined">Declined</option>
+            <option value="counteroffer">Counteroffer</option>
+          </SelectField>
           <SelectField label="Product" {...field('product')}>
             <option value="">Any product</option>
             <option value="bnpl">BNPL</option>
@@ -126,7 +133,15 @@ export function DecisionsScreen() {
                 },
                 { header: 'Consumer ID', cell: (d) => <CopyableId value={d.consumer_id} label={`Consumer ID of decision ${d.decision_id}`} /> },
                 { header: 'Product', cell: (d) => productLabel(d.product) },
-                { header: 'Outcome', cell: (d) => <OutcomeBadge outcome={d.outcome} /> },
+                {
+                  header: 'Outcome',
+                  cell: (d) => (
+                    <>
+                      <OutcomeBadge outcome={d.outcome} />
+                      {d.adverse_action === 'counteroffer' ? <span className="muted small"> counteroffer</span> : null}
+                    </>
+                  ),
+                },
                 { header: 'Requested', className: 'num', cell: (d) => `${d.requested_amount} ${d.currency}` },
                 { header: 'Approved', className: 'num', cell: (d) => (d.approved_amount ? `${d.approved_amount} ${d.currency}` : '—') },
                 { header: 'Score', className: 'num', cell: (d) => d.score ?? '—' },
