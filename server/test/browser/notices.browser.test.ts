@@ -129,7 +129,7 @@ describe.skipIf(!chromiumAvailable())('adverse-action notices in headless Chromi
     await shots.screen(admin, 'settings-refused');
 
     await admin.getByLabel('Consumer reporting agency address').fill(SETTINGS.craAddress);
-    await admin.getByLabel('Consumer reporting agency telephone (optional)').fill(SETTINGS.craPhone);
+    await admin.getByLabel('Consumer reporting agency telephone', { exact: true }).fill(SETTINGS.craPhone);
     await admin.getByRole('button', { name: 'Save settings' }).click();
     await admin.getByText('Saved. Notices made from now on use these details.').waitFor();
     expect(await refused.count()).toBe(0);
@@ -145,7 +145,7 @@ describe.skipIf(!chromiumAvailable())('adverse-action notices in headless Chromi
       agency: await admin.getByLabel('Federal agency name and address').inputValue(),
       craName: await admin.getByLabel('Consumer reporting agency name').inputValue(),
       craAddress: await admin.getByLabel('Consumer reporting agency address').inputValue(),
-      craPhone: await admin.getByLabel('Consumer reporting agency telephone (optional)').inputValue(),
+      craPhone: await admin.getByLabel('Consumer reporting agency telephone', { exact: true }).inputValue(),
     };
     expect(kept).toEqual(SETTINGS);
   });

@@ -88,7 +88,7 @@ function SettingsForm({ settings, onSaved }: { settings: NoticeSettings | null; 
         <div className="stack form-narrow">
           <TextField label="Consumer reporting agency name" value={form.cra_name} onChange={set('cra_name')} />
           <TextAreaField label="Consumer reporting agency address" rows={4} value={form.cra_address} onChange={set('cra_address')} />
-          <TextField label="Consumer reporting agency telephone (optional)" hint="A toll-free number, if the agency has one." type="tel" value={form.cra_phone} onChange={set('cra_phone')} />
+          <TextField label="Consumer reporting agency telephone" hint="Its toll-free number: required on the notice for a nationwide agency (FCRA 615(a)(3)(A)); notices say when it is missing." type="tel" value={form.cra_phone} onChange={set('cra_phone')} />
         </div>
       </Card>
       {/* Next to Save, where the person who pressed it is looking. */}
@@ -162,7 +162,7 @@ export function NoticeSettingsScreen() {
           {settings ? <p className="muted small">Last saved {formatDateTime(settings.updated_at)}.</p> : null}
           {canEdit ? (
             <>
-              <p className="muted">The creditor and the federal agency are required. The consumer reporting agency is needed when your decisions use its reports (most do); telephone numbers are optional.</p>
+              <p className="muted">The creditor and the federal agency are required. The consumer reporting agency, with its toll-free number, is needed when your decisions use its reports (most do); the creditor's telephone is optional.</p>
               <SettingsForm settings={settings} onSaved={setSaved} />
             </>
           ) : (
