@@ -7,7 +7,11 @@ interface FieldProps {
   error?: string | null;
 }
 
-export function TextField({ label, hint, error, className, ...input }: FieldProps & InputHTMLAttributes<HTMLInputElement>) {
+/**
+ * A labelled control: the label, the hint above it and the error below it, tied to the control by
+ * its id and aria-describedby. Each field kind passes the control itself.
+ */
+function Field({ label, hint, error, className, control }: FieldProps & { className?: string; control(aria: { id: string; 'aria-describedby'?: string; 'aria-invalid'?: true }): ReactNode }) {
   const id = useId();
   const describedBy = [hint ? `${id}-hint` : '', error ? `${id}-error` : ''].filter(Boolean).join(' ') || undefined;
   return (
@@ -18,7 +22,7 @@ export function TextField({ label, hint, error, className, ...input }: FieldProp
           {hint}
         </p>
       ) : null}
-      <input id={id} aria-describedby={describedBy} aria-invalid={error ? true : undefined} {...input} />
+      {control({ id, 'aria-describedby': describedBy, ...(error ? { 'aria-invalid': true as const } : {}) })}
       {error ? (
         <p className="field-error" id={`${id}-error`}>
           {error}
@@ -28,26 +32,13 @@ export function TextField({ label, hint, error, className, ...input }: FieldProp
   );
 }
 
-/** Several lines of free text (an address): the same label, hint and error as TextField. */
+export function TextField({ label, hint, error, className, ...input }: FieldProps & InputHTMLAttributes<HTMLInputElement>) {
+  return <Field label={label} hint={hint} error={error} className={className} control={(aria) => <input {...aria} {...input} />} />;
+}
+
+/** Several lines of free text (an address). */
 export function TextAreaField({ label, hint, error, className, rows = 3, ...textarea }: FieldProps & TextareaHTMLAttributes<HTMLTextAreaElement>) {
-  const id = useId();
-  const describedBy = [hint ? `${id}-hint` : '', error ? `${id}-error` : ''].filter(Boolean).join(' ') || undefined;
-  return (
-    <div className={`field ${className ?? ''}`}>
-      <label htmlFor={id}>{label}</label>
-      {hint ? (
-        <p className="field-hint" id={`${id}-hint`}>
-          {hint}
-        </p>
-      ) : null}
-      <textarea id={id} rows={rows} aria-describedby={describedBy} aria-invalid={error ? true : undefined} {...textarea} />
-      {error ? (
-        <p className="field-error" id={`${id}-error`}>
-          {error}
-        </p>
-      ) : null}
-    </div>
-  );
+  return <Field label={label} hint={hint} error={error} className={className} control={(aria) => <textarea rows={rows} {...aria} {...textarea} />} />;
 }
 
 export function SelectField({ label, hint, children, className, ...select }: FieldProps & SelectHTMLAttributes<HTMLSelectElement>) {
