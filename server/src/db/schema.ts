@@ -358,6 +358,8 @@ export interface NoticeSettingsTable {
   cra_name: string | null;
   cra_address: string | null;
   cra_phone: string | null;
+  /** 1 on the first save, one more on each: the optimistic-concurrency check of a save. */
+  version: number;
   updated_by: string | null;
   updated_at: number;
 }

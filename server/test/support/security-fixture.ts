@@ -172,7 +172,7 @@ export async function buildSecurityFixture(t: TestApp, clock: ManualClock, hookU
 
   // A's adverse-action notice settings, with a street of its own: B must never read them.
   const creditorStreet = `${100 + n} Matrix Creditor Row`;
-  const notices = await admin.put('/portal/api/settings/notices', { creditor_name: 'Tenant A Lending', creditor_address: `${creditorStreet}\nAustin, TX 78701`, agency: 'Federal Trade Commission' });
+  const notices = await admin.put('/portal/api/settings/notices', { expected_version: 0, creditor_name: 'Tenant A Lending', creditor_address: `${creditorStreet}\nAustin, TX 78701`, agency: 'Federal Trade Commission' });
   expect(notices.status, JSON.stringify(notices.body)).toBe(200);
   sensitive.streets.push(creditorStreet);
 

@@ -7,7 +7,8 @@
  * names the consumer reporting agency whose report was used. None of that is known to the service,
  * so an admin enters it once per tenant; both environments use it (a sandbox notice shows the
  * layout a live one will have). One row per tenant, written whole; `updated_by` is the admin's
- * user id.
+ * user id; `version` counts the writes, so an admin saving what someone else has changed since it
+ * was loaded gets 409 instead of overwriting it.
  */
 import type { Kysely } from 'kysely';
 
@@ -22,6 +23,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('cra_name', 'text')
     .addColumn('cra_address', 'text')
     .addColumn('cra_phone', 'text')
+    .addColumn('version', 'integer', (c) => c.notNull())
     .addColumn('updated_by', 'text', (c) => c.references('users.id'))
     .addColumn('updated_at', 'bigint', (c) => c.notNull())
     .execute();

@@ -20,6 +20,7 @@ import { buildAdverseActionNotice, type AdverseActionNotice, type NoticeSettings
 export const NOTICE_SETTING_LIMITS = { name: 200, address: 500, phone: 50 } as const;
 
 export interface NoticeSettingsView extends NoticeSettings {
+  version: number;
   updated_at: Date;
   updated_by: string | null;
 }
@@ -37,10 +38,12 @@ export function createNoticesService(deps: {
     return row ? viewOf(row) : null;
   }
 
-  /** Replaces the tenant's settings whole (values trimmed; an empty optional one is null). */
-  async function putSettings(tenantId: string, userId: string, input: NoticeSettings): Promise<NoticeSettingsView> {
-    const row: NoticeSettingsTable = {
-      tenant_id: tenantId,
+  /**
+   * Replaces the tenant's settings whole (values trimmed; an empty optional one is null), if they are
+   * still at `expectedVersion` (0: none saved yet); else 409, naming who saved them and when.
+   */
+  async function putSettings(tenantId: string, user: { id: string; name: string }, input: NoticeSettings, expectedVersion: number): Promise<NoticeSettingsView> {
+    const values = {
       creditor_name: required(input.creditor_name, 'creditor_name'),
       creditor_address: required(input.creditor_address, 'creditor_address'),
       creditor_phone: optional(input.creditor_phone),
@@ -48,20 +51,33 @@ export function createNoticesService(deps: {
       cra_name: optional(input.cra_name),
       cra_address: optional(input.cra_address),
       cra_phone: optional(input.cra_phone),
-      updated_by: userId,
+      version: expectedVersion + 1,
+      updated_by: user.id,
       updated_at: deps.clock.now().getTime(),
     };
-    // The agency's telephone alone would be a notice nobody can write to: name and address together.
-    if ((row.cra_name === null) !== (row.cra_address === null) || (row.cra_phone !== null && row.cra_name === null)) {
+    // The reporting agency's telephone alone would be a notice nobody can write to: name and address together.
+    if ((values.cra_name === null) !== (values.cra_address === null) || (values.cra_phone !== null && values.cra_name === null)) {
       throw new ApiError('unprocessable_entity', 'cra_name and cra_address go together: give both (and cra_phone if you like), or none.');
     }
-    const { tenant_id: _key, ...changes } = row;
-    await deps.db
-      .insertInto('notice_settings')
-      .values(row)
-      .onConflict((oc) => oc.column('tenant_id').doUpdateSet(changes))
-      .execute();
-    return viewOf(row);
+    // One statement either way, so two saves from the same version cannot both win.
+    const written =
+      expectedVersion === 0
+        ? Number((await deps.db.insertInto('notice_settings').values({ tenant_id: tenantId, ...values }).onConflict((oc) => oc.column('tenant_id').doNothing()).executeTakeFirst()).numInsertedOrUpdatedRows ?? 0)
+        : Number((await deps.db.updateTable('notice_settings').set(values).where('tenant_id', '=', tenantId).where('version', '=', expectedVersion).executeTakeFirst()).numUpdatedRows);
+    if (written !== 1) throw await conflict(tenantId);
+    return viewOf({ tenant_id: tenantId, ...values });
+  }
+
+  /** The 409 of a save that lost: who saved the settings now in force, and when. */
+  async function conflict(tenantId: string): Promise<ApiError> {
+    const row = await deps.db
+      .selectFrom('notice_settings')
+      .leftJoin('users', 'users.id', 'notice_settings.updated_by')
+      .select(['notice_settings.updated_at', 'users.name'])
+      .where('notice_settings.tenant_id', '=', tenantId)
+      .executeTakeFirst();
+    if (!row) return new ApiError('settings_version_conflict', 'These settings were removed since you loaded them; reload to see them.');
+    return new ApiError('settings_version_conflict', `These settings were saved by ${row.name ?? 'someone else'} at ${new Date(Number(row.updated_at)).toISOString()} since you loaded them; reload to see them.`);
   }
 
   /** The decision's notice, recorded as a reveal of the applicant; 404 when the decision took no adverse action. */
@@ -111,6 +127,7 @@ function viewOf(row: NoticeSettingsTable): NoticeSettingsView {
     cra_name: row.cra_name,
     cra_address: row.cra_address,
     cra_phone: row.cra_phone,
+    version: Number(row.version),
     updated_at: new Date(Number(row.updated_at)),
     updated_by: row.updated_by,
   };

@@ -20,8 +20,10 @@ const optionalText = (maxLength: number) => ({ type: ['string', 'null'], maxLeng
 const SETTINGS_BODY = {
   type: 'object',
   additionalProperties: false,
-  required: ['creditor_name', 'creditor_address', 'agency'],
+  required: ['expected_version', 'creditor_name', 'creditor_address', 'agency'],
   properties: {
+    /** The settings' version the admin loaded (0 when none were saved): a save of older settings is 409. */
+    expected_version: { type: 'integer', minimum: 0 },
     creditor_name: text(NOTICE_SETTING_LIMITS.name),
     creditor_address: text(NOTICE_SETTING_LIMITS.address),
     creditor_phone: optionalText(NOTICE_SETTING_LIMITS.phone),
@@ -43,6 +45,7 @@ function presentSettings(s: NoticeSettingsView | null) {
       cra_name: s.cra_name,
       cra_address: s.cra_address,
       cra_phone: s.cra_phone,
+      version: s.version,
       updated_at: s.updated_at.toISOString(),
       updated_by: s.updated_by,
     },
@@ -52,9 +55,10 @@ function presentSettings(s: NoticeSettingsView | null) {
 export function registerNoticesRoutes(api: FastifyInstance, ctx: AppContext): void {
   api.get('/settings/notices', { schema: { hide: true }, config: { permission: 'notices:read' } }, async (request) => presentSettings(await ctx.notices.getSettings(sessionOf(request).tenantId)));
 
-  api.put<{ Body: NoticeSettings }>('/settings/notices', { schema: { hide: true, body: SETTINGS_BODY }, config: { permission: 'notices:write' } }, async (request) => {
+  api.put<{ Body: NoticeSettings & { expected_version: number } }>('/settings/notices', { schema: { hide: true, body: SETTINGS_BODY }, config: { permission: 'notices:write' } }, async (request) => {
     const session = sessionOf(request);
-    return presentSettings(await ctx.notices.putSettings(session.tenantId, session.user.id, request.body));
+    const { expected_version: expectedVersion, ...settings } = request.body;
+    return presentSettings(await ctx.notices.putSettings(session.tenantId, session.user, settings, expectedVersion));
   });
 
   api.post<{ Params: { environment: Environment; id: string } }>(

@@ -17,6 +17,7 @@ const DAY = 24 * 3600_000;
 let counter = 0;
 const uniqueEmail = (who: string) => `${who}.notice${++counter}@lender.example.com`;
 const SETTINGS = {
+  expected_version: 0,
   creditor_name: 'Notice Lending, Inc.',
   creditor_address: '100 Congress Avenue\nSuite 200\nAustin, TX 78701',
   creditor_phone: '1-800-555-0100',
@@ -103,6 +104,8 @@ describe.each(await dialectMatrix())('adverse-action notices [%s]', (dialect) =>
     expect(await refuse({ ...SETTINGS, agency: undefined }, 400)).toMatch(/agency/);
     expect(await refuse({ ...SETTINGS, creditor_name: 'x'.repeat(201) }, 400)).toMatch(/creditor_name/);
     expect(await refuse({ ...SETTINGS, fax: '1' }, 400)).toMatch(/fax/);
+    expect(await refuse({ ...SETTINGS, expected_version: undefined }, 400)).toMatch(/expected_version/);
+    expect(await refuse({ ...SETTINGS, expected_version: -1 }, 400)).toMatch(/expected_version/);
     expect(await refuse({ ...SETTINGS, agency: '   ' }, 422)).toMatch(/agency is required: the notice must name it/);
     expect(await refuse({ ...SETTINGS, cra_address: null }, 422)).toMatch(/cra_name and cra_address go together/);
     expect(await refuse({ ...SETTINGS, cra_name: '', cra_address: '' }, 422)).toMatch(/cra_name and cra_address go together/);
@@ -111,12 +114,27 @@ describe.each(await dialectMatrix())('adverse-action notices [%s]', (dialect) =>
     clock.advance(60_000);
     const saved = await members.admin.put('/portal/api/settings/notices', { ...SETTINGS, creditor_name: '  Notice Lending, Inc.  ', creditor_phone: '' });
     expect(saved.status, JSON.stringify(saved.body)).toBe(200);
-    const expected = { ...SETTINGS, creditor_phone: null, updated_at: clock.now().toISOString(), updated_by: expect.any(String) };
+    const { expected_version: _v, ...asSent } = SETTINGS;
+    const expected = { ...asSent, creditor_phone: null, version: 1, updated_at: clock.now().toISOString(), updated_by: expect.any(String) };
     expect(saved.body.settings).toEqual(expected);
     expect((await members.viewer.get('/portal/api/settings/notices')).body.settings).toEqual(expected);
     // Written whole: what is left out is cleared.
-    const second = await members.admin.put('/portal/api/settings/notices', { creditor_name: 'Renamed', creditor_address: '1 Main', agency: 'FDIC' });
-    expect(second.body.settings).toMatchObject({ creditor_name: 'Renamed', cra_name: null, cra_address: null, cra_phone: null, creditor_phone: null });
+    const second = await members.admin.put('/portal/api/settings/notices', { expected_version: 1, creditor_name: 'Renamed', creditor_address: '1 Main', agency: 'FDIC' });
+    expect(second.status, JSON.stringify(second.body)).toBe(200);
+    expect(second.body.settings).toMatchObject({ creditor_name: 'Renamed', cra_name: null, cra_address: null, cra_phone: null, creditor_phone: null, version: 2 });
+
+    // A save of what someone else changed since it was loaded is refused, saying who and when; nothing changes.
+    const stale = await members.admin.put('/portal/api/settings/notices', { ...SETTINGS, expected_version: 1 });
+    expect(stale.status, JSON.stringify(stale.body)).toBe(409);
+    expect(errorOf(stale.raw)).toMatchObject({ error: 'settings_version_conflict', message: `These settings were saved by Ada Admin at ${clock.now().toISOString()} since you loaded them; reload to see them.` });
+    const first = await members.admin.put('/portal/api/settings/notices', { ...SETTINGS, expected_version: 0 });
+    expect(first.status).toBe(409);
+    expect((await members.viewer.get('/portal/api/settings/notices')).body.settings).toMatchObject({ creditor_name: 'Renamed', version: 2 });
+    // Two saves from the same version, sent together: exactly one wins.
+    const race = await Promise.all(['One', 'Two'].map((name) => members.admin.put('/portal/api/settings/notices', { ...SETTINGS, expected_version: 2, creditor_name: name })));
+    expect(race.map((r) => r.status).sort()).toEqual([200, 409]);
+    const winner = race.find((r) => r.status === 200)!.body.settings as { creditor_name: string };
+    expect((await members.viewer.get('/portal/api/settings/notices')).body.settings).toMatchObject({ creditor_name: winner.creditor_name, version: 3 });
   });
 
   it('a decline: the notice gives the reasons the API gave, the applicant, Part II with the score, and is recorded as a reveal', async () => {

@@ -266,7 +266,7 @@ const ROUTES: Record<string, RouteCase> = {
   'GET /portal/api/settings/notices': { kind: 'portal', permission: 'notices:read', probes: () => [get('notice settings', 'sandbox', '/portal/api/settings/notices')] },
   'PUT /portal/api/settings/notices': {
     kind: 'portal', permission: 'notices:write',
-    probes: () => [{ label: 'notice settings', env: 'sandbox', method: 'PUT', url: '/portal/api/settings/notices', body: { creditor_name: 'Matrix Lending', creditor_address: '1 Main Street\nAustin, TX 78701', agency: 'Federal Trade Commission' } }],
+    probes: () => [{ label: 'notice settings', env: 'sandbox', method: 'PUT', url: '/portal/api/settings/notices', body: { expected_version: 1, creditor_name: 'Matrix Lending', creditor_address: '1 Main Street\nAustin, TX 78701', agency: 'Federal Trade Commission' } }],
   },
   'GET /portal/api/dashboard/:environment': { kind: 'portal', permission: 'dashboard:read', probes: () => perEnv((env) => get('dashboard', env, `/portal/api/dashboard/${env}`)) },
 

@@ -12,12 +12,14 @@ export interface NoticeSettings {
   cra_name: string | null;
   cra_address: string | null;
   cra_phone: string | null;
+  /** 1 on the first save, one more on each; a save sends the one it loaded (409 if it moved on). */
+  version: number;
   updated_at: string;
   updated_by: string | null;
 }
 
 /** What Save sends: the whole set (an empty optional value is saved as not set). */
-export type NoticeSettingsInput = Omit<NoticeSettings, 'updated_at' | 'updated_by'>;
+export type NoticeSettingsInput = Omit<NoticeSettings, 'version' | 'updated_at' | 'updated_by'>;
 
 export type NoticeAction = 'declined' | 'counteroffer';
 
@@ -58,7 +60,8 @@ export interface AdverseActionNotice {
 
 export const noticesApi = {
   settings: () => api.get<{ settings: NoticeSettings | null }>('/settings/notices'),
-  saveSettings: (input: NoticeSettingsInput) => api.put<{ settings: NoticeSettings }>('/settings/notices', input),
+  /** `expectedVersion`: the version loaded, 0 when nothing was saved yet; another admin's save since then is 409 `settings_version_conflict`. */
+  saveSettings: (input: NoticeSettingsInput, expectedVersion: number) => api.put<{ settings: NoticeSettings }>('/settings/notices', { expected_version: expectedVersion, ...input }),
   /** A POST: making the notice reveals the applicant's name and address, and the service records that. */
   make: (env: Environment, decisionId: string) => api.post<{ notice: AdverseActionNotice }>(`/decisions/${env}/${decisionId}/adverse-action-notice`),
 };

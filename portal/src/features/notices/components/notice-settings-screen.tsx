@@ -56,7 +56,8 @@ function SettingsForm({ settings, onSaved }: { settings: NoticeSettings | null; 
     setError(null);
     setDone(false);
     try {
-      onSaved((await noticesApi.saveSettings(inputOf(form))).settings);
+      // Saved over the version this screen showed: if another admin saved since, the service says who (409).
+      onSaved((await noticesApi.saveSettings(inputOf(form), settings?.version ?? 0)).settings);
       setDone(true);
     } catch (err) {
       setError(err as ApiError);
