@@ -42,7 +42,7 @@ export function createNoticesService(deps: {
    * Replaces the tenant's settings whole (values trimmed; an empty optional one is null), if they are
    * still at `expectedVersion` (0: none saved yet); else 409, naming who saved them and when.
    */
-  async function putSettings(tenantId: string, user: { id: string; name: string }, input: NoticeSettings, expectedVersion: number): Promise<NoticeSettingsView> {
+  async function putSettings(tenantId: string, userId: string, input: NoticeSettings, expectedVersion: number): Promise<NoticeSettingsView> {
     const values = {
       creditor_name: required(input.creditor_name, 'creditor_name'),
       creditor_address: required(input.creditor_address, 'creditor_address'),
@@ -52,7 +52,7 @@ export function createNoticesService(deps: {
       cra_address: optional(input.cra_address),
       cra_phone: optional(input.cra_phone),
       version: expectedVersion + 1,
-      updated_by: user.id,
+      updated_by: userId,
       updated_at: deps.clock.now().getTime(),
     };
     // The reporting agency's telephone alone would be a notice nobody can write to: name and address together.
@@ -76,7 +76,8 @@ export function createNoticesService(deps: {
       .select(['notice_settings.updated_at', 'users.name'])
       .where('notice_settings.tenant_id', '=', tenantId)
       .executeTakeFirst();
-    if (!row) return new ApiError('settings_version_conflict', 'These settings were removed since you loaded them; reload to see them.');
+    // Settings are never deleted: a save of version 1 or more with none saved named a version it never loaded.
+    if (!row) return new ApiError('settings_version_conflict', 'No settings are saved yet: send expected_version 0 to save the first ones.');
     return new ApiError('settings_version_conflict', `These settings were saved by ${row.name ?? 'someone else'} at ${new Date(Number(row.updated_at)).toISOString()} since you loaded them; reload to see them.`);
   }
 

@@ -23,7 +23,7 @@ const SETTINGS_BODY = {
   required: ['expected_version', 'creditor_name', 'creditor_address', 'agency'],
   properties: {
     /** The settings' version the admin loaded (0 when none were saved): a save of older settings is 409. */
-    expected_version: { type: 'integer', minimum: 0 },
+    expected_version: { type: 'integer', minimum: 0, maximum: 2_147_483_646 },
     creditor_name: text(NOTICE_SETTING_LIMITS.name),
     creditor_address: text(NOTICE_SETTING_LIMITS.address),
     creditor_phone: optionalText(NOTICE_SETTING_LIMITS.phone),
@@ -58,7 +58,7 @@ export function registerNoticesRoutes(api: FastifyInstance, ctx: AppContext): vo
   api.put<{ Body: NoticeSettings & { expected_version: number } }>('/settings/notices', { schema: { hide: true, body: SETTINGS_BODY }, config: { permission: 'notices:write' } }, async (request) => {
     const session = sessionOf(request);
     const { expected_version: expectedVersion, ...settings } = request.body;
-    return presentSettings(await ctx.notices.putSettings(session.tenantId, session.user, settings, expectedVersion));
+    return presentSettings(await ctx.notices.putSettings(session.tenantId, session.user.id, settings, expectedVersion));
   });
 
   api.post<{ Params: { environment: Environment; id: string } }>(

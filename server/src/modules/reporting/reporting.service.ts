@@ -586,8 +586,9 @@ function adverseActionIs(eb: ExpressionBuilder<Database, 'decisions'>, kind: Adv
     eb('outcome', '=', 'approved'),
     eb.or([
       eb('approved_amount_cents', '<', eb.ref('requested_amount_cents')),
-      eb.and([eb('requested_plan', 'is not', null), eb('plan', '<>', eb.ref('requested_plan'))]),
-      eb.and([eb('requested_term_months', 'is not', null), eb('term_months', '<>', eb.ref('requested_term_months'))]),
+      // As `!==` does: a missing plan or term differs from one the request named (SQL's `<>` would say unknown).
+      eb.and([eb('requested_plan', 'is not', null), eb.or([eb('plan', 'is', null), eb('plan', '<>', eb.ref('requested_plan'))])]),
+      eb.and([eb('requested_term_months', 'is not', null), eb.or([eb('term_months', 'is', null), eb('term_months', '<>', eb.ref('requested_term_months'))])]),
     ]),
   ]);
   if (kind === 'declined') return declined;

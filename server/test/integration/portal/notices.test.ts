@@ -8,7 +8,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/lib/clock.js';
-import { ECOA_NOTICE } from '../../../src/modules/notices/adverse-action-notice.js';
+import { randomUUID } from 'node:crypto';
+import type { DecisionsTable } from '../../../src/db/schema.js';
+import { ECOA_NOTICE, noticeActionOf } from '../../../src/modules/notices/adverse-action-notice.js';
+import { parseCsv } from '../../support/csv.js';
 import { createTestDatabase, dialectMatrix, type TestDatabase } from '../../support/databases.js';
 import { PortalClient } from '../../support/portal-client.js';
 import { bearer, createTestApp, errorOf, type TestApp } from '../../support/test-app.js';
@@ -75,7 +78,7 @@ describe.each(await dialectMatrix())('adverse-action notices [%s]', (dialect) =>
     return { tenantId: (signed.body.tenant as { id: string }).id, apiKey: String(signed.body.sandbox_api_key), members };
   }
 
-  async function decide(apiKey: string, ssn: string, amount: string, who: string) {
+  async function decide(apiKey: string, ssn: string, amount: string, who: string, extra: Record<string, unknown> = {}) {
     const r = await t.app.inject({
       method: 'POST',
       url: '/v1/decisions/bnpl',
@@ -83,6 +86,7 @@ describe.each(await dialectMatrix())('adverse-action notices [%s]', (dialect) =>
       payload: JSON.stringify({
         consumer: { first_name: who, last_name: 'Applicant', email: `${who.toLowerCase()}.${counter}@example.com`, phone: '+14155550123', dob: '1984-02-29', ssn_last4: ssn, address: { line1: '12 Birch Road', line2: 'Unit 4', city: 'Boise', state: 'ID', zip: '83702' } },
         transaction: { amount, currency: 'USD', merchant_name: 'Acme Outdoor', merchant_category: 'sporting_goods' },
+        ...extra,
       }),
     });
     expect(r.statusCode, r.body).toBe(200);
@@ -106,6 +110,9 @@ describe.each(await dialectMatrix())('adverse-action notices [%s]', (dialect) =>
     expect(await refuse({ ...SETTINGS, fax: '1' }, 400)).toMatch(/fax/);
     expect(await refuse({ ...SETTINGS, expected_version: undefined }, 400)).toMatch(/expected_version/);
     expect(await refuse({ ...SETTINGS, expected_version: -1 }, 400)).toMatch(/expected_version/);
+    expect(await refuse({ ...SETTINGS, expected_version: 2 ** 31 }, 400)).toMatch(/expected_version/);
+    // A version it never loaded, before anything is saved.
+    expect(await refuse({ ...SETTINGS, expected_version: 1 }, 409)).toBe('No settings are saved yet: send expected_version 0 to save the first ones.');
     expect(await refuse({ ...SETTINGS, agency: '   ' }, 422)).toMatch(/agency is required: the notice must name it/);
     expect(await refuse({ ...SETTINGS, cra_address: null }, 422)).toMatch(/cra_name and cra_address go together/);
     expect(await refuse({ ...SETTINGS, cra_name: '', cra_address: '' }, 422)).toMatch(/cra_name and cra_address go together/);
@@ -241,6 +248,11 @@ describe.each(await dialectMatrix())('adverse-action notices [%s]', (dialect) =>
     const declined = await decide(apiKey, '0000', '150.00', 'Dora');
     const open2 = await decide(apiKey, '1111', '120.00', 'Otto');
     expect([declined.outcome, open2.outcome]).toEqual(['declined', 'referred']);
+    // The full amount on another plan than the one asked for is a counteroffer too (ADR 0046).
+    const otherPlan = await decide(apiKey, '1111', '200.00', 'Pia', { plan_preference: 'pay_in_4' });
+    expect(otherPlan.outcome).toBe('referred');
+    const onPayIn6 = await members.underwriter.post(`/portal/api/referrals/sandbox/${otherPlan.decision_id}/approve`, { expected_version: 1, amount: '200.00', plan: 'pay_in_6', reason_codes: ['AA-09'] });
+    expect(onPayIn6.status, JSON.stringify(onPayIn6.body)).toBe(200);
     const pending = await t.app.inject({
       method: 'POST',
       url: '/v1/decisions/bnpl',
@@ -250,11 +262,12 @@ describe.each(await dialectMatrix())('adverse-action notices [%s]', (dialect) =>
     expect((pending.json() as { status: string }).status).toBe('needs_consumer_action');
     const list = async (query: string) => ((await members.underwriter.get(`/portal/api/decisions/sandbox?${query}`)).body.data as Array<{ decision_id: string; adverse_action: string | null }>);
     const all = await list('limit=100');
-    expect(all).toHaveLength(5);
+    expect(all).toHaveLength(6);
     const expected = new Map([
       [(approved.json() as { decision_id: string }).decision_id, null],
       [referred.decision_id, 'counteroffer'],
       [declined.decision_id, 'declined'],
+      [otherPlan.decision_id, 'counteroffer'],
       [open2.decision_id, null],
       [(pending.json() as { decision_id: string }).decision_id, null],
     ]);
@@ -264,15 +277,57 @@ describe.each(await dialectMatrix())('adverse-action notices [%s]', (dialect) =>
       expect(explained.adverse_action, d.decision_id).toBe(d.adverse_action);
     }
     const ids = (rows: Array<{ decision_id: string }>) => rows.map((d) => d.decision_id).sort();
-    expect(ids(await list('adverse_action=any'))).toEqual([referred.decision_id, declined.decision_id].sort());
-    expect(ids(await list('adverse_action=counteroffer'))).toEqual([referred.decision_id]);
+    expect(ids(await list('adverse_action=any'))).toEqual([referred.decision_id, declined.decision_id, otherPlan.decision_id].sort());
+    expect(ids(await list('adverse_action=counteroffer'))).toEqual([referred.decision_id, otherPlan.decision_id].sort());
     expect(ids(await list('adverse_action=declined'))).toEqual([declined.decision_id]);
     expect((await members.underwriter.get('/portal/api/decisions/sandbox?adverse_action=maybe')).status).toBe(400);
     const csv = await members.underwriter.get('/portal/api/decisions/sandbox/export.csv?adverse_action=any');
-    const rows = String(csv.raw.body).trim().split('\r\n').map((line) => line.split(','));
+    const rows = parseCsv(String(csv.raw.body));
     const column = rows[0]!.indexOf('adverse_action');
     expect(column).toBe(rows[0]!.length - 1);
-    expect(new Map(rows.slice(1).map((r) => [r[0], r[column]]))).toEqual(new Map([[referred.decision_id, 'counteroffer'], [declined.decision_id, 'declined']]));
+    expect(new Map(rows.slice(1).map((r) => [r[0], r[column]]))).toEqual(
+      new Map([
+        [referred.decision_id, 'counteroffer'],
+        [declined.decision_id, 'declined'],
+        [otherPlan.decision_id, 'counteroffer'],
+      ]),
+    );
+  });
+
+  it("the explorer's filter and the notice's rule agree on every shape of row, missing plans and terms included", async () => {
+    const { tenantId, apiKey } = await team('Shapes Lending');
+    const base = await decide(apiKey, '0000', '300.00', 'Sam');
+    const row = await t.ctx.storage.db.selectFrom('decisions').selectAll().where('id', '=', base.decision_id).executeTakeFirstOrThrow();
+    // Variants of one stored row, written directly: shapes the API makes today and ones it may not
+    // (no approved amount, no plan or term on an approval), compared with noticeActionOf.
+    const approved = { outcome: 'approved' as const, status: 'complete' as const, approved_amount_cents: 30_000, plan: 'pay_in_6', term_months: 6, requested_plan: null, requested_term_months: null };
+    const shapes: Array<Partial<DecisionsTable>> = [
+      { outcome: 'declined' },
+      { outcome: 'referred' },
+      { status: 'needs_consumer_action', outcome: null },
+      approved,
+      { ...approved, approved_amount_cents: 29_999 },
+      { ...approved, approved_amount_cents: null },
+      { ...approved, requested_plan: 'pay_in_6' },
+      { ...approved, requested_plan: 'pay_in_4' },
+      { ...approved, requested_plan: 'pay_in_4', plan: null },
+      { ...approved, plan: null },
+      { ...approved, requested_plan: 'monthly', plan: 'monthly', requested_term_months: 12, term_months: 12 },
+      { ...approved, requested_plan: 'monthly', plan: 'monthly', requested_term_months: 12, term_months: 18 },
+      { ...approved, requested_plan: 'monthly', plan: 'monthly', requested_term_months: 12, term_months: null },
+      { ...approved, requested_term_months: 6, term_months: null },
+    ];
+    const variants = shapes.map((shape) => ({ ...row, ...shape, id: randomUUID(), application_id: randomUUID() }));
+    await t.ctx.storage.db.insertInto('decisions').values(variants).execute();
+    const scope = { tenantId, environment: 'sandbox' as const };
+    const listed = async (adverseAction: 'any' | 'declined' | 'counteroffer') =>
+      (await t.ctx.reporting.listDecisions(scope, { adverseAction }, { limit: 100 })).items.map((i) => i.decisionId).filter((id) => id !== base.decision_id).sort();
+    const expected = (kind: 'any' | 'declined' | 'counteroffer') =>
+      variants.filter((v) => (kind === 'any' ? noticeActionOf(v) !== null : noticeActionOf(v) === kind)).map((v) => v.id).sort();
+    for (const kind of ['any', 'declined', 'counteroffer'] as const) expect(await listed(kind), kind).toEqual(expected(kind));
+    // Not trivially: both kinds occur, missing plans and terms among the counteroffers.
+    expect(expected('counteroffer').length).toBe(6);
+    expect(expected('declined').length).toBe(1);
   });
 
   it("an underwriter's decline of a referral made without credit data: no Part II, due 30 days after the application, not after the decline", async () => {
