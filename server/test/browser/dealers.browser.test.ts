@@ -9,7 +9,7 @@
  */
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BrowserPages, chromiumAvailable, ensurePortalBuilt, heading, launchChromium, type ListeningTestApp, pageFetch, Screenshots, signUpInPortal, startListeningTestApp } from '../support/browser.js';
+import { acceptInvitationInPortal, BrowserPages, chromiumAvailable, ensurePortalBuilt, heading, launchChromium, type ListeningTestApp, pageFetch, Screenshots, signUpInPortal, startListeningTestApp } from '../support/browser.js';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
 import { signedWith, startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 
@@ -252,12 +252,7 @@ describe.skipIf(!chromiumAvailable())('dealers in the lender portal (headless Ch
     const invited = await pageFetch(admin, 'POST', '/portal/api/invitations', { email: 'vic.viewer@prairie-auto-credit.example.com', role: 'viewer' });
     expect(invited.status).toBe(201);
     const viewer = await pages.open(TABLET);
-    await viewer.goto(String(invited.body.invite_url));
-    await heading(viewer, 'Join your team');
-    await viewer.getByLabel('Your name').fill('Vic Viewer');
-    await viewer.getByLabel('Choose a password').fill(PASSWORD);
-    await viewer.getByRole('button', { name: 'Accept invitation' }).click();
-    await heading(viewer, /Welcome, Vic/);
+    await acceptInvitationInPortal(viewer, String(invited.body.invite_url), { name: 'Vic Viewer', password: PASSWORD });
     await viewer.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Dealers' }).click();
     await heading(viewer, 'Dealers');
     await viewer.getByText('Your role can view dealers but not add, edit, disable or re-enable them.', { exact: false }).waitFor();

@@ -13,7 +13,7 @@
  */
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BrowserPages, chromiumAvailable, ensurePortalBuilt, heading, launchChromium, type ListeningTestApp, pageFetch, Screenshots, signUpInPortal, startListeningTestApp } from '../support/browser.js';
+import { acceptInvitationInPortal, BrowserPages, chromiumAvailable, ensurePortalBuilt, heading, launchChromium, type ListeningTestApp, pageFetch, Screenshots, signUpInPortal, startListeningTestApp } from '../support/browser.js';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
 
 const LAPTOP = { width: 1366, height: 900 } as const;
@@ -291,12 +291,7 @@ describe.skipIf(!chromiumAvailable())('adverse-action notices in headless Chromi
     const invited = await pageFetch(admin, 'POST', '/portal/api/invitations', { email: 'vera.viewer@prairie-lending.example.com', role: 'viewer' });
     expect(invited.status).toBe(201);
     const viewer = await pages.open(TABLET);
-    await viewer.goto(String(invited.body.invite_url));
-    await heading(viewer, 'Join your team');
-    await viewer.getByLabel('Your name').fill('Vera Viewer');
-    await viewer.getByLabel('Choose a password').fill(PASSWORD);
-    await viewer.getByRole('button', { name: 'Accept invitation' }).click();
-    await heading(viewer, /Welcome, Vera/);
+    await acceptInvitationInPortal(viewer, String(invited.body.invite_url), { name: 'Vera Viewer', password: PASSWORD });
 
     await openDecision(viewer, declinedId);
     expect(await noticeLink(viewer).count()).toBe(0);

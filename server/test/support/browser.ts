@@ -230,6 +230,19 @@ export async function signUpInPortal(page: Page, baseUrl: string, account: Porta
   return key;
 }
 
+/**
+ * Opens an invitation link and joins as the invited member, as a new team member does, up to the
+ * welcome. (portal.browser.test.ts walks the same page with screenshots: the test of the page.)
+ */
+export async function acceptInvitationInPortal(page: Page, inviteUrl: string, member: { name: string; password: string }): Promise<void> {
+  await page.goto(inviteUrl);
+  await heading(page, 'Join your team');
+  await page.getByLabel('Your name').fill(member.name);
+  await page.getByLabel('Choose a password').fill(member.password);
+  await page.getByRole('button', { name: 'Accept invitation' }).click();
+  await heading(page, new RegExp(`Welcome, ${member.name.split(' ')[0]}`));
+}
+
 /** A fetch from inside the page, as the web app makes it (its cookies, the CSRF header from the cookie). */
 export async function pageFetch(page: Page, method: string, path: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
   // A string, so this Node-typed project needs no DOM typings; it runs in the page.
