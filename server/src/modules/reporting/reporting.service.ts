@@ -577,7 +577,8 @@ function emptyHour(h: number): DashboardHour {
 /**
  * `noticeActionOf` (modules/notices) as a WHERE clause, so the explorer can list the decisions that
  * owe a notice: declined, or approved for less or on another plan or term than the request named.
- * The decision-explorer test checks that both say the same of every decision it makes.
+ * test/integration/portal/notices.test.ts checks that both say the same of every shape of row,
+ * missing plans and terms included.
  */
 function adverseActionIs(eb: ExpressionBuilder<Database, 'decisions'>, kind: AdverseActionFilter) {
   const declined = eb.and([eb('status', '=', 'complete'), eb('outcome', '=', 'declined')]);
