@@ -238,9 +238,20 @@ describe.skipIf(!chromiumAvailable())('adverse-action notices in headless Chromi
       transaction: { amount: '300.00', currency: 'USD', merchant_name: 'Prairie Outfitters', merchant_category: 'sporting_goods' },
     });
     expect(rosa.outcome).toBe('referred');
+    // While referred, the referral screen offers the actions, and no notice yet.
+    await admin.goto(`${t.baseUrl}/portal/sandbox/referrals/${rosa.decision_id}`);
+    await heading(admin, 'Referred decision');
+    await admin.getByRole('button', { name: 'Approve' }).waitFor();
+    expect(await noticeLink(admin).count()).toBe(0);
     // The admin approves less than asked, with the reason (the referral screen's own request).
     const approved = await pageFetch(admin, 'POST', `/portal/api/referrals/sandbox/${rosa.decision_id}/approve`, { expected_version: 1, amount: '250.00', plan: 'pay_in_4', reason_codes: ['AA-08'] });
     expect(approved.status, JSON.stringify(approved.body)).toBe(200);
+    // Worked into a counteroffer, the referral screen leads to the notice.
+    await admin.reload();
+    await heading(admin, 'Referred decision');
+    await noticeLink(admin).click();
+    await heading(admin, 'Adverse-action notice');
+    expect(admin.url()).toBe(`${t.baseUrl}/portal/sandbox/decisions/${rosa.decision_id}/notice`);
 
     await openDecision(admin, rosa.decision_id, { list: 'Counteroffer reasons, most important first', text: 'AA-08' });
     await noticeLink(admin).click();

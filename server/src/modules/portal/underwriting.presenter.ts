@@ -3,6 +3,7 @@
  * money as two-decimal strings, times ISO 8601 with Z. The applicant is masked here; only the
  * reveal route returns the full identity, and never any SSN digit.
  */
+import { noticeActionOf } from '../notices/adverse-action-notice.js';
 import type { DecisionsTable } from '../../db/schema.js';
 import { formatMoney } from '../../lib/money.js';
 import { formatLtv } from '../decisions/auto-loan-request.js';
@@ -127,6 +128,7 @@ export function presentReferralDetail(d: ReferralDetail, documents: ReviewDocume
     ...presentReferralSummary(d),
     recommended_amount: d.recommendedAmountCents === null ? null : formatMoney(d.recommendedAmountCents),
     product: d.row.product,
+    adverse_action: noticeActionOf(d.row),
     pricing: d.pricing ? presentPricing(d.pricing) : null,
     auto_loan: d.autoLoan ? presentAutoLoan(d.autoLoan) : null,
     audit_record: d.audit,

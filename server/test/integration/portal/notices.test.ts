@@ -220,6 +220,7 @@ describe.each(await dialectMatrix())('adverse-action notices [%s]', (dialect) =>
     expect(referred.outcome).toBe('referred');
     const open = await noticeOf(members.underwriter, referred.decision_id);
     expect(open.status).toBe(404);
+    expect(((await members.underwriter.get(`/portal/api/referrals/sandbox/${referred.decision_id}`)).body.referral as { adverse_action: string | null }).adverse_action).toBeNull();
     expect(errorOf(open.raw).message).toMatch(/has not been decided yet/);
 
     clock.advance(20 * 60_000);
@@ -239,6 +240,8 @@ describe.each(await dialectMatrix())('adverse-action notices [%s]', (dialect) =>
       { code: 'AA-22', reason: 'Number of recent inquiries on credit bureau report' },
     ]);
     expect(notice.applicant.name).toBe('Rosa Applicant');
+    // The referral screen says so too, once worked (it was null while referred: the open referral above).
+    expect(((await members.underwriter.get(`/portal/api/referrals/sandbox/${referred.decision_id}`)).body.referral as { adverse_action: string | null }).adverse_action).toBe('counteroffer');
     // The decision page says a notice is owed, from the same rule.
     expect(((await members.underwriter.get(`/portal/api/decisions/sandbox/${referred.decision_id}`)).body.explanation as { adverse_action: string | null }).adverse_action).toBe('counteroffer');
 

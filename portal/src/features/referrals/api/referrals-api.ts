@@ -99,6 +99,8 @@ export interface AutoLoanReferral {
 
 export interface ReferralDetail extends Referral {
   product: 'bnpl' | 'auto_loan';
+  /** Once worked: the adverse action taken (a notice is owed), a decline or a counteroffer; else null. */
+  adverse_action: 'declined' | 'counteroffer' | null;
   recommended_amount: string | null;
   /** BNPL pricing by plan; null for auto loans (see auto_loan.pricing). */
   pricing: { risk_grade: string | null; source: 'decision' | 'lowest_priced_grade'; policy_version: string; rates_bps: Record<string, number | null> } | null;

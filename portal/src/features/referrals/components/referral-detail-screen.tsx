@@ -429,6 +429,11 @@ export function ReferralDetailScreen({ id }: { id: string }) {
               <Button onClick={() => setDialog('documents')}>Request documents</Button>
               <Button onClick={() => setDialog('condition')}>Add condition</Button>
             </>
+          ) : r.adverse_action !== null && session.can('pii:reveal') ? (
+            // Worked into a decline or a counteroffer: the notice owed is one step away for whoever made it.
+            <Link className="btn btn-secondary" to={`/${environment}/decisions/${r.decision_id}/notice`}>
+              Adverse-action notice
+            </Link>
           ) : null
         }
       />
