@@ -298,6 +298,26 @@ describe.skipIf(!chromiumAvailable())('adverse-action notices in headless Chromi
     await shots.screen(admin, 'explorer-adverse-action');
   });
 
+  it("an auto loan's notice: the amount financed as a letter writes money, and its term", async () => {
+    const r = await fetch(`${t.baseUrl}/v1/decisions/auto-loan`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        consumer: { first_name: 'Abe', last_name: 'Auto', email: 'abe@example.com', phone: '+14155550177', dob: '1979-09-09', ssn_last4: '0000', address: { line1: '4 Depot Road', city: 'Lincoln', state: 'NE', zip: '68508' } },
+        vehicle: { vin: '1HGCM8262RA004352', year: 2024, make: 'Honda', model: 'Accord', mileage: 18_000, condition: 'used', value: '15000.00' },
+        loan: { amount: '16000.00', down_payment: '2000.00', trade_in_value: '1000.00', term_months: 60, currency: 'USD' },
+        channel: 'direct',
+      }),
+    });
+    expect(r.status).toBe(200);
+    const auto = (await r.json()) as { decision_id: string; outcome: string };
+    expect(auto.outcome).toBe('declined');
+    await admin.goto(`${t.baseUrl}/portal/sandbox/decisions/${auto.decision_id}/notice`);
+    await heading(admin, 'Adverse-action notice');
+    // 16,000.00 less 2,000.00 down and 1,000.00 traded in: the amount financed, grouped by thousands.
+    expect(await letter(admin).innerText()).toContain('for an auto loan of $13,000.00, repaid monthly over 60 months.');
+  });
+
   it('a viewer is offered no notice, may not open one, and reads the settings without a form', async () => {
     const invited = await pageFetch(admin, 'POST', '/portal/api/invitations', { email: 'vera.viewer@prairie-lending.example.com', role: 'viewer' });
     expect(invited.status).toBe(201);

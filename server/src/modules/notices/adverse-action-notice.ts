@@ -111,9 +111,13 @@ export interface AdverseActionNotice {
   notice_date: string;
   due_by: string;
   applicant: { name: string; address_lines: string[] } | null;
-  /** `description` is the whole phrase ("a buy now, pay later loan of 1250.00 USD, in 6 monthly payments"); `product` and `terms` its parts, for a letter that writes the amount its own way. */
-  application: { amount: string; currency: string; plan: string | null; term_months: number | null; product: string; terms: string | null; description: string; applied_on: string };
-  counteroffer: { amount: string; currency: string; plan: string | null; term_months: number | null; apr: string | null; product: string; terms: string | null; description: string } | null;
+  /**
+   * What was applied for: the letter says "`product` of `amount`, `terms`" ("a buy now, pay later
+   * loan of $1,250.00, in 6 monthly payments"), writing the amount its own way.
+   */
+  application: { amount: string; currency: string; plan: string | null; term_months: number | null; product: string; terms: string | null; applied_on: string };
+  /** What is offered instead, in the same parts; its `terms` end with the APR. */
+  counteroffer: { amount: string; currency: string; plan: string | null; term_months: number | null; apr: string | null; product: string; terms: string | null } | null;
   principal_reasons: { heading: string; reasons: Array<{ code: string; reason: string }> };
   consumer_report: {
     statement: string;
@@ -175,8 +179,7 @@ export function buildAdverseActionNotice(input: NoticeInput): AdverseActionNotic
   const reasons = approved ? input.counterofferReasons : input.reasons;
   const completedAt = new Date(row.completed_at ?? input.actionAt.getTime());
   const dueBy = approved ? lastDay(input.actionAt, COUNTEROFFER_NOTICE_DAYS) : lastDay(completedAt, DECLINE_NOTICE_DAYS);
-  const requestedTerms = termsText(row.product, row.requested_plan, row.requested_term_months);
-  const offeredTerms = termsText(row.product, row.plan, row.term_months);
+  const offeredTerms = [termsText(row.product, row.plan, row.term_months), row.apr ? `annual percentage rate ${row.apr}%` : null].filter((t) => t !== null).join(', ') || null;
   return {
     decision_id: row.id,
     environment: row.environment,
@@ -192,8 +195,7 @@ export function buildAdverseActionNotice(input: NoticeInput): AdverseActionNotic
       plan: row.requested_plan,
       term_months: row.requested_term_months,
       product,
-      terms: requestedTerms,
-      description: phrase(product, row.requested_amount_cents, row.currency, requestedTerms),
+      terms: termsText(row.product, row.requested_plan, row.requested_term_months),
       applied_on: isoDay(new Date(row.created_at)),
     },
     counteroffer:
@@ -206,7 +208,6 @@ export function buildAdverseActionNotice(input: NoticeInput): AdverseActionNotic
             apr: row.apr,
             product,
             terms: offeredTerms,
-            description: `${phrase(product, row.approved_amount_cents, row.currency, offeredTerms)}${row.apr ? `, annual percentage rate ${row.apr}%` : ''}`,
           }
         : null,
     principal_reasons: { heading: PART_I_HEADING, reasons: reasons.map((r) => ({ code: r.code, reason: r.reason })) },
@@ -216,11 +217,6 @@ export function buildAdverseActionNotice(input: NoticeInput): AdverseActionNotic
     missing_settings: missing,
     incomplete: reasons.length === 0 ? ['principal_reasons'] : [],
   };
-}
-
-/** "a buy now, pay later loan of 1250.00 USD, in 6 monthly payments". */
-function phrase(product: string, amountCents: number, currency: string, terms: string | null): string {
-  return `${product} of ${formatMoney(amountCents)} ${currency}${terms ? `, ${terms}` : ''}`;
 }
 
 /**

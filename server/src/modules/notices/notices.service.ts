@@ -119,19 +119,8 @@ export function createNoticesService(deps: {
 
 export type NoticesService = ReturnType<typeof createNoticesService>;
 
-function viewOf(row: NoticeSettingsTable): NoticeSettingsView {
-  return {
-    creditor_name: row.creditor_name,
-    creditor_address: row.creditor_address,
-    creditor_phone: row.creditor_phone,
-    agency: row.agency,
-    cra_name: row.cra_name,
-    cra_address: row.cra_address,
-    cra_phone: row.cra_phone,
-    version: Number(row.version),
-    updated_at: new Date(Number(row.updated_at)),
-    updated_by: row.updated_by,
-  };
+function viewOf({ tenant_id: _tenant, updated_at, ...settings }: NoticeSettingsTable): NoticeSettingsView {
+  return { ...settings, updated_at: new Date(Number(updated_at)) };
 }
 
 function required(value: string | null | undefined, name: string): string {

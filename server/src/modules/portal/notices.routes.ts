@@ -35,21 +35,7 @@ const SETTINGS_BODY = {
 } as const;
 
 function presentSettings(s: NoticeSettingsView | null) {
-  if (!s) return { settings: null };
-  return {
-    settings: {
-      creditor_name: s.creditor_name,
-      creditor_address: s.creditor_address,
-      creditor_phone: s.creditor_phone,
-      agency: s.agency,
-      cra_name: s.cra_name,
-      cra_address: s.cra_address,
-      cra_phone: s.cra_phone,
-      version: s.version,
-      updated_at: s.updated_at.toISOString(),
-      updated_by: s.updated_by,
-    },
-  };
+  return { settings: s && { ...s, updated_at: s.updated_at.toISOString() } };
 }
 
 export function registerNoticesRoutes(api: FastifyInstance, ctx: AppContext): void {

@@ -192,7 +192,6 @@ export function presentDecisionDetail(d: DecisionDetail) {
         credit_file_source: x.creditScoreDisclosure.creditFileSource,
         key_factors: x.creditScoreDisclosure.keyFactors,
       },
-      adverse_action: x.adverseAction,
       risk_grade: x.riskGrade,
       confidence: x.confidence,
       versions: { engine_version: x.versions.engineVersion, engine: x.versions.engine, scorecard: x.versions.scorecard, policy: x.versions.policy },

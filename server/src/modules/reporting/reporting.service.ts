@@ -147,8 +147,6 @@ export interface DecisionExplanation {
   score: number | null;
   /** What FCRA 615(a) has the lender disclose when this score was used in adverse action; null when nothing was scored. */
   creditScoreDisclosure: CreditScoreDisclosure | null;
-  /** The adverse action the decision took (a notice is owed for it; modules/notices), or null. */
-  adverseAction: NoticeAction | null;
   riskGrade: string | null;
   confidence: number | null;
   versions: { engineVersion: string | null; engine: string | null; scorecard: string | null; policy: string | null };
@@ -619,7 +617,7 @@ function listItem(r: ListRow): DecisionListItem {
     score: r.score,
     riskGrade: r.risk_grade,
     reasonCodes: reasons.map((x) => x.code),
-    adverseAction: noticeActionOf({ ...r, requested_amount_cents: Number(r.requested_amount_cents), approved_amount_cents: r.approved_amount_cents === null ? null : Number(r.approved_amount_cents) }),
+    adverseAction: noticeActionOf(r),
     engineVersion: r.engine_version,
     latencyMs: r.latency_ms ?? null,
     createdAt: new Date(Number(r.created_at)),
@@ -707,7 +705,6 @@ function explain(record: AuditRecord | null, row: DecisionsTable): DecisionExpla
     counterofferReasons: counterofferReasons.map((r) => ({ code: r.code, reason: r.reason })),
     score: engine?.score ?? row.score,
     creditScoreDisclosure: creditScoreDisclosure(engine, row),
-    adverseAction: noticeActionOf(row),
     riskGrade: engine?.riskGrade ?? row.risk_grade,
     confidence: engine?.confidence ?? null,
     versions: {

@@ -36,7 +36,7 @@ interface Notice {
   action_taken_at: string;
   due_by: string;
   applicant: { name: string; address_lines: string[] };
-  application: { amount: string; description: string };
+  application: { amount: string; product: string; terms: string | null };
   counteroffer: { amount: string; plan: string } | null;
   principal_reasons: { reasons: Array<{ code: string; reason: string }> };
   consumer_report: { agency: { name: string | null }; credit_score: { score: number; key_factors: unknown[] } | null } | null;
@@ -167,7 +167,7 @@ describe.each(await dialectMatrix())('adverse-action notices [%s]', (dialect) =>
     // 30 days from the completed application, counted conservatively (a day less, for US time zones).
     expect(notice.due_by).toBe(new Date(decidedAt.getTime() + 29 * DAY).toISOString().slice(0, 10));
     expect(notice.applicant).toEqual({ name: 'Delia Applicant', address_lines: ['12 Birch Road', 'Unit 4', 'Boise, ID 83702'] });
-    expect(notice.application).toMatchObject({ amount: '400.00', description: 'a buy now, pay later loan of 400.00 USD' });
+    expect(notice.application).toMatchObject({ amount: '400.00', product: 'a buy now, pay later loan', terms: null });
     expect(notice.principal_reasons.reasons).toEqual(declined.decline_reasons);
     expect(notice.principal_reasons.reasons[0]).toEqual({ code: 'AA-21', reason: 'Bankruptcy' });
     // The credit data answered (a file), so Part II is there, with the score the webhooks told the
@@ -243,7 +243,7 @@ describe.each(await dialectMatrix())('adverse-action notices [%s]', (dialect) =>
     // The referral screen says so too, once worked (it was null while referred: the open referral above).
     expect(((await members.underwriter.get(`/portal/api/referrals/sandbox/${referred.decision_id}`)).body.referral as { adverse_action: string | null }).adverse_action).toBe('counteroffer');
     // The decision page says a notice is owed, from the same rule.
-    expect(((await members.underwriter.get(`/portal/api/decisions/sandbox/${referred.decision_id}`)).body.explanation as { adverse_action: string | null }).adverse_action).toBe('counteroffer');
+    expect(((await members.underwriter.get(`/portal/api/decisions/sandbox/${referred.decision_id}`)).body.summary as { adverse_action: string | null }).adverse_action).toBe('counteroffer');
 
     // The explorer lists the decisions that owe a notice: its WHERE clause and the notice's rule
     // agree on every decision of the tenant (an approval in full, a counteroffer, a decline, an open
@@ -276,7 +276,7 @@ describe.each(await dialectMatrix())('adverse-action notices [%s]', (dialect) =>
     ]);
     expect(new Map(all.map((d) => [d.decision_id, d.adverse_action]))).toEqual(expected);
     for (const d of all) {
-      const explained = (await members.underwriter.get(`/portal/api/decisions/sandbox/${d.decision_id}`)).body.explanation as { adverse_action: string | null };
+      const explained = (await members.underwriter.get(`/portal/api/decisions/sandbox/${d.decision_id}`)).body.summary as { adverse_action: string | null };
       expect(explained.adverse_action, d.decision_id).toBe(d.adverse_action);
     }
     const ids = (rows: Array<{ decision_id: string }>) => rows.map((d) => d.decision_id).sort();

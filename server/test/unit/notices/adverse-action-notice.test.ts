@@ -86,7 +86,6 @@ describe('adverse-action notice', () => {
       term_months: null,
       product: 'a buy now, pay later loan',
       terms: 'in 6 monthly payments',
-      description: 'a buy now, pay later loan of 1250.00 USD, in 6 monthly payments',
       applied_on: '2026-11-30',
     });
     expect(n.counteroffer).toBeNull();
@@ -122,8 +121,7 @@ describe('adverse-action notice', () => {
     expect(n.action).toBe('counteroffer');
     // 90 days after the counteroffer (not the application), less a day.
     expect(n.due_by).toBe('2027-02-28');
-    expect(n.application.description).toBe('a buy now, pay later loan of 1250.00 USD');
-    expect(n.application.terms).toBeNull();
+    expect(n.application).toMatchObject({ amount: '1250.00', product: 'a buy now, pay later loan', terms: null });
     expect(n.counteroffer).toEqual({
       amount: '900.00',
       currency: 'USD',
@@ -131,8 +129,7 @@ describe('adverse-action notice', () => {
       term_months: 12,
       apr: '29.99',
       product: 'a buy now, pay later loan',
-      terms: 'repaid monthly over 12 months',
-      description: 'a buy now, pay later loan of 900.00 USD, repaid monthly over 12 months, annual percentage rate 29.99%',
+      terms: 'repaid monthly over 12 months, annual percentage rate 29.99%',
     });
     expect(n.principal_reasons.reasons).toEqual([{ code: 'AA-08', reason: 'Income insufficient for amount of credit requested' }]);
     expect(n.consumer_report!.statement).toMatch(/why we did not grant the credit you applied for\./);
@@ -164,7 +161,7 @@ describe('adverse-action notice', () => {
 
   it('an auto loan names its term', () => {
     const row = { ...DECLINED, product: 'auto_loan' as const, requested_plan: null, requested_term_months: 72, requested_amount_cents: 2_450_000 };
-    expect(buildAdverseActionNotice(input({ row }))!.application).toMatchObject({ product: 'an auto loan', terms: 'repaid monthly over 72 months', description: 'an auto loan of 24500.00 USD, repaid monthly over 72 months' });
+    expect(buildAdverseActionNotice(input({ row }))!.application).toMatchObject({ amount: '24500.00', product: 'an auto loan', terms: 'repaid monthly over 72 months' });
   });
 
   it('no notice without adverse action: approved as asked, referred, pending', () => {

@@ -91,8 +91,6 @@ export interface DecisionDetail {
     reasons: Array<{ code: string; reason: string }>;
     /** An approval for less than requested: why not the full amount (empty otherwise). */
     counteroffer_reasons: Array<{ code: string; reason: string }>;
-    /** The adverse action the decision took, for which a notice is owed (a decline, or an approval that is a counteroffer); null when none. */
-    adverse_action: 'declined' | 'counteroffer' | null;
     score: number | null;
     /** FCRA 615(a): what a notice discloses when this score was used in adverse action; null when nothing was scored. */
     credit_score_disclosure: {

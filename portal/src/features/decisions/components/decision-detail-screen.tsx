@@ -100,7 +100,6 @@ function CreditScoreDisclosureCard({ disclosure: c }: { disclosure: NonNullable<
   );
 }
 
-
 export function DecisionDetailScreen({ id }: { id: string }) {
   const environment = useEnvironment();
   const session = useSignedIn();
@@ -115,7 +114,7 @@ export function DecisionDetailScreen({ id }: { id: string }) {
         actions={
           // The notice names the applicant, so only those who may reveal applicants are offered it.
           // The service says whether one is owed (a decline, or an approval that is a counteroffer).
-          d && session.can('pii:reveal') && d.explanation.adverse_action !== null ? (
+          d && session.can('pii:reveal') && d.summary.adverse_action !== null ? (
             <Link className="btn btn-secondary" to={`/${environment}/decisions/${id}/notice`}>
               Adverse-action notice
             </Link>

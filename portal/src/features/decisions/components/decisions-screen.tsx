@@ -1,7 +1,7 @@
 /**
  * Decision explorer: search the environment's decisions by decision id, consumer id, outcome,
- * adverse action (the decisions that owe a notice), product and creation date (UTC days), newest first, paged by the service with a cursor. Every
- * filter and the page live in the address, so a search can be bookmarked and shared; Download CSV
+ * adverse action (the decisions that owe a notice), product and creation date (UTC days), newest
+ * first, paged by the service with a cursor. Every filter and the page live in the address, so a search can be bookmarked and shared; Download CSV
  * exports the whole filtered list (all pages) as the service streams it.
  */
 import { useState, type FormEvent } from 'react';

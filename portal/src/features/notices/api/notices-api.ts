@@ -34,9 +34,9 @@ export interface AdverseActionNotice {
   notice_date: string;
   due_by: string;
   applicant: { name: string; address_lines: string[] } | null;
-  /** Amounts as "1250.00"; `product` and `terms` are the service's phrases ("a buy now, pay later loan", "in 6 monthly payments"), `description` the whole of it with the amount as the API writes money. */
-  application: { amount: string; currency: string; plan: string | null; term_months: number | null; product: string; terms: string | null; description: string; applied_on: string };
-  counteroffer: { amount: string; currency: string; plan: string | null; term_months: number | null; apr: string | null; product: string; terms: string | null; description: string } | null;
+  /** Amounts as "1250.00"; `product` and `terms` are the service's phrases ("a buy now, pay later loan", "in 6 monthly payments"; a counteroffer's end with its APR). */
+  application: { amount: string; currency: string; plan: string | null; term_months: number | null; product: string; terms: string | null; applied_on: string };
+  counteroffer: { amount: string; currency: string; plan: string | null; term_months: number | null; apr: string | null; product: string; terms: string | null } | null;
   principal_reasons: { heading: string; reasons: Array<{ code: string; reason: string }> };
   /** Part II (FCRA 615(a)): null when no consumer report was used for the decision. */
   consumer_report: {

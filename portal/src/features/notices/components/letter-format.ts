@@ -10,9 +10,14 @@ export function letterDate(isoDay: string): string {
   return LETTER_DATE.format(new Date(`${isoDay}T00:00:00Z`));
 }
 
-/** '1250.00', 'USD' -> '$1,250.00'. */
+/**
+ * '1250.00', 'USD' -> '$1,250.00': the service's two-decimal string regrouped, never through a
+ * binary float. The service lends in USD only; another currency keeps its code.
+ */
 export function letterMoney(amount: string, currency: string): string {
-  return new Intl.NumberFormat('en-US', { style: 'currency', currency }).format(Number(amount));
+  const [whole = '', cents = '00'] = amount.split('.');
+  const grouped = `${whole.replace(/\B(?=(\d{3})+$)/g, ',')}.${cents}`;
+  return currency === 'USD' ? `$${grouped}` : `${grouped} ${currency}`;
 }
 
 /**

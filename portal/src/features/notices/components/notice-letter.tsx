@@ -77,7 +77,7 @@ function Opening({ notice }: { notice: AdverseActionNotice }) {
         <>
           <p>
             We are unable to offer you the credit you applied for. We can offer you instead{' '}
-            {notice.counteroffer ? `${letterTerms(notice.counteroffer)}${notice.counteroffer.apr ? `, annual percentage rate ${notice.counteroffer.apr}%` : ''}` : 'credit on other terms'}.
+            {notice.counteroffer ? letterTerms(notice.counteroffer) : 'credit on other terms'}.
           </p>
           <p>If you do not accept our offer, this notice applies to your application.</p>
         </>
