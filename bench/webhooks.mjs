@@ -27,6 +27,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { randomBytes } from 'node:crypto';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { createRequire } from 'node:module';
 import pg from 'pg';
 import { processCpuMs } from './lib/proc.mjs';
@@ -305,6 +306,11 @@ async function benchDeliveries(dialect, receiver) {
     const cpu0 = ownCpuMs();
     const usage0 = process.cpuUsage();
     const receiverCpu0 = receiver.cpuMs();
+    // The worker's event loop, which a server of role `all` shares with the API: how much of it the
+    // deliveries take, and how long anything else queued on it would wait (ADR 0048).
+    const elu0 = performance.eventLoopUtilization();
+    const loopDelay = monitorEventLoopDelay({ resolution: 1 });
+    loopDelay.enable();
     const started = performance.now();
     sqlStats.on = true;
     wal.on = true;
@@ -321,6 +327,9 @@ async function benchDeliveries(dialect, receiver) {
       await new Promise((r) => setTimeout(r, 5));
     }
     const seconds = (performance.now() - started) / 1000;
+    loopDelay.disable();
+    const elu = performance.eventLoopUtilization(elu0);
+    const eventLoop = { busy: elu.utilization, msPerDelivery: elu.active / expected, delayP99Ms: loopDelay.percentile(99) / 1e6, delayMaxMs: loopDelay.max / 1e6 };
     sqlStats.on = false;
     wal.on = false;
     if (dialect === 'sqlite') process.stderr.write(`  WAL: ${wal.frames} pages written (${((wal.frames * 4096) / expected / 1024).toFixed(1)} KiB per delivery at 4 KiB pages), ${wal.checkpoints} background checkpoints, ${wal.truncates} of them TRUNCATE\n`);
@@ -343,7 +352,7 @@ async function benchDeliveries(dialect, receiver) {
     if (seen.distinct !== expected) throw new Error(`${dialect}: receiver saw ${seen.distinct} distinct deliveries, expected ${expected}`);
     const sample = await ctx.storage.db.selectFrom('webhook_attempts').select(['request_body', 'request_headers_json']).limit(1).executeTakeFirstOrThrow();
     return {
-      dialect, deliveries: expected, seconds, perSecond: expected / seconds, duplicates, connections: seen.connections, enqueueSeconds, cpuMsPer, postgresCpuMsPer, receiverCpuMsPer, stats,
+      dialect, deliveries: expected, seconds, perSecond: expected / seconds, duplicates, connections: seen.connections, enqueueSeconds, cpuMsPer, postgresCpuMsPer, receiverCpuMsPer, stats, eventLoop,
       sample: { body: sample.request_body, headers: JSON.parse(sample.request_headers_json) },
     };
   } finally {
@@ -383,12 +392,12 @@ async function main() {
     `Webhook delivery throughput (${new Date().toISOString()}, ${os.cpus().length} CPU ${os.cpus()[0]?.model ?? ''}, Node ${process.version})`,
     `${EVENTS} events x ${ENDPOINTS} endpoints; ${IN_FLIGHT} in flight at most (per-endpoint cap ${PER_ENDPOINT}); receiver delay ${DELAY_MS} ms`,
     '',
-    '| database | deliveries/s (worker) | raw HTTPS POSTs/s (same receiver) | ratio | duplicates | enqueue (fan-out) | CPU ms/delivery: worker (+ PostgreSQL) | CPU ms/raw POST: client | receiver CPU ms/request: deliveries, raw | claims, result writes | TLS connections: deliveries, raw |',
-    '|---|---|---|---|---|---|---|---|---|---|---|',
+    '| database | deliveries/s (worker) | raw HTTPS POSTs/s (same receiver) | ratio | duplicates | enqueue (fan-out) | CPU ms/delivery: worker (+ PostgreSQL) | CPU ms/raw POST: client | receiver CPU ms/request: deliveries, raw | claims, result writes | TLS connections: deliveries, raw | worker\'s event loop: busy, ms/delivery, delay p99 / max ms |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|',
     ...results.map((r) => {
       const d = r.deliveries;
       const ms = (v) => (v === null || v === undefined ? '–' : v.toFixed(3));
-      return `| ${r.dialect} | ${d.perSecond.toFixed(0)} | ${r.raw.perSecond.toFixed(0)} | ${(d.perSecond / r.raw.perSecond).toFixed(2)} | ${d.duplicates} | ${(d.deliveries / d.enqueueSeconds).toFixed(0)} deliveries/s | ${ms(d.cpuMsPer)}${d.postgresCpuMsPer === null ? '' : ` (+ ${ms(d.postgresCpuMsPer)})`} | ${ms(r.raw.cpuMsPer)} | ${ms(d.receiverCpuMsPer)}, ${ms(r.raw.receiverCpuMsPer)} | ${d.stats.claims}, ${d.stats.writes} | ${d.connections}, ${r.raw.connections} |`;
+      return `| ${r.dialect} | ${d.perSecond.toFixed(0)} | ${r.raw.perSecond.toFixed(0)} | ${(d.perSecond / r.raw.perSecond).toFixed(2)} | ${d.duplicates} | ${(d.deliveries / d.enqueueSeconds).toFixed(0)} deliveries/s | ${ms(d.cpuMsPer)}${d.postgresCpuMsPer === null ? '' : ` (+ ${ms(d.postgresCpuMsPer)})`} | ${ms(r.raw.cpuMsPer)} | ${ms(d.receiverCpuMsPer)}, ${ms(r.raw.receiverCpuMsPer)} | ${d.stats.claims}, ${d.stats.writes} | ${d.connections}, ${r.raw.connections} | ${(d.eventLoop.busy * 100).toFixed(0)}%, ${ms(d.eventLoop.msPerDelivery)}, ${d.eventLoop.delayP99Ms.toFixed(1)} / ${d.eventLoop.delayMaxMs.toFixed(1)} |`;
     }),
   ];
   process.stdout.write(lines.join('\n') + '\n');

@@ -135,7 +135,7 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
     db: storage.db, readDb: storage.readDb, dialect: storage.dialect, clock, random, secretBox, outbox, allowPrivateNetworks: config.webhookAllowPrivateNetworks,
   });
   const webhookDelivery = createDeliveryWorker(
-    { db: storage.db, dialect: storage.dialect, walSync: storage.walSync, pipelined: storage.pipelined, clock, random, secretBox, logger },
+    { db: storage.db, dialect: storage.dialect, walSync: storage.walSync, pipelined: storage.pipelined, offLoopWriter: storage.offLoopWriter, clock, random, secretBox, logger },
     {
       allowPrivateNetworks: config.webhookAllowPrivateNetworks,
       concurrency: config.webhookDelivery.concurrency,

@@ -40,6 +40,7 @@ import { batchedRead, type RowValues } from './batched-read.js';
 import { preparedNameOf, preparedOnPostgres } from './statements.js';
 import { COMMIT_BOOKKEEPING, COMMIT_WITHOUT_WAITING, createWalSync, type WalSync } from './wal-sync.js';
 import { createOffLoopReader, offLoopSqliteDialect } from './sqlite-offloop-reader.js';
+import { createOffLoopWriter, type OffLoopWriter } from './sqlite-offloop-writer.js';
 import { COMMITS_BEGUN, COMMITS_DURABLE, COMMITS_ENDED, createSqliteWriterThread, type SqliteWriterThread } from './sqlite-writer-thread.js';
 import { CHECKPOINT_DEFAULTS, startCheckpointer, type Checkpointer, type CheckpointerOptions } from './wal-checkpointer.js';
 
@@ -101,6 +102,12 @@ export interface Storage {
    * turned off (`writerThread: false`).
    */
   writerThread: SqliteWriterThread | null;
+  /**
+   * SQLite in WAL mode: a write connection in a thread of its own, driven by lists of statements,
+   * for the webhook delivery worker's cycles (sqlite-offloop-writer.ts, ADR 0048); null on
+   * PostgreSQL, without WAL, or when the writer thread is turned off (`writerThread: false`).
+   */
+  offLoopWriter: OffLoopWriter | null;
   close(): Promise<void>;
 }
 
@@ -167,6 +174,7 @@ export interface StorageOptions {
    * SQLite in WAL mode: have a writer thread for planned units (a create's writes; default true;
    * `CDS_SQLITE_WRITER_THREAD=off` turns it off). Without it they run on the event loop as every
    * other write does; with it, the transaction runner decides when (group-commit.ts `offload`).
+   * The same switch gives the delivery worker's cycles their thread (`offLoopWriter`), or not.
    */
   writerThread?: boolean;
   /** SQLite: the background checkpointer's interval, WAL limit and report (tests). */
@@ -223,6 +231,9 @@ export function openStorage(options: StorageOptions): Storage {
             onSynced: (ended, error) => walSync?.noteElsewhere(ended, error),
           })
         : null;
+    // The delivery worker's cycles, off the event loop too, on a write connection set up the same way.
+    const offLoopWriter =
+      wal && options.writerThread !== false ? createOffLoopWriter(file, [...sqliteWriterPragmas(true), ...(background ? ['wal_autocheckpoint = 0'] : [])]) : null;
     // WAL mode: commits are made durable off the event loop by wal-sync.ts (the writer's own
     // COMMIT then only writes the frames). Where WAL is impossible (some network file systems)
     // every COMMIT syncs, on the event loop, as SQLite does with FULL.
@@ -255,6 +266,7 @@ export function openStorage(options: StorageOptions): Storage {
         onStopped: () => {
           if (sqlite.open) sqlite.pragma('wal_autocheckpoint = 1000');
           writerThread?.pragma('wal_autocheckpoint = 1000');
+          offLoopWriter?.pragma('wal_autocheckpoint = 1000');
         },
       });
     }
@@ -263,6 +275,7 @@ export function openStorage(options: StorageOptions): Storage {
     const readDb = new Kysely<Database>({ dialect: sqliteDialect(reader, null) });
     const analyticsDb = new Kysely<Database>({ dialect: offLoopSqliteDialect(createOffLoopReader(file)) });
     return {
+      offLoopWriter,
       db,
       readDb,
       analyticsDb,
@@ -287,6 +300,7 @@ export function openStorage(options: StorageOptions): Storage {
       close: async () => {
         await checkpointer?.stop();
         await writerThread?.close();
+        await offLoopWriter?.close();
         await analyticsDb.destroy();
         await readDb.destroy();
         await db.destroy();
@@ -350,6 +364,7 @@ export function openStorage(options: StorageOptions): Storage {
       });
     },
     writerThread: null,
+    offLoopWriter: null,
     pipelined: {
       connect: async () => {
         // The delivery worker's cycles (one at a time per worker) and the group commit's pipelined

@@ -53,9 +53,10 @@
  * a live worker is stuck for longer than the lease, and then the receiver may see a duplicate,
  * which `id` lets it drop.
  */
-import { CompiledQuery, sql, type Kysely, type QueryResult } from 'kysely';
+import { CompiledQuery, type Kysely, type QueryResult } from 'kysely';
 import type { Logger } from 'pino';
 import { isDatabaseUnavailable, type DialectName, type PipelinedPool } from '../../db/database.js';
+import type { OffLoopStatement, OffLoopWriter } from '../../db/sqlite-offloop-writer.js';
 import { preparedOnPostgres } from '../../db/statements.js';
 import { COMMIT_BOOKKEEPING, type WalSync } from '../../db/wal-sync.js';
 import type { Database, WebhookAttemptsTable, WebhookDeliveriesTable } from '../../db/schema.js';
@@ -100,9 +101,10 @@ pending_endpoints(endpoint_id) as (
 
 /**
  * Candidates (see dueEndpoints): now, now, probe limit, worker, now, now, now, now, now, hold
- * limit, worker, ahead, now, limit. `others` is what every other worker holds at the endpoint
- * (live rows); the WHERE keeps the endpoints where this worker may hold more:
- * ahead * (cap - others) - mine > 0 (ADR 0031), written as one sum over the rows.
+ * limit, ahead, worker, now, mine, limit. `others` is what every other worker holds at the
+ * endpoint (live rows); the WHERE keeps the endpoints where this worker may hold more:
+ * ahead * (cap - others) - mine > 0 (ADR 0031). `mine` is a JSON array of [endpoint id, count]:
+ * what this worker counts as its own there for the listing (`listingMine`), 0 where it is absent.
  */
 const SQLITE_CANDIDATES = `
 with recursive ${SQLITE_PENDING_ENDPOINTS}
@@ -119,8 +121,8 @@ select e.id as endpoint_id,
  where e.state = 'active'
    and exists (select 1 from webhook_deliveries d
                 where d.endpoint_id = e.id and d.state = 'pending' and d.next_attempt_at <= ? and (d.leased_until is null or d.leased_until <= ?))
-   and ? - (select coalesce(sum(case when f.worker_id = ? then f.sends else ? * f.sends end), 0)
-              from webhook_in_flight f where f.endpoint_id = e.id and f.held_until > ?) > 0
+   and ? - ? * (select coalesce(sum(f.sends), 0) from webhook_in_flight f where f.endpoint_id = e.id and f.worker_id <> ? and f.held_until > ?)
+         - coalesce((select m.value ->> 1 from json_each(?) as m where m.value ->> 0 = e.id), 0) > 0
  order by oldest_due asc, e.id asc
  limit ?`;
 
@@ -514,19 +516,103 @@ export interface DeliveryWorkerDeps {
   walSync?: WalSync | null;
   /** PostgreSQL: the storage's pipelined connections, on which the cycles run (required there). */
   pipelined?: PipelinedPool | null;
+  /**
+   * SQLite in WAL mode: the storage's write connection in a thread (db/sqlite-offloop-writer.ts),
+   * on which the cycles' statements run while the event loop sends (ADR 0048). Without it they
+   * run on the writer connection, on the event loop.
+   */
+  offLoopWriter?: OffLoopWriter | null;
 }
 
 /**
- * What a cycle's statements run on: the SQLite writer's transaction, or a PostgreSQL connection in
- * pipeline mode (see `inTransaction`).
+ * What a cycle's statements run on: a PostgreSQL connection in pipeline mode, or the SQLite
+ * writer's transaction (see `inTransaction`).
  */
-interface CycleTx {
+type CycleTx = PostgresCycleTx | SqliteCycleTx;
+
+interface PostgresCycleTx {
+  kind: 'postgres';
   run<R>(query: CompiledQuery<R>): Promise<QueryResult<R>>;
   /**
    * The transaction's last statement. PostgreSQL sends the COMMIT right behind it, without waiting
    * for its answer, and this resolves once both have answered and the COMMIT took effect.
    */
   runLast<R>(query: CompiledQuery<R>): Promise<QueryResult<R>>;
+}
+
+/**
+ * SQLite: the cycle's statements go in lists (ADR 0048). With the off-loop writer each list is a
+ * message to its thread and back, so what does not depend on another statement's answer travels
+ * together: `batch` sends several, `defer` keeps one whose answer nobody reads for the front of the
+ * next list (or the COMMIT's), `run` is a list of one. Without the thread the same lists run in the
+ * same order on the writer connection.
+ */
+interface SqliteCycleTx {
+  kind: 'sqlite';
+  run<R>(query: CompiledQuery<R>): Promise<QueryResult<R>>;
+  /** `last`: the transaction's last list, the COMMIT sent behind it (as PostgreSQL's `runLast`). */
+  batch(statements: readonly SqliteCycleStatement[], options?: { last?: boolean }): Promise<QueryResult<unknown>[]>;
+  defer(query: CompiledQuery): void;
+}
+
+/** A statement of a list, and how it passes ids to a later one of the same list (OffLoopStatement). */
+interface SqliteCycleStatement {
+  query: CompiledQuery;
+  collectIds?: boolean;
+  withCollectedIds?: boolean;
+}
+
+/** Runs a list in order; stops at the first statement that fails, with its error. */
+type SqliteListRunner = (list: readonly OffLoopStatement[]) => Promise<QueryResult<unknown>[]>;
+
+/** The writer connection (Kysely's, on the event loop) as a list runner, ids passed as the thread passes them. */
+function connectionRunner(connection: Kysely<Database>): SqliteListRunner {
+  return async (list) => {
+    const results: QueryResult<unknown>[] = [];
+    const collected: unknown[] = [];
+    for (const s of list) {
+      const parameters = s.withCollectedIds ? [...s.parameters, JSON.stringify(collected)] : s.parameters;
+      const result = await connection.executeQuery(CompiledQuery.raw(s.sql, parameters as unknown[]));
+      if (s.collectIds) for (const row of result.rows as { id: unknown }[]) collected.push(row.id);
+      results.push(result);
+    }
+    return results;
+  };
+}
+
+/** The off-loop writer as a list runner: one message each way per list. */
+function threadRunner(writer: OffLoopWriter): SqliteListRunner {
+  return async (list) =>
+    (await writer.run(list)).map((r): QueryResult<unknown> => (r.rows !== undefined ? { rows: r.rows } : { rows: [], numAffectedRows: BigInt(r.changes) }));
+}
+
+/**
+ * A SQLite cycle's transaction over a list runner: BEGIN IMMEDIATE rides with the first list, the
+ * COMMIT (`commit`, its text) with the list marked last, or with what is deferred at `end`.
+ */
+function sqliteCycleTx(runList: SqliteListRunner, commit: string): SqliteCycleTx & { end(): Promise<void> } {
+  let front: OffLoopStatement[] = [{ sql: 'begin immediate', parameters: [] }];
+  let ended = false;
+  const send = async (statements: readonly SqliteCycleStatement[], options?: { last?: boolean }): Promise<QueryResult<unknown>[]> => {
+    if (ended) throw new Error('a statement after the cycle\'s COMMIT');
+    const head = front;
+    front = [];
+    const list = statements.map(({ query, collectIds, withCollectedIds }): OffLoopStatement => ({ sql: query.sql, parameters: query.parameters, collectIds: collectIds === true, withCollectedIds: withCollectedIds === true }));
+    if (options?.last) {
+      ended = true;
+      list.push({ sql: commit, parameters: [] });
+    }
+    return (await runList([...head, ...list])).slice(head.length, head.length + statements.length);
+  };
+  return {
+    kind: 'sqlite',
+    run: async <R>(query: CompiledQuery<R>) => (await send([{ query }]))[0] as QueryResult<R>,
+    batch: send,
+    defer: (query) => void front.push({ sql: query.sql, parameters: query.parameters }),
+    end: async () => {
+      if (!ended) await send([], { last: true });
+    },
+  };
 }
 
 /** A claimed delivery with everything needed to send it. */
@@ -934,10 +1020,10 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
    * its endpoint's count is written as it stands, which may have fallen since last written. Sorted
    * by endpoint.
    */
-  function heldAfter(recorded: readonly Outcome[], claimed: readonly ClaimedDelivery[]): [string, number][] {
+  function heldAfter(recorded: readonly Outcome[], claimed: readonly ClaimPlanEntry[]): [string, number][] {
     const after = new Map<string, number>();
     for (const o of recorded) after.set(o.delivery.endpointId, heldNow(o.delivery.endpointId));
-    for (const d of claimed) after.set(d.endpointId, (after.get(d.endpointId) ?? heldNow(d.endpointId)) + 1);
+    for (const c of claimed) after.set(c.endpointId, (after.get(c.endpointId) ?? heldNow(c.endpointId)) + c.count);
     return [...after].map(([id, n]): [string, number] => [id, Math.max(0, n)]).sort((a, b) => compare(a[0], b[0]));
   }
 
@@ -946,10 +1032,16 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
     return (held.get(endpointId) ?? 0) - (releasingNow.get(endpointId) ?? 0);
   }
 
-  /** SQLite: this worker's counts (PostgreSQL writes them inside the result and claim statements). */
-  async function writeHeldSqlite(tx: CycleTx, counts: [string, number][]): Promise<void> {
-    if (counts.length === 0) return;
-    await tx.run(CompiledQuery.raw(SQLITE_HELD, [workerId, clock.now().getTime() + options.leaseMs, JSON.stringify(counts)]));
+  /**
+   * SQLite: this worker's counts, written before the next statement of the cycle that reads them
+   * (PostgreSQL writes them inside the result and claim statements).
+   */
+  function deferHeldSqlite(tx: SqliteCycleTx, counts: [string, number][]): void {
+    if (counts.length > 0) tx.defer(heldSqlite(counts));
+  }
+
+  function heldSqlite(counts: [string, number][]): CompiledQuery {
+    return CompiledQuery.raw(SQLITE_HELD, [workerId, clock.now().getTime() + options.leaseMs, JSON.stringify(counts)]);
   }
 
   /**
@@ -978,17 +1070,18 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
   async function inTransaction<T>(unit: (tx: CycleTx) => Promise<T>): Promise<T> {
     if (postgres) return pipelinedTransaction(pipelined!, unit);
     const walSync = deps.walSync ?? null;
+    const writer = deps.offLoopWriter ?? null;
     let seen = 0;
-    const value = await db.connection().execute((connection) =>
-      transaction(
-        connection,
-        (tx) => {
-          seen = walSync?.requiredPosition() ?? 0;
-          return unit(tx);
-        },
-        walSync ? COMMIT_BOOKKEEPING : 'commit',
-      ),
-    );
+    // The writer connection is held from BEGIN to COMMIT even when the statements run in the
+    // thread: no other write of this process meets the cycle's transaction (ADR 0048).
+    const value = await db.connection().execute(async (connection) => {
+      seen = walSync?.requiredPosition() ?? 0;
+      const value = await transaction(writer ? threadRunner(writer) : connectionRunner(connection), unit, walSync ? COMMIT_BOOKKEEPING : 'commit');
+      // The thread's COMMIT ended a write transaction while nothing else wrote: a position of the
+      // WAL sync like the writer connection's own, so the sync started below covers it.
+      if (writer) walSync?.noteStatement(false, false, true);
+      return value;
+    });
     if (walSync) {
       // This cycle's own writes: a sync started now (not waited for) keeps what a power loss could undo short.
       walSync.whenDurable()?.catch(() => undefined);
@@ -998,24 +1091,17 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
     return value;
   }
 
-  /** SQLite: the writer's connection through Kysely, one statement after another, under the write lock from the start. */
-  async function transaction<T>(connection: Kysely<Database>, unit: (tx: CycleTx) => Promise<T>, commit: string): Promise<T> {
-    await sql.raw('begin immediate').execute(connection);
-    const tx: CycleTx = { run: (query) => connection.executeQuery(query), runLast: (query) => connection.executeQuery(query) };
-    let value: T;
+  /** SQLite: the cycle's lists on the thread or the writer connection, under the write lock from the start (`begin immediate`). */
+  async function transaction<T>(runList: SqliteListRunner, unit: (tx: SqliteCycleTx) => Promise<T>, commit: string): Promise<T> {
+    const tx = sqliteCycleTx(runList, commit);
     try {
-      value = await unit(tx);
+      const value = await unit(tx);
+      await tx.end();
+      return value;
     } catch (err) {
-      await sql.raw('rollback').execute(connection).catch(() => undefined);
+      await runList([{ sql: 'rollback', parameters: [] }]).catch(() => undefined);
       throw err;
     }
-    try {
-      await sql.raw(commit).execute(connection);
-    } catch (err) {
-      await sql.raw('rollback').execute(connection).catch(() => undefined);
-      throw err;
-    }
-    return value;
   }
 
   /**
@@ -1045,7 +1131,8 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
       const commit = await connection.query('commit');
       if (commit.command !== 'COMMIT') throw new Error(`the cycle's transaction ended in ${commit.command}`);
     };
-    const tx: CycleTx = {
+    const tx: PostgresCycleTx = {
+      kind: 'postgres',
       // Arguments are evaluated in order: BEGIN (the first time), then the statement, then the COMMIT.
       run: async (query) => (await Promise.all([begin(), send(query)]))[1],
       runLast: async (query) => (await Promise.all([begin(), send(query), commitBehind()]))[1],
@@ -1091,15 +1178,13 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
     );
     if (plan.length === 0) return [];
     const token = deps.random.uuid();
-    if (postgres) {
+    if (tx.kind === 'postgres') {
       claimSent = { token, endpointIds: plan.map((p) => p.endpointId) };
       return claimPostgres(tx, plan, now, token, plan.map((p) => mineAt(p.endpointId)), factor);
     }
     // One writer under `begin immediate`: what the listing found the others hold is still true.
     const slots = new Map(candidates.map((c) => [c.endpointId, cap - c.others]));
-    const claimed = await claimSqlite(tx, plan, now, token, slots);
-    await writeHeldSqlite(tx, heldAfter([], claimed));
-    return claimed;
+    return claimSqlite(tx, plan, now, token, slots);
   }
 
   /**
@@ -1116,31 +1201,57 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
    * lock another process holds: their claimer is at work.
    */
   async function dueEndpoints(tx: CycleTx, now: number, limit: number): Promise<Listed[]> {
-    const cap = options.perEndpointConcurrency;
-    if (postgres) {
-      const result = await tx.run(CompiledQuery.raw(PG_CANDIDATES, [now, cap, limit, workerId, ahead]) as CompiledQuery<CandidateRow>);
+    if (tx.kind === 'postgres') {
+      const result = await tx.run(CompiledQuery.raw(PG_CANDIDATES, [now, options.perEndpointConcurrency, limit, workerId, ahead]) as CompiledQuery<CandidateRow>);
       return result.rows.map(toListed);
     }
-    const parameters = [now, now, ahead * cap, workerId, now, now, now, now, now, ahead * cap, workerId, ahead, now, limit];
-    const result = await tx.run(CompiledQuery.raw(SQLITE_CANDIDATES, parameters) as CompiledQuery<CandidateRow>);
+    const result = await tx.run(sqliteCandidates(now, limit));
     return result.rows.map(toListed);
   }
 
   /**
-   * SQLite: the transaction holds the write lock (one writer, one worker process), so the
-   * in-flight counts read by dueEndpoints are still true; per endpoint one UPDATE ... RETURNING,
-   * then one read of everything the sends need.
+   * What the listing counts as this worker's at each endpoint: what it holds now, less the sends
+   * still out. Those may end before the claim is planned (on PostgreSQL their answers come while
+   * the listing's statement runs; on SQLite with the off-loop writer, while its list is in the
+   * thread), and the claim counts what it holds then (claimDue), so an endpoint is only left out
+   * where deliveries wait for its slots. Counted in full, an endpoint just claimed to its limit was
+   * left out of the next cycle, however many of its sends ended meanwhile: every other cycle
+   * claimed there (ADR 0031, amended). An endpoint where it holds nothing is absent (the
+   * statements count it as 0). The listing's LIMIT grows by the endpoints with sends out (see
+   * writeResultsPostgres).
    */
-  async function claimSqlite(tx: CycleTx, plan: ClaimPlanEntry[], now: number, token: string, slots: ReadonlyMap<string, number>): Promise<ClaimedDelivery[]> {
-    const ids: string[] = [];
-    for (const entry of plan) {
-      const parameters = [now + options.leaseMs, token, now, entry.endpointId, now, now, entry.count];
-      const claimed = await tx.run(CompiledQuery.raw(SQLITE_CLAIM, parameters) as CompiledQuery<{ id: string }>);
-      for (const c of claimed.rows) ids.push(c.id);
-    }
-    if (ids.length === 0) return [];
-    const rows = await tx.run(CompiledQuery.raw(SQLITE_CLAIMED, [JSON.stringify(ids)]) as CompiledQuery<ClaimedRow>);
-    return rows.rows.map((r) => toClaimed(r, token, now + options.leaseMs, slots.get(r.endpoint_id) ?? 0));
+  function listingMine(): Map<string, number> {
+    return new Map([...held.keys()].map((endpointId) => [endpointId, Math.max(0, heldNow(endpointId) - (sendingAt.get(endpointId) ?? 0))]));
+  }
+
+  /** SQLite: the listing (SQLITE_CANDIDATES) with its parameters, as PostgreSQL's (`listingMine`, a LIMIT grown by the endpoints with sends out). */
+  function sqliteCandidates(now: number, limit: number): CompiledQuery<CandidateRow> {
+    const cap = options.perEndpointConcurrency;
+    const mine = JSON.stringify([...listingMine()]);
+    return CompiledQuery.raw(SQLITE_CANDIDATES, [now, now, ahead * cap, workerId, now, now, now, now, now, ahead * cap, ahead, workerId, now, mine, limit + sendingAt.size]);
+  }
+
+  /**
+   * SQLite: the transaction holds the write lock (one writer, one worker process), so the
+   * in-flight counts read by dueEndpoints are still true, and each endpoint's claim takes exactly
+   * what the plan gives it (the listing counted that many due rows, and `now` has only moved on).
+   * One list, the cycle's last, with the COMMIT behind it: per endpoint one UPDATE ... RETURNING
+   * id, the read of everything the sends need by the ids those returned, and this worker's counts
+   * from the plan (were a claim ever to take fewer, the count would be over until the next write
+   * there: an overcount only holds back other workers, never lets the cap be passed).
+   */
+  async function claimSqlite(tx: SqliteCycleTx, plan: ClaimPlanEntry[], now: number, token: string, slots: ReadonlyMap<string, number>): Promise<ClaimedDelivery[]> {
+    const claims = plan.map((entry): SqliteCycleStatement => ({
+      query: CompiledQuery.raw(SQLITE_CLAIM, [now + options.leaseMs, token, now, entry.endpointId, now, now, entry.count]),
+      collectIds: true,
+    }));
+    const read = claims.length;
+    const results = await tx.batch(
+      [...claims, { query: CompiledQuery.raw(SQLITE_CLAIMED, []), withCollectedIds: true }, { query: heldSqlite(heldAfter([], plan)) }],
+      { last: true },
+    );
+    const rows = results[read]!.rows as ClaimedRow[];
+    return rows.map((r) => toClaimed(r, token, now + options.leaseMs, slots.get(r.endpoint_id) ?? 0));
   }
 
   /** PostgreSQL: see `claimsInDoubt`. */
@@ -1161,7 +1272,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
    * with their endpoint and event, and how many this worker may send at once there (`slots`):
    * one round trip instead of three per endpoint and two more.
    */
-  async function claimPostgres(tx: CycleTx, plan: ClaimPlanEntry[], now: number, token: string, heldBefore: number[], factor: number): Promise<ClaimedDelivery[]> {
+  async function claimPostgres(tx: PostgresCycleTx, plan: ClaimPlanEntry[], now: number, token: string, heldBefore: number[], factor: number): Promise<ClaimedDelivery[]> {
     const parameters = [plan.map((p) => p.endpointId), plan.map((p) => p.count), options.perEndpointConcurrency, now, now + options.leaseMs, token, workerId, heldBefore, factor];
     // The cycle's last statement: its COMMIT goes out right behind it.
     const result = await tx.runLast(CompiledQuery.raw(PG_CLAIM, parameters) as CompiledQuery<ClaimedRow>);
@@ -1176,13 +1287,13 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
     const now = clock.now().getTime();
     const counts = [...new Set(deliveries.map((d) => d.endpointId))].sort(compare).map((endpointId): [string, number] => [endpointId, Math.max(0, heldNow(endpointId))]);
     const pairs = deliveries.map((d) => [d.id, d.token]);
-    if (postgres) {
+    if (tx.kind === 'postgres') {
       const parameters = [pairs.map((p) => p[0]), pairs.map((p) => p[1]), now, workerId, counts.map((c) => c[0]), counts.map((c) => c[1]), now + options.leaseMs];
       const result = await tx.run(CompiledQuery.raw(PG_RELEASE, parameters) as CompiledQuery<{ released: number }>);
       return result.rows[0]?.released ?? 0;
     }
     const result = await tx.run(CompiledQuery.raw(SQLITE_RELEASE, [now, JSON.stringify(pairs)]));
-    await writeHeldSqlite(tx, counts);
+    deferHeldSqlite(tx, counts);
     return Number(result.numAffectedRows ?? 0);
   }
 
@@ -1330,24 +1441,32 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
     let applied: Set<string>;
     let recordedBefore = new Set<string>();
     let candidates: Listed[] | undefined;
-    if (postgres) {
-      // The claim's candidates come with the results unless a final failure may disable an
-      // endpoint below, after that statement: the listing must not offer it.
-      const listFree = failing.size === 0 ? free : 0;
+    // The claim's candidates come with the results unless a final failure may disable an endpoint
+    // below, after that statement: the listing must not offer it.
+    const listFree = failing.size === 0 ? free : 0;
+    if (tx.kind === 'postgres') {
       // Nothing follows it when there is no final failure to count and no claim: then it is the last statement.
       ({ applied, recordedBefore, candidates } = await writeResultsPostgres(tx, rows, attempts, resettable, counts, listFree, failing.size === 0 && free <= 0));
     } else {
       const steps = rows.map((r) => [r.id, r.token, r.attempts, r.state, r.next_attempt_at, r.last_attempt_at, r.last_response_status, r.last_error_kind, r.finished_at, r.updated_at]);
-      const stepped = await tx.run(CompiledQuery.raw(SQLITE_NEXT_STEPS, [JSON.stringify(steps)]) as CompiledQuery<{ id: string }>);
-      applied = new Set(stepped.rows.map((r) => r.id));
       const attemptRows = attempts.map((a) => [
         a.id, a.delivery_id, a.endpoint_id, a.attempt, a.request_headers_json, a.request_body, a.response_status, a.response_body,
         a.duration_ms, a.error_kind, a.error_detail, a.created_at,
       ]);
-      await tx.run(CompiledQuery.raw(SQLITE_ATTEMPTS, [JSON.stringify(attemptRows)]));
+      // One list: the counts (deferred: they go first, and the listing reads them), the next
+      // steps, the attempt rows and, when a claim follows, its listing.
+      deferHeldSqlite(tx, counts);
+      const [stepped, , listed] = await tx.batch([
+        { query: CompiledQuery.raw(SQLITE_NEXT_STEPS, [JSON.stringify(steps)]) },
+        { query: CompiledQuery.raw(SQLITE_ATTEMPTS, [JSON.stringify(attemptRows)]) },
+        ...(listFree > 0 ? [{ query: sqliteCandidates(clock.now().getTime(), listFree) }] : []),
+      ]);
+      applied = new Set((stepped!.rows as { id: string }[]).map((r) => r.id));
+      if (listed) candidates = (listed.rows as CandidateRow[]).map(toListed);
+      // Which endpoints' failure counts go back to 0 depends on the next steps' answer; nothing
+      // the listing or the claim reads, so it goes with the next list.
       const reset = resettable.filter((endpointId) => outcomes.some((o) => o.delivery.endpointId === endpointId && o.step.kind === 'delivered' && applied.has(o.delivery.id)));
-      if (reset.length > 0) await tx.run(CompiledQuery.raw(SQLITE_RESET, [JSON.stringify(reset)]));
-      await writeHeldSqlite(tx, counts);
+      if (reset.length > 0) tx.defer(CompiledQuery.raw(SQLITE_RESET, [JSON.stringify(reset)]));
     }
 
     const finals = new Map<string, Outcome[]>();
@@ -1363,7 +1482,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
         continue;
       }
       let current = db.selectFrom('webhook_endpoints').select(['consecutive_failures', 'state']).where('id', '=', endpointId);
-      if (postgres) current = current.forUpdate();
+      if (tx.kind === 'postgres') current = current.forUpdate();
       const endpoint = (await tx.run(current.compile())).rows[0];
       if (!endpoint) continue;
       let count = endpoint.consecutive_failures;
@@ -1404,7 +1523,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
    * still matched, and those already recorded by a cycle whose COMMIT was in doubt.
    */
   async function writeResultsPostgres(
-    tx: CycleTx,
+    tx: PostgresCycleTx,
     rows: NextStepRow[],
     attempts: WebhookAttemptsTable[],
     resettable: string[],
@@ -1424,18 +1543,12 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
       const results = CompiledQuery.raw(PG_RESULTS, parameters) as CompiledQuery<ResultRow>;
       answer = (await (last ? tx.runLast(results) : tx.run(results))).rows;
     } else {
-      // What the listing counts as this worker's: what it holds now, less the sends still out.
-      // Those may end before the claim is planned (their answer comes while this statement runs),
-      // and the claim counts what it holds then (claimDue), so an endpoint is only left out where
-      // deliveries wait for its slots. Counted in full, an endpoint just claimed to its limit was
-      // left out of the next cycle, however many of its sends ended meanwhile: every other cycle
-      // claimed there (ADR 0031, amended).
-      // (An endpoint where it holds nothing is left out: the statement counts it as 0.)
-      const mine = new Map([...held.keys()].map((endpointId) => [endpointId, Math.max(0, heldNow(endpointId) - (sendingAt.get(endpointId) ?? 0))]));
-      // So the listing may also offer an endpoint with no room once the claim is planned: at most
-      // one per endpoint with sends out. Its LIMIT grows by as many, or such endpoints, listed first
-      // for their older due rows, could fill it and leave out one with room (it would wait until
-      // their sends ended: a slow receiver holding up a fast one, what fairness.ts is there to stop).
+      const mine = listingMine();
+      // The listing may offer an endpoint with no room once the claim is planned (`listingMine`):
+      // at most one per endpoint with sends out. Its LIMIT grows by as many, or such endpoints,
+      // listed first for their older due rows, could fill it and leave out one with room (it would
+      // wait until their sends ended: a slow receiver holding up a fast one, what fairness.ts is
+      // there to stop).
       const listLimit = free + sendingAt.size;
       parameters.push(clock.now().getTime(), options.perEndpointConcurrency, listLimit, [...mine.keys()], [...mine.values()], ahead);
       answer = (await tx.run(CompiledQuery.raw(PG_RESULTS_THEN_CANDIDATES, parameters) as CompiledQuery<ResultOrCandidateRow>)).rows;

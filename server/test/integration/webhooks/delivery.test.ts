@@ -82,7 +82,7 @@ describe.each(await dialectMatrix())('webhook delivery [%s]', (dialect) => {
   function worker(options: Partial<DeliveryWorkerOptions>): DeliveryWorker {
     const ctx = t.ctx;
     const w = createDeliveryWorker(
-      { db: ctx.storage.db, dialect: ctx.storage.dialect, walSync: ctx.storage.walSync, pipelined: ctx.storage.pipelined, clock, random: ctx.random, secretBox: ctx.secretBox, logger: ctx.logger },
+      { db: ctx.storage.db, dialect: ctx.storage.dialect, walSync: ctx.storage.walSync, pipelined: ctx.storage.pipelined, offLoopWriter: ctx.storage.offLoopWriter, clock, random: ctx.random, secretBox: ctx.secretBox, logger: ctx.logger },
       { ca: receiver.ca, allowPrivateNetworks: true, timeoutMs: 2_000, leaseMs: 30_000, ...options },
     );
     extraWorkers.push(w);

@@ -74,7 +74,7 @@ describe.each(await dialectMatrix())('hostile webhook receivers against a runnin
     const hostileIds = Object.keys(HOSTILE).map((p) => endpointOf.get(p)!);
 
     const worker = createDeliveryWorker(
-      { db: store, dialect: t.ctx.storage.dialect, pipelined: t.ctx.storage.pipelined, clock, random: t.ctx.random, secretBox: t.ctx.secretBox, logger: t.ctx.logger },
+      { db: store, dialect: t.ctx.storage.dialect, walSync: t.ctx.storage.walSync, pipelined: t.ctx.storage.pipelined, offLoopWriter: t.ctx.storage.offLoopWriter, clock, random: t.ctx.random, secretBox: t.ctx.secretBox, logger: t.ctx.logger },
       { ca: receiver.ca, allowPrivateNetworks: true, timeoutMs: TIMEOUT_MS, leaseMs: 10_000, concurrency: 16, perEndpointConcurrency: PER_ENDPOINT, pollIntervalMs: 20 },
     );
     worker.start();

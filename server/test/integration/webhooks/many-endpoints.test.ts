@@ -122,7 +122,7 @@ describe.each(await dialectMatrix())('a claim among many idle endpoints [%s]', (
   });
 
   it.runIf(dialect === 'sqlite')('SQLite: the listing starts from the pending endpoints and looks each up by id, never scanning the endpoints table', async () => {
-    const plan = await store.executeQuery(CompiledQuery.raw(`explain query plan ${LISTING_STATEMENTS.sqlite}`, Array(14).fill(0)));
+    const plan = await store.executeQuery(CompiledQuery.raw(`explain query plan ${LISTING_STATEMENTS.sqlite}`, [...Array(13).fill(0), "[]", 0]));
     const details = (plan.rows as Array<{ detail: string }>).map((r) => r.detail);
     expect(details, details.join('\n')).toContain('SCAN p');
     expect(details.some((d) => /^SEARCH e USING .*\(id=\?\)$/.test(d)), details.join('\n')).toBe(true);

@@ -1,0 +1,181 @@
+/**
+ * A SQLite write connection in a worker thread, driven by lists of statements (ADR 0048): the
+ * webhook delivery worker's cycles (`Storage.offLoopWriter`).
+ *
+ * How it works. better-sqlite3 runs every statement on the thread that calls it. A delivery
+ * cycle's statements (its results' next steps and attempt rows, the listing of due endpoints, the
+ * claims, the commit: about 70 µs of SQLite per delivery) ran on the event loop that also sends
+ * the deliveries, about a third of its time under load (docs/performance.md, "thirty-third
+ * session"). Here they run on a connection of this thread's own, while the event loop goes on
+ * sending.
+ *
+ * - The caller posts a list of statements and gets one answer for the list: per statement its rows
+ *   (a statement that returns data: a SELECT, or a write with RETURNING) or its change count. So a
+ *   cycle costs a message each way per list, not per statement, and the caller decides which
+ *   statements travel together (those whose parameters do not depend on another's answer).
+ * - One dependency is carried inside a list: a statement marked `collectIds` adds the `id` of each
+ *   row it returns to the list's collected ids, and one marked `withCollectedIds` gets them as a
+ *   JSON array, appended as its last parameter (a claim's UPDATE ... RETURNING id, then the read of
+ *   what the claimed deliveries' sends need, in the same trip).
+ * - A statement that fails ends the list: the answer carries the results before it and the error
+ *   (its message and SQLite's code, so `isDatabaseUnavailable` still sees a busy or failing disk).
+ *   Transactions are the caller's (`begin immediate` ... `commit` as statements): after a failure
+ *   it sends `rollback`.
+ * - Mutual exclusion with the process's other writers is the caller's too: it holds the main write
+ *   connection (Kysely's `db.connection()`) from its BEGIN to its COMMIT, so no other write of the
+ *   process (a batch of the API, the group-commit writer thread's session, the checkpointer's hold)
+ *   meets its transaction, exactly as when the cycle ran on that connection. The commit is counted
+ *   on the WAL sync by the caller (wal-sync.ts `noteStatement`), since no other writer ran between.
+ * - Set up as the main writer (`synchronous = NORMAL`, the same pragmas), so its commits are made
+ *   durable by wal-sync.ts's syncs of the WAL file, like the main writer's.
+ *
+ * The thread starts on the first list (start-up pays nothing for it), does not keep the process
+ * alive while nothing is out, and ends with the storage. A thread that dies fails what it owed;
+ * SQLite rolls back what its connection left uncommitted when the thread's environment closes it,
+ * and the next list starts another thread.
+ */
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
+
+export interface OffLoopStatement {
+  sql: string;
+  parameters: readonly unknown[];
+  /** Add the `id` of each returned row to the list's collected ids. */
+  collectIds?: boolean;
+  /** Append the list's collected ids (a JSON array) as the last parameter. */
+  withCollectedIds?: boolean;
+}
+
+/** A statement's answer: its rows when it returns data, else how many rows it changed. */
+export type OffLoopResult = { rows: unknown[]; changes?: undefined } | { rows?: undefined; changes: number };
+
+export interface OffLoopWriter {
+  /** Runs the statements in order in the thread (started on the first call); one answer for all. */
+  run(statements: readonly OffLoopStatement[]): Promise<OffLoopResult[]>;
+  /** Sets a pragma on the thread's connection, now if it runs and whenever it starts again. */
+  pragma(text: string): void;
+  /** Whether the thread is running (it starts on the first list). */
+  started(): boolean;
+  close(): Promise<void>;
+}
+
+// Plain CommonJS evaluated in the worker, as sqlite-offloop-reader.ts does: no build step of its
+// own, the same in tests (TypeScript sources) and in server/dist. better-sqlite3 by its resolved path.
+const WORKER_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const Database = require(workerData.driver);
+const db = new Database(workerData.file, { fileMustExist: true });
+for (const pragma of workerData.pragmas) db.pragma(pragma);
+const statements = new Map();
+function prepared(text) {
+  let statement = statements.get(text);
+  if (statement === undefined) {
+    statement = db.prepare(text);
+    if (statements.size >= 128) statements.delete(statements.keys().next().value);
+    statements.set(text, statement);
+  }
+  return statement;
+}
+parentPort.on('message', (message) => {
+  if (message.op === 'close') {
+    if (db.inTransaction) db.prepare('rollback').run();
+    db.close();
+    parentPort.close();
+    return;
+  }
+  if (message.op === 'pragma') {
+    db.pragma(message.text);
+    return;
+  }
+  const results = [];
+  let collected = [];
+  const list = message.statements;
+  for (let i = 0; i < list.length; i++) {
+    const s = list[i];
+    try {
+      const statement = prepared(s.sql);
+      const parameters = s.withCollectedIds ? [...s.parameters, JSON.stringify(collected)] : s.parameters;
+      if (statement.reader) {
+        const rows = statement.all(...parameters);
+        if (s.collectIds) for (const row of rows) collected.push(row.id);
+        results.push({ rows });
+      } else {
+        results.push({ changes: statement.run(...parameters).changes });
+      }
+    } catch (err) {
+      parentPort.postMessage({ id: message.id, results, error: { message: String(err && err.message), code: err && err.code } });
+      return;
+    }
+  }
+  parentPort.postMessage({ id: message.id, results });
+});
+`;
+
+type Reply = { id: number; results: OffLoopResult[]; error?: { message: string; code?: string } };
+
+export function createOffLoopWriter(file: string, initialPragmas: readonly string[]): OffLoopWriter {
+  const pragmas = [...initialPragmas];
+  let worker: Worker | null = null;
+  let exited: Promise<void> | null = null;
+  let closed = false;
+  let nextId = 1;
+  const waiting = new Map<number, { resolve: (results: OffLoopResult[]) => void; reject: (err: Error) => void }>();
+
+  const failAll = (err: Error) => {
+    for (const w of waiting.values()) w.reject(err);
+    waiting.clear();
+  };
+
+  function start(): Worker {
+    const started = new Worker(WORKER_SOURCE, {
+      eval: true,
+      // Not the server's preloads or profiler flags: they belong to the main thread.
+      execArgv: [],
+      workerData: { driver: createRequire(import.meta.url).resolve('better-sqlite3'), file, pragmas: [...pragmas] },
+    });
+    started.unref();
+    started.on('message', (reply: Reply) => {
+      const w = waiting.get(reply.id);
+      if (!w) return;
+      waiting.delete(reply.id);
+      if (waiting.size === 0) started.unref();
+      if (reply.error) w.reject(Object.assign(new Error(reply.error.message), reply.error.code ? { code: reply.error.code } : {}));
+      else w.resolve(reply.results);
+    });
+    started.on('error', (err) => failAll(err));
+    exited = new Promise<void>((resolve) =>
+      started.once('exit', () => {
+        // A thread that died (or was closed) fails what it still owed; the next list starts another.
+        if (worker === started) worker = null;
+        failAll(Object.assign(new Error('the off-loop writer stopped'), { code: 'SQLITE_IOERR_OFFLOOP_WRITER' }));
+        resolve();
+      }),
+    );
+    return started;
+  }
+
+  return {
+    run(statements) {
+      if (closed) return Promise.reject(Object.assign(new Error('the off-loop writer is closed'), { code: 'SQLITE_IOERR_OFFLOOP_WRITER' }));
+      worker ??= start();
+      const id = nextId++;
+      // Referenced while a list is out: an await on it must keep the process alive.
+      worker.ref();
+      worker.postMessage({ op: 'run', id, statements });
+      return new Promise<OffLoopResult[]>((resolve, reject) => waiting.set(id, { resolve, reject }));
+    },
+    pragma(text) {
+      pragmas.push(text);
+      if (worker !== null && !closed) worker.postMessage({ op: 'pragma', text });
+    },
+    started: () => worker !== null,
+    async close() {
+      closed = true;
+      const running = worker;
+      if (running === null) return;
+      running.ref();
+      running.postMessage({ op: 'close' });
+      await exited;
+    },
+  };
+}
