@@ -21,7 +21,7 @@
  * far larger than that, never for the request path.
  */
 import { createRequire } from 'node:module';
-import { Worker } from 'node:worker_threads';
+import { createRequestThread } from './request-thread.js';
 import {
   SqliteAdapter,
   SqliteIntrospector,
@@ -70,8 +70,6 @@ parentPort.on('message', (message) => {
 });
 `;
 
-type Reply = { id: number; rows: unknown[] } | { id: number; error: { message: string; code?: string } };
-
 export interface OffLoopReader {
   /** Runs one reading statement in the worker thread (started on the first call). */
   all<R>(sql: string, parameters: readonly unknown[]): Promise<R[]>;
@@ -81,64 +79,17 @@ export interface OffLoopReader {
 }
 
 export function createOffLoopReader(file: string): OffLoopReader {
-  let worker: Worker | null = null;
-  let exited: Promise<void> | null = null;
-  let closed = false;
-  let nextId = 1;
-  const waiting = new Map<number, { resolve: (rows: unknown[]) => void; reject: (err: Error) => void }>();
-
-  const failAll = (err: Error) => {
-    for (const w of waiting.values()) w.reject(err);
-    waiting.clear();
-  };
-
-  function start(): Worker {
-    const started = new Worker(WORKER_SOURCE, {
-      eval: true,
-      // Not the server's preloads or profiler flags: they belong to the main thread.
-      execArgv: [],
-      workerData: { driver: createRequire(import.meta.url).resolve('better-sqlite3'), file },
-    });
-    started.unref();
-    started.on('message', (reply: Reply) => {
-      const w = waiting.get(reply.id);
-      if (!w) return;
-      waiting.delete(reply.id);
-      if (waiting.size === 0) started.unref();
-      if ('rows' in reply) w.resolve(reply.rows);
-      else w.reject(Object.assign(new Error(reply.error.message), reply.error.code ? { code: reply.error.code } : {}));
-    });
-    started.on('error', (err) => failAll(err));
-    exited = new Promise<void>((resolve) =>
-      started.once('exit', () => {
-        // A thread that died (or was closed) fails what it still owed; the next query starts another.
-        if (worker === started) worker = null;
-        failAll(Object.assign(new Error('the off-loop reader stopped'), { code: 'SQLITE_IOERR_OFFLOOP_READER' }));
-        resolve();
-      }),
-    );
-    return started;
-  }
-
+  const thread = createRequestThread({
+    source: WORKER_SOURCE,
+    workerData: () => ({ driver: createRequire(import.meta.url).resolve('better-sqlite3'), file }),
+    closeMessage: 'close',
+    stopped: () => Object.assign(new Error('the off-loop reader stopped'), { code: 'SQLITE_IOERR_OFFLOOP_READER' }),
+    closed: () => new Error('the off-loop reader is closed'),
+  });
   return {
-    all<R>(sql: string, parameters: readonly unknown[]): Promise<R[]> {
-      if (closed) return Promise.reject(new Error('the off-loop reader is closed'));
-      worker ??= start();
-      const id = nextId++;
-      // Referenced while a query is out: an await on it must keep the process alive.
-      worker.ref();
-      worker.postMessage({ id, sql, parameters });
-      return new Promise<R[]>((resolve, reject) => waiting.set(id, { resolve: resolve as (rows: unknown[]) => void, reject }));
-    },
-    started: () => worker !== null,
-    async close() {
-      closed = true;
-      const running = worker;
-      if (running === null) return;
-      running.ref();
-      running.postMessage('close');
-      await exited;
-    },
+    all: async <R>(sql: string, parameters: readonly unknown[]) => (await thread.request<{ rows: R[] }>({ sql, parameters })).rows,
+    started: () => thread.started(),
+    close: () => thread.close(),
   };
 }
 

@@ -35,7 +35,7 @@
  * and the next list starts another thread.
  */
 import { createRequire } from 'node:module';
-import { Worker } from 'node:worker_threads';
+import { createRequestThread } from './request-thread.js';
 
 export interface OffLoopStatement {
   sql: string;
@@ -111,71 +111,22 @@ parentPort.on('message', (message) => {
 });
 `;
 
-type Reply = { id: number; results: OffLoopResult[]; error?: { message: string; code?: string } };
-
 export function createOffLoopWriter(file: string, initialPragmas: readonly string[]): OffLoopWriter {
   const pragmas = [...initialPragmas];
-  let worker: Worker | null = null;
-  let exited: Promise<void> | null = null;
-  let closed = false;
-  let nextId = 1;
-  const waiting = new Map<number, { resolve: (results: OffLoopResult[]) => void; reject: (err: Error) => void }>();
-
-  const failAll = (err: Error) => {
-    for (const w of waiting.values()) w.reject(err);
-    waiting.clear();
-  };
-
-  function start(): Worker {
-    const started = new Worker(WORKER_SOURCE, {
-      eval: true,
-      // Not the server's preloads or profiler flags: they belong to the main thread.
-      execArgv: [],
-      workerData: { driver: createRequire(import.meta.url).resolve('better-sqlite3'), file, pragmas: [...pragmas] },
-    });
-    started.unref();
-    started.on('message', (reply: Reply) => {
-      const w = waiting.get(reply.id);
-      if (!w) return;
-      waiting.delete(reply.id);
-      if (waiting.size === 0) started.unref();
-      if (reply.error) w.reject(Object.assign(new Error(reply.error.message), reply.error.code ? { code: reply.error.code } : {}));
-      else w.resolve(reply.results);
-    });
-    started.on('error', (err) => failAll(err));
-    exited = new Promise<void>((resolve) =>
-      started.once('exit', () => {
-        // A thread that died (or was closed) fails what it still owed; the next list starts another.
-        if (worker === started) worker = null;
-        failAll(Object.assign(new Error('the off-loop writer stopped'), { code: 'SQLITE_IOERR_OFFLOOP_WRITER' }));
-        resolve();
-      }),
-    );
-    return started;
-  }
-
+  const thread = createRequestThread({
+    source: WORKER_SOURCE,
+    workerData: () => ({ driver: createRequire(import.meta.url).resolve('better-sqlite3'), file, pragmas: [...pragmas] }),
+    closeMessage: { op: 'close' },
+    stopped: () => Object.assign(new Error('the off-loop writer stopped'), { code: 'SQLITE_IOERR_OFFLOOP_WRITER' }),
+    closed: () => Object.assign(new Error('the off-loop writer is closed'), { code: 'SQLITE_IOERR_OFFLOOP_WRITER' }),
+  });
   return {
-    run(statements) {
-      if (closed) return Promise.reject(Object.assign(new Error('the off-loop writer is closed'), { code: 'SQLITE_IOERR_OFFLOOP_WRITER' }));
-      worker ??= start();
-      const id = nextId++;
-      // Referenced while a list is out: an await on it must keep the process alive.
-      worker.ref();
-      worker.postMessage({ op: 'run', id, statements });
-      return new Promise<OffLoopResult[]>((resolve, reject) => waiting.set(id, { resolve, reject }));
-    },
+    run: async (statements) => (await thread.request<{ results: OffLoopResult[] }>({ op: 'run', statements })).results,
     pragma(text) {
       pragmas.push(text);
-      if (worker !== null && !closed) worker.postMessage({ op: 'pragma', text });
+      thread.notify({ op: 'pragma', text });
     },
-    started: () => worker !== null,
-    async close() {
-      closed = true;
-      const running = worker;
-      if (running === null) return;
-      running.ref();
-      running.postMessage({ op: 'close' });
-      await exited;
-    },
+    started: () => thread.started(),
+    close: () => thread.close(),
   };
 }
