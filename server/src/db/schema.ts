@@ -148,6 +148,8 @@ export interface DealersTable {
   created_at: number;
   updated_at: number;
   disabled_at: number | null;
+  /** Migration 0024: 1 when added, one more on each edit (name, license number, state); an edit names the one it loaded. */
+  version: number;
 }
 
 export interface DecisionAuditsTable {
@@ -227,6 +229,8 @@ export interface WebhookEndpointsTable {
   consecutive_failures: number;
   created_at: number;
   updated_at: number;
+  /** Migration 0024: 1 when created, one more on each edit (URL, description, events); an edit names the one it loaded. */
+  version: number;
 }
 
 export interface WebhookDeliveriesTable {

@@ -243,7 +243,7 @@ describe.skipIf(!chromiumAvailable())('dealers in the lender portal (headless Ch
     expect(admin.url()).toBe(`${t.baseUrl}/portal/live/dealers`);
     await dealersTable(admin).getByText('No live dealers yet.', { exact: false }).waitFor();
     await shots.screen(admin, 'live-empty');
-    expect((await pageFetch(admin, 'PATCH', `/portal/api/dealers/live/dealers/${activeDealerId}`, { name: 'Moved' })).status).toBe(404);
+    expect((await pageFetch(admin, 'PATCH', `/portal/api/dealers/live/dealers/${activeDealerId}`, { expected_version: 1, name: 'Moved' })).status).toBe(404);
     await admin.getByRole('navigation', { name: 'Environment' }).getByRole('link', { name: 'Sandbox' }).click();
     await dealerRow(admin, 'Gulf Coast Auto Group').waitFor();
   });
@@ -264,7 +264,7 @@ describe.skipIf(!chromiumAvailable())('dealers in the lender portal (headless Ch
     const refused = await pageFetch(viewer, 'POST', `/portal/api/dealers/sandbox/dealers/${activeDealerId}/disable`);
     expect(refused).toMatchObject({ status: 403, body: { error: 'forbidden' } });
     expect((await pageFetch(viewer, 'POST', '/portal/api/dealers/sandbox/dealers', { name: 'Sneaky Motors' })).status).toBe(403);
-    expect((await pageFetch(viewer, 'PATCH', `/portal/api/dealers/sandbox/dealers/${activeDealerId}`, { name: 'Sneaky Motors' })).status).toBe(403);
+    expect((await pageFetch(viewer, 'PATCH', `/portal/api/dealers/sandbox/dealers/${activeDealerId}`, { expected_version: 1, name: 'Sneaky Motors' })).status).toBe(403);
     const listed = await pageFetch(admin, 'GET', '/portal/api/dealers/sandbox/dealers');
     expect((listed.body.data as Array<{ id: string; status: string }>).find((d) => d.id === activeDealerId)?.status).toBe('active');
   });

@@ -26,6 +26,7 @@ import * as m0020 from './0020-consumer-history-function.js';
 import * as m0021 from './0021-audit-id-in-row.js';
 import * as m0022 from './0022-password-resets.js';
 import * as m0023 from './0023-notice-settings.js';
+import * as m0024 from './0024-edit-versions.js';
 
 export const migrations: Record<string, Migration> = {
   '0001-foundation': m0001,
@@ -51,4 +52,5 @@ export const migrations: Record<string, Migration> = {
   '0021-audit-id-in-row': m0021,
   '0022-password-resets': m0022,
   '0023-notice-settings': m0023,
+  '0024-edit-versions': m0024,
 };

@@ -17,6 +17,8 @@ export const ERROR_REGISTRY = {
   idempotency_conflict: { status: 409, message: 'This Idempotency-Key was already used with a different request, or that request is still in progress.' },
   decision_version_conflict: { status: 409, message: 'This decision was changed by someone else since you loaded it; reload to see the new state.', portal: true },
   settings_version_conflict: { status: 409, message: 'These settings were changed by someone else since you loaded them; reload to see them.', portal: true },
+  endpoint_version_conflict: { status: 409, message: 'This webhook endpoint was changed by someone else since you loaded it; reload to see its current settings.', portal: true },
+  dealer_version_conflict: { status: 409, message: 'This dealer was changed by someone else since you loaded it; reload to see its current details.', portal: true },
   payload_too_large: { status: 413, message: 'The request body is larger than 64 KiB.' },
   unsupported_media_type: { status: 415, message: 'Request bodies must be JSON (Content-Type: application/json).' },
   unprocessable_entity: { status: 422, message: 'The request is well-formed but breaks a business rule.' },

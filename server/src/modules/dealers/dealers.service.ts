@@ -7,6 +7,9 @@
  * active again (`dealer.added` again). Disabling a disabled dealer (or enabling an active one)
  * changes nothing and emits nothing. Every change writes its event through the outbox in the same
  * transaction, with an optimistic check on the status read, so two concurrent clicks emit one event.
+ * An edit (name, license number, state) names the `version` it loaded and is 409
+ * `dealer_version_conflict` if someone else edited the dealer since; disabling and enabling change
+ * no field the edit form shows and leave the version alone (migration 0024).
  * Dealers are never deleted: decisions keep naming them. Another tenant's or environment's dealer
  * is "not found".
  */
@@ -32,6 +35,8 @@ export interface Dealer {
   createdAt: Date;
   updatedAt: Date;
   disabledAt: Date | null;
+  /** Counts the edits (migration 0024): an edit sends the one it loaded. */
+  version: number;
 }
 
 export interface DealerInput {
@@ -85,6 +90,7 @@ export function createDealersService(deps: { db: Kysely<Database>; readDb: Kysel
       created_at: now,
       updated_at: now,
       disabled_at: null,
+      version: 1,
     };
     await db.transaction().execute(async (trx) => {
       await trx.insertInto('dealers').values(row).execute();
@@ -93,16 +99,31 @@ export function createDealersService(deps: { db: Kysely<Database>; readDb: Kysel
     return toDealer(row);
   }
 
-  async function updateDealer(scope: DealerScope, id: string, patch: DealerInput | Partial<DealerInput>): Promise<Dealer> {
+  /**
+   * Changes the fields given, if the dealer is still at `expectedVersion` (the version the editor
+   * loaded); else 409 `dealer_version_conflict` and nothing is written. Every accepted edit bumps
+   * the version.
+   */
+  async function updateDealer(scope: DealerScope, id: string, patch: DealerInput | Partial<DealerInput>, expectedVersion: number): Promise<Dealer> {
+    const changes: Partial<DealersTable> = { updated_at: clock.now().getTime(), version: expectedVersion + 1 };
+    if (patch.name !== undefined) changes.name = cleanName(patch.name);
+    if (patch.licenseNumber !== undefined) changes.license_number = cleanOptional(patch.licenseNumber);
+    if (patch.state !== undefined) changes.state = patch.state;
     return db.transaction().execute(async (trx) => {
+      // One conditional statement, not a read and then a write: of two edits from the same version
+      // the second finds no row at that version, so both cannot win.
+      const updated = await trx
+        .updateTable('dealers')
+        .set(changes)
+        .where('id', '=', id.toLowerCase())
+        .where('tenant_id', '=', scope.tenantId)
+        .where('environment', '=', scope.environment)
+        .where('version', '=', expectedVersion)
+        .executeTakeFirst();
       const row = await findRow(trx, scope, id);
       if (!row) throw notFound();
-      const changes: Partial<DealersTable> = { updated_at: clock.now().getTime() };
-      if (patch.name !== undefined) changes.name = cleanName(patch.name);
-      if (patch.licenseNumber !== undefined) changes.license_number = cleanOptional(patch.licenseNumber);
-      if (patch.state !== undefined) changes.state = patch.state;
-      await trx.updateTable('dealers').set(changes).where('id', '=', row.id).execute();
-      return toDealer({ ...row, ...changes });
+      if (Number(updated.numUpdatedRows) !== 1) throw versionConflict(row.version, expectedVersion);
+      return toDealer(row);
     });
   }
 
@@ -140,6 +161,16 @@ function notFound(): ApiError {
   return new ApiError('not_found', 'No dealer with this id exists in this environment.');
 }
 
+/** The 409 of an edit that matched no row although the dealer is there. Who edited is not recorded: the message says what to do. */
+function versionConflict(version: number, expectedVersion: number): ApiError {
+  return new ApiError(
+    'dealer_version_conflict',
+    expectedVersion > version
+      ? `This dealer is at version ${version}; expected_version ${expectedVersion} is not one it has had: send the version its GET answered.`
+      : `This dealer was changed by someone else since you loaded it (version ${expectedVersion}; it is now at ${version}); reload to see its current details, then make your change again.`,
+  );
+}
+
 function cleanName(name: string): string {
   const trimmed = name.trim();
   if (trimmed.length === 0 || trimmed.length > 200) throw new ApiError('invalid_request', 'name must be 1 to 200 characters (not only spaces).');
@@ -167,5 +198,6 @@ function toDealer(row: DealersTable): Dealer {
     createdAt: new Date(Number(row.created_at)),
     updatedAt: new Date(Number(row.updated_at)),
     disabledAt: row.disabled_at === null ? null : new Date(Number(row.disabled_at)),
+    version: row.version,
   };
 }

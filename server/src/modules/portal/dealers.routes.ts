@@ -6,9 +6,10 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../app/context.js';
 import type { Environment } from '../../config/config.js';
+import { ApiError } from '../../http/errors/error-registry.js';
 import type { Dealer, DealerScope } from '../dealers/dealers.service.js';
 import { USPS_STATE_CODES } from '../decisions/bnpl.schemas.js';
-import { sessionOf } from './portal-http.js';
+import { EXPECTED_VERSION, sessionOf } from './portal-http.js';
 
 const environment = { type: 'string', enum: ['sandbox', 'live'] } as const;
 const envParams = { type: 'object', required: ['environment'], properties: { environment } } as const;
@@ -35,6 +36,7 @@ export function presentDealer(d: Dealer) {
     created_at: d.createdAt.toISOString(),
     updated_at: d.updatedAt.toISOString(),
     disabled_at: d.disabledAt ? d.disabledAt.toISOString() : null,
+    version: d.version,
   };
 }
 
@@ -64,17 +66,32 @@ export function registerDealersRoutes(api: FastifyInstance, ctx: AppContext): vo
     presentDealer(await ctx.dealers.getDealer(scopeOf(request), request.params.id)),
   );
 
-  api.patch<{ Params: DealerParams; Body: Partial<DealerBody> }>(
+  api.patch<{ Params: DealerParams; Body: Partial<DealerBody> & { expected_version: number } }>(
     '/dealers/:environment/dealers/:id',
-    { schema: { hide: true, params: dealerParams, body: { type: 'object', additionalProperties: false, minProperties: 1, properties: fields } }, config: write },
+    {
+      schema: {
+        hide: true,
+        params: dealerParams,
+        body: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['expected_version'],
+          properties: { expected_version: EXPECTED_VERSION, ...fields },
+        },
+      },
+      config: write,
+    },
     async (request) => {
-      const { name, license_number, state } = request.body;
+      const { expected_version: expectedVersion, name, license_number, state } = request.body;
       const patch = {
         ...(name !== undefined ? { name } : {}),
         ...(license_number !== undefined ? { licenseNumber: license_number } : {}),
         ...(state !== undefined ? { state } : {}),
       };
-      return presentDealer(await ctx.dealers.updateDealer(scopeOf(request), request.params.id, patch));
+      // Here rather than as the schema's minProperties, which Ajv checks before `required`: a body
+      // without expected_version is told so, not that it lacks a field.
+      if (Object.keys(patch).length === 0) throw new ApiError('invalid_request', 'The request body must give at least one of name, license_number and state besides expected_version.');
+      return presentDealer(await ctx.dealers.updateDealer(scopeOf(request), request.params.id, patch, expectedVersion));
     },
   );
 

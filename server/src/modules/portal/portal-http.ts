@@ -118,3 +118,10 @@ export const PAGE_QUERY = {
   page: { type: 'string', pattern: '^[1-9][0-9]{0,5}$' },
   page_size: { type: 'string', pattern: '^[1-9][0-9]?$|^100$' },
 } as const;
+
+/**
+ * `expected_version` of an edit of a row that starts at version 1 (a webhook endpoint, a dealer):
+ * the version the editor loaded; an edit of one that moved on since is 409. At most one less than
+ * the largest integer column value, so the bumped version still fits.
+ */
+export const EXPECTED_VERSION = { type: 'integer', minimum: 1, maximum: 2_147_483_646 } as const;

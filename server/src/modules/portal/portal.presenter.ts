@@ -59,6 +59,7 @@ export function presentEndpoint(e: WebhookEndpointView) {
     previous_secret_expires_at: iso(e.previousSecretExpiresAt),
     created_at: iso(e.createdAt),
     updated_at: iso(e.updatedAt),
+    version: e.version,
   };
 }
 

@@ -12,7 +12,7 @@ import { ApiError } from '../../http/errors/error-registry.js';
 import { allowedValuesMessage } from '../../http/errors/messages.js';
 import { EVENT_TYPES } from '../events/outbox.js';
 import { MAX_ROTATION_OVERLAP_MS, type WebhookScope } from '../webhooks/webhooks.service.js';
-import { PAGE_QUERY, paging, sessionOf } from './portal-http.js';
+import { EXPECTED_VERSION, PAGE_QUERY, paging, sessionOf } from './portal-http.js';
 import { presentAttempt, presentDelivery, presentEndpoint } from './portal.presenter.js';
 
 const environment = { type: 'string', enum: ['sandbox', 'live'] } as const;
@@ -77,7 +77,7 @@ export function registerWebhooksRoutes(api: FastifyInstance, ctx: AppContext): v
     endpoint: presentEndpoint(await ctx.webhooks.getEndpoint(scopeOf(request), request.params.id)),
   }));
 
-  api.patch<{ Params: EndpointParams; Body: Partial<EndpointBody> }>(
+  api.patch<{ Params: EndpointParams; Body: Partial<EndpointBody> & { expected_version: number } }>(
     '/webhooks/:environment/endpoints/:id',
     {
       schema: {
@@ -86,8 +86,8 @@ export function registerWebhooksRoutes(api: FastifyInstance, ctx: AppContext): v
         body: {
           type: 'object',
           additionalProperties: false,
-          minProperties: 1,
-          properties: { url: { type: 'string', minLength: 1, maxLength: 2048 }, description: { type: ['string', 'null'], maxLength: 500 }, events },
+          required: ['expected_version'],
+          properties: { expected_version: EXPECTED_VERSION, url: { type: 'string', minLength: 1, maxLength: 2048 }, description: { type: ['string', 'null'], maxLength: 500 }, events },
         },
       },
       config: write,
@@ -98,7 +98,10 @@ export function registerWebhooksRoutes(api: FastifyInstance, ctx: AppContext): v
         ...(request.body.description !== undefined ? { description: request.body.description } : {}),
         ...(request.body.events !== undefined ? { events: request.body.events } : {}),
       };
-      return { endpoint: presentEndpoint(await ctx.webhooks.updateEndpoint(scopeOf(request), request.params.id, patch)) };
+      // Here rather than as the schema's minProperties, which Ajv checks before `required`: a body
+      // without expected_version is told so, not that it lacks a field.
+      if (Object.keys(patch).length === 0) throw new ApiError('invalid_request', 'The request body must give at least one of url, description and events besides expected_version.');
+      return { endpoint: presentEndpoint(await ctx.webhooks.updateEndpoint(scopeOf(request), request.params.id, patch, request.body.expected_version)) };
     },
   );
 

@@ -5,7 +5,8 @@
  *   createEndpoint      url (https, <= 2,048 chars, no user-info), description, event types or `*`;
  *                       at most 16 per tenant and environment; returns the `whsec_` secret ONCE
  *                       (stored sealed with AES-256-GCM, bound to the endpoint id)
- *   updateEndpoint      url, description, event types (the secret is kept)
+ *   updateEndpoint      url, description, event types (the secret is kept), if the endpoint is
+ *                       still at the version the editor loaded (else 409)
  *   sendTestEvent       a `webhook.test` event queued for this endpoint only, sent within seconds
  *   rotateSecret        a new secret signs at once; the old one adds a second `v1=` for the
  *                       overlap chosen (default 24 h, 0 allowed, at most 7 days)
@@ -112,6 +113,8 @@ export interface WebhookEndpointView {
   previousSecretExpiresAt: Date | null;
   createdAt: Date;
   updatedAt: Date;
+  /** Counts the edits of url, description and events (migration 0024): an edit sends the one it loaded. */
+  version: number;
 }
 
 export interface WebhookDeliveryView {
@@ -230,6 +233,7 @@ export function createWebhooksService(deps: WebhooksDeps) {
         consecutive_failures: 0,
         created_at: now,
         updated_at: now,
+        version: 1,
       };
       await trx.insertInto('webhook_endpoints').values(row).execute();
       return { endpoint: endpointView(row), secret };
@@ -267,18 +271,45 @@ export function createWebhooksService(deps: WebhooksDeps) {
     return rows.map(endpointView);
   }
 
-  async function updateEndpoint(scope: WebhookScope, id: string, patch: Partial<EndpointInput>): Promise<WebhookEndpointView> {
+  /**
+   * Changes what the edit form shows (url, description, events), if the endpoint is still at
+   * `expectedVersion` (the version the editor loaded); else 409 `endpoint_version_conflict` and
+   * nothing is written. Every accepted edit bumps the version, even one that changes no value: the
+   * editor saved what it showed, over what it loaded.
+   */
+  async function updateEndpoint(scope: WebhookScope, id: string, patch: Partial<EndpointInput>, expectedVersion: number): Promise<WebhookEndpointView> {
     const changes: Partial<WebhookEndpointsTable> = {};
     if (patch.url !== undefined) changes.url = checkUrl(patch.url);
     if (patch.description !== undefined) changes.description = checkDescription(patch.description);
     if (patch.events !== undefined) changes.event_types_json = JSON.stringify(normalizeEventTypes(patch.events));
     return db.transaction().execute(async (trx) => {
-      const row = await findEndpoint(trx, scope, id, true);
-      if (Object.keys(changes).length === 0) return endpointView(row);
-      const updated = { ...row, ...changes, updated_at: clock.now().getTime() };
-      await trx.updateTable('webhook_endpoints').set({ ...changes, updated_at: updated.updated_at }).where('id', '=', id).execute();
-      return endpointView(updated);
+      // One conditional statement, not a read and then a write: of two saves from the same version
+      // the second finds no row at that version (on PostgreSQL it waits for the first's row lock and
+      // then reads the committed row), so both cannot win.
+      const updated = await trx
+        .updateTable('webhook_endpoints')
+        .set({ ...changes, updated_at: clock.now().getTime(), version: expectedVersion + 1 })
+        .where('id', '=', id)
+        .where('tenant_id', '=', scope.tenantId)
+        .where('environment', '=', scope.environment)
+        .where('state', '<>', 'deleted')
+        .where('version', '=', expectedVersion)
+        .executeTakeFirst();
+      if (Number(updated.numUpdatedRows) !== 1) throw await endpointConflict(trx, scope, id, expectedVersion);
+      return endpointView(await findEndpoint(trx, scope, id));
     });
+  }
+
+  /** Why an edit matched no row: 404 when there is no such endpoint here, else 409 (it moved on since it was loaded). */
+  async function endpointConflict(trx: Kysely<Database>, scope: WebhookScope, id: string, expectedVersion: number): Promise<ApiError> {
+    const { version } = await findEndpoint(trx, scope, id);
+    // Who saved is not recorded for endpoints: the message says what to do instead.
+    return new ApiError(
+      'endpoint_version_conflict',
+      expectedVersion > version
+        ? `This webhook endpoint is at version ${version}; expected_version ${expectedVersion} is not one it has had: send the version its GET answered.`
+        : `This webhook endpoint was changed by someone else since you loaded it (version ${expectedVersion}; it is now at ${version}); reload to see its current settings, then make your change again.`,
+    );
   }
 
   async function deleteEndpoint(scope: WebhookScope, id: string): Promise<void> {
@@ -557,6 +588,7 @@ function endpointView(row: WebhookEndpointsTable): WebhookEndpointView {
     previousSecretExpiresAt: row.previous_secret_sealed !== null ? date(row.previous_secret_expires_at) : null,
     createdAt: new Date(row.created_at),
     updatedAt: new Date(row.updated_at),
+    version: row.version,
   };
 }
 

@@ -12,7 +12,7 @@ import { startWebhookReceiver, type WebhookReceiver } from '../../support/webhoo
 
 let emailCounter = 0;
 const uniqueEmail = (who: string) => `${who}.dealers.${++emailCounter}@lender.example.com`;
-const DEALER_KEYS = ['id', 'environment', 'name', 'license_number', 'state', 'status', 'created_at', 'updated_at', 'disabled_at'];
+const DEALER_KEYS = ['id', 'environment', 'name', 'license_number', 'state', 'status', 'created_at', 'updated_at', 'disabled_at', 'version'];
 
 describe.each(await dialectMatrix())('portal dealers [%s]', (dialect) => {
   let db: TestDatabase;
@@ -75,9 +75,9 @@ describe.each(await dialectMatrix())('portal dealers [%s]', (dialect) => {
     const listed = await client.get(base);
     expect((listed.body.data as Array<{ id: string }>).map((d) => d.id)).toEqual([bare.body.id, id]);
 
-    const edited = await client.patch(`${base}/${id}`, { name: 'Riverside Honda of Dayton', license_number: null });
+    const edited = await client.patch(`${base}/${id}`, { expected_version: 1, name: 'Riverside Honda of Dayton', license_number: null });
     expect(edited.status).toBe(200);
-    expect(edited.body).toMatchObject({ name: 'Riverside Honda of Dayton', license_number: null, state: 'OH', updated_at: '2026-03-15T09:01:01.000Z' });
+    expect(edited.body).toMatchObject({ name: 'Riverside Honda of Dayton', license_number: null, state: 'OH', updated_at: '2026-03-15T09:01:01.000Z', version: 2 });
 
     const disabled = await client.post(`${base}/${id}/disable`);
     expect(disabled.body).toMatchObject({ status: 'disabled', disabled_at: '2026-03-15T09:01:01.000Z' });
@@ -111,6 +111,8 @@ describe.each(await dialectMatrix())('portal dealers [%s]', (dialect) => {
     }
     const id = (await client.post(base, { name: 'Fine Motors' })).body.id as string;
     expect((await client.patch(`${base}/${id}`, {})).status).toBe(400);
+    expect((await client.patch(`${base}/${id}`, { name: 'No version' })).status).toBe(400);
+    expect((await client.patch(`${base}/${id}`, { expected_version: 1 })).status).toBe(400);
     expect((await client.get(`${base}/not-a-uuid`)).status).toBe(400);
   });
 
@@ -125,7 +127,7 @@ describe.each(await dialectMatrix())('portal dealers [%s]', (dialect) => {
       const c = await member(admin, role);
       expect((await c.get(base)).status, role).toBe(200);
       expect((await c.post(base, { name: 'No' })).body.error, role).toBe('forbidden');
-      expect((await c.patch(`${base}/${id}`, { name: 'No' })).body.error, role).toBe('forbidden');
+      expect((await c.patch(`${base}/${id}`, { expected_version: 1, name: 'No' })).body.error, role).toBe('forbidden');
       expect((await c.post(`${base}/${id}/enable`)).body.error, role).toBe('forbidden');
     }
     const noCsrf = await admin.post(base, { name: 'Forged Motors' }, { csrf: null });
@@ -139,9 +141,9 @@ describe.each(await dialectMatrix())('portal dealers [%s]', (dialect) => {
     const b = await signedUp('Tenant B Auto');
     const idA = (await a.client.post('/portal/api/dealers/sandbox/dealers', { name: 'A Motors' })).body.id as string;
     for (const [method, path] of [['GET', ''], ['PATCH', ''], ['POST', '/disable'], ['POST', '/enable']] as const) {
-      const r = await b.client.request(method, `/portal/api/dealers/sandbox/dealers/${idA}${path}`, method === 'PATCH' ? { name: 'Stolen' } : method === 'POST' ? {} : undefined);
+      const r = await b.client.request(method, `/portal/api/dealers/sandbox/dealers/${idA}${path}`, method === 'PATCH' ? { expected_version: 1, name: 'Stolen' } : method === 'POST' ? {} : undefined);
       expect([r.status, r.body.error], `${method} ${path}`).toEqual([404, 'not_found']);
-      const live = await a.client.request(method, `/portal/api/dealers/live/dealers/${idA}${path}`, method === 'PATCH' ? { name: 'Wrong env' } : method === 'POST' ? {} : undefined);
+      const live = await a.client.request(method, `/portal/api/dealers/live/dealers/${idA}${path}`, method === 'PATCH' ? { expected_version: 1, name: 'Wrong env' } : method === 'POST' ? {} : undefined);
       expect(live.status, `live ${method} ${path}`).toBe(404);
     }
     expect((await b.client.get('/portal/api/dealers/sandbox/dealers')).body.data).toEqual([]);

@@ -224,6 +224,7 @@ describe.each(await dialectMatrix())('portal API [%s]', (dialect) => {
       const keyId = (await t.ctx.apiKeys.listKeys(tenantId)).find((k) => k.environment === 'sandbox')!.id;
       const endpoint = await t.ctx.webhooks.createEndpoint({ tenantId, environment: 'sandbox' }, { url: receiver.url('/roles') });
       const userId = admin.body.user.id;
+      /** A body, or how to make it when the check runs (an edit names the version as it then is). */
       type Check = [string, string, unknown?];
       const reads: Check[] = [
         ['GET', '/portal/api/api-keys'],
@@ -241,7 +242,7 @@ describe.each(await dialectMatrix())('portal API [%s]', (dialect) => {
         ['POST', '/portal/api/api-keys', { environment: 'sandbox' }],
         ['POST', `/portal/api/api-keys/${keyId}/revoke`],
         ['POST', '/portal/api/webhooks/sandbox/endpoints', { url: receiver.url('/new') }],
-        ['PATCH', `/portal/api/webhooks/sandbox/endpoints/${endpoint.endpoint.id}`, { description: 'changed' }],
+        ['PATCH', `/portal/api/webhooks/sandbox/endpoints/${endpoint.endpoint.id}`, async () => ({ expected_version: (await t.ctx.webhooks.getEndpoint({ tenantId, environment: 'sandbox' }, endpoint.endpoint.id)).version, description: 'changed' })],
         ['POST', `/portal/api/webhooks/sandbox/endpoints/${endpoint.endpoint.id}/rotate-secret`, { overlap_hours: 1 }],
         ['POST', `/portal/api/webhooks/sandbox/endpoints/${endpoint.endpoint.id}/test`],
         ['POST', `/portal/api/sandbox/consumers/${consumerId}/reset`],
@@ -265,7 +266,7 @@ describe.each(await dialectMatrix())('portal API [%s]', (dialect) => {
         const client = members[role as keyof typeof members];
         for (const [group, checks] of [['reads', reads], ['developerWrites', developerWrites], ['adminOnly', adminOnly]] as const) {
           for (const [method, url, body] of checks) {
-            const r = await client.request(method, url, body);
+            const r = await client.request(method, url, typeof body === 'function' ? await (body as () => Promise<unknown>)() : body);
             const ok = r.status >= 200 && r.status < 300;
             if (ok !== allowed[group]) table.push(`${role} ${method} ${url}: ${r.status} ${JSON.stringify(r.body)}`);
             if (!ok) expect(errorOf(r.raw).error).toBe('forbidden');
@@ -444,8 +445,10 @@ describe.each(await dialectMatrix())('portal API [%s]', (dialect) => {
 
       const rotated = await client.post(`/portal/api/webhooks/sandbox/endpoints/${id}/rotate-secret`, { overlap_hours: 2 });
       expect(rotated.body).toMatchObject({ secret: expect.stringMatching(/^whsec_/), previous_secret_expires_at: new Date(clock.now().getTime() + 2 * 3600_000).toISOString() });
-      const edited = await client.patch(`/portal/api/webhooks/sandbox/endpoints/${id}`, { events: '*', description: null });
-      expect(edited.body).toMatchObject({ endpoint: { events: ['*'], description: null } });
+      // The rotation changed nothing the edit form shows: the endpoint is still at the version it was created with.
+      expect((await client.get(`/portal/api/webhooks/sandbox/endpoints/${id}`)).body).toMatchObject({ endpoint: { version: 1 } });
+      const edited = await client.patch(`/portal/api/webhooks/sandbox/endpoints/${id}`, { expected_version: 1, events: '*', description: null });
+      expect(edited.body).toMatchObject({ endpoint: { events: ['*'], description: null, version: 2 } });
 
       // Auto-disabled (as the worker leaves it after 50 failed deliveries), then re-enabled with a resend of what it missed.
       await t.ctx.storage.db.updateTable('webhook_endpoints').set({ state: 'disabled', disabled_reason: '50 consecutive failed deliveries', disabled_at: clock.now().getTime() }).where('id', '=', id).execute();
@@ -455,7 +458,7 @@ describe.each(await dialectMatrix())('portal API [%s]', (dialect) => {
       await t.ctx.storage.db.transaction().execute((trx) => t.ctx.outbox.append(trx, scope, [{ type: 'decision.finalized', subjectId: null, data: { outcome: 'approved' } }]));
       const since = new Date(clock.now().getTime() - 3600_000).toISOString();
       const reenabled = await client.post(`/portal/api/webhooks/sandbox/endpoints/${id}/reenable`, { resend_missed_since: since });
-      expect(reenabled.body).toMatchObject({ endpoint: { state: 'active', consecutive_failures: 0 }, resent: { recovered: 1 } });
+      expect(reenabled.body).toMatchObject({ endpoint: { state: 'active', consecutive_failures: 0, version: 2 }, resent: { recovered: 1 } });
       await t.ctx.webhookDelivery.deliverDue();
       expect(receiver.requestsTo('/portal-hook').map((r) => r.headers['svc-webhook-type'])).toEqual(['webhook.test', 'decision.finalized']);
 

@@ -188,7 +188,7 @@ const ROUTES: Record<string, RouteCase> = {
   },
   'PATCH /portal/api/webhooks/:environment/endpoints/:id': {
     kind: 'portal', permission: 'webhooks:write',
-    probes: (ids) => perEnv((env) => ({ label: 'edit an endpoint', env, method: 'PATCH', url: `/portal/api/webhooks/${env}/endpoints/${ids.endpoints[env]}`, body: { description: 'taken over' }, ids: [ids.endpoints[env]] })),
+    probes: (ids) => perEnv((env) => ({ label: 'edit an endpoint', env, method: 'PATCH', url: `/portal/api/webhooks/${env}/endpoints/${ids.endpoints[env]}`, body: { expected_version: 1, description: 'taken over' }, ids: [ids.endpoints[env]] })),
   },
   'DELETE /portal/api/webhooks/:environment/endpoints/:id': {
     kind: 'portal', permission: 'webhooks:write',
@@ -244,7 +244,7 @@ const ROUTES: Record<string, RouteCase> = {
   'GET /portal/api/dealers/:environment/dealers/:id': { kind: 'portal', permission: 'dealers:read', probes: (ids) => perEnv((env) => get('a dealer', env, `/portal/api/dealers/${env}/dealers/${ids.dealers[env]}`, [ids.dealers[env]])) },
   'PATCH /portal/api/dealers/:environment/dealers/:id': {
     kind: 'portal', permission: 'dealers:write',
-    probes: (ids) => perEnv((env) => ({ label: 'edit a dealer', env, method: 'PATCH', url: `/portal/api/dealers/${env}/dealers/${ids.dealers[env]}`, body: { name: 'Renamed' }, ids: [ids.dealers[env]] })),
+    probes: (ids) => perEnv((env) => ({ label: 'edit a dealer', env, method: 'PATCH', url: `/portal/api/dealers/${env}/dealers/${ids.dealers[env]}`, body: { expected_version: 1, name: 'Renamed' }, ids: [ids.dealers[env]] })),
   },
   'POST /portal/api/dealers/:environment/dealers/:id/disable': { kind: 'portal', permission: 'dealers:write', probes: (ids) => perEnv((env) => post('disable a dealer', env, `/portal/api/dealers/${env}/dealers/${ids.dealers[env]}/disable`, {}, [ids.dealers[env]])) },
   'POST /portal/api/dealers/:environment/dealers/:id/enable': { kind: 'portal', permission: 'dealers:write', probes: (ids) => perEnv((env) => post('enable a dealer', env, `/portal/api/dealers/${env}/dealers/${ids.dealers[env]}/enable`, {}, [ids.dealers[env]])) },

@@ -208,7 +208,7 @@ describe.each(await dialectMatrix())('SSRF: endpoint creation in production mode
     expect((await admin.post('/portal/api/webhooks/sandbox/endpoints', { url: 'https://hooks.example.com/cds' })).status).toBe(201);
     // An edit is checked like a creation.
     const id = ((await admin.get('/portal/api/webhooks/sandbox/endpoints')).body.data as Array<{ id: string }>)[0]!.id;
-    const edit = await admin.patch(`/portal/api/webhooks/sandbox/endpoints/${id}`, { url: 'https://0x7f.1/hook' });
+    const edit = await admin.patch(`/portal/api/webhooks/sandbox/endpoints/${id}`, { expected_version: 1, url: 'https://0x7f.1/hook' });
     expect(errorOf(edit.raw)).toMatchObject({ error: 'invalid_request', message: expect.stringMatching(/loopback/) });
     expect((await t.ctx.storage.db.selectFrom('webhook_endpoints').select('url').executeTakeFirstOrThrow()).url).toBe('https://hooks.example.com/cds');
   });

@@ -522,13 +522,19 @@ describe.each(await dialectMatrix())('webhook delivery [%s]', (dialect) => {
 
     it('updates, scopes by tenant and environment, limits to 16, and deletes (cancelling what was pending)', async () => {
       const { endpoint: ep } = await endpoint('/ops', ['decision.created']);
-      const updated = await t.ctx.webhooks.updateEndpoint(sandbox, ep.id, { url: receiver.url('/ops-2'), events: ['decision.finalized', 'webhook.test'], description: 'renamed' });
-      expect(updated).toMatchObject({ url: receiver.url('/ops-2'), events: ['decision.finalized', 'webhook.test'], description: 'renamed' });
-      await expect(t.ctx.webhooks.updateEndpoint(sandbox, ep.id, { events: ['decision.exploded'] })).rejects.toMatchObject({ code: 'invalid_request' });
-      await expect(t.ctx.webhooks.updateEndpoint(sandbox, ep.id, { url: 'https://user:pw@example.com/' })).rejects.toMatchObject({ code: 'invalid_request' });
+      expect(ep.version).toBe(1);
+      const updated = await t.ctx.webhooks.updateEndpoint(sandbox, ep.id, { url: receiver.url('/ops-2'), events: ['decision.finalized', 'webhook.test'], description: 'renamed' }, 1);
+      expect(updated).toMatchObject({ url: receiver.url('/ops-2'), events: ['decision.finalized', 'webhook.test'], description: 'renamed', version: 2 });
+      await expect(t.ctx.webhooks.updateEndpoint(sandbox, ep.id, { events: ['decision.exploded'] }, 2)).rejects.toMatchObject({ code: 'invalid_request' });
+      await expect(t.ctx.webhooks.updateEndpoint(sandbox, ep.id, { url: 'https://user:pw@example.com/' }, 2)).rejects.toMatchObject({ code: 'invalid_request' });
+      // An edit of the version before is 409, and a refused one changes nothing (the version included).
+      await expect(t.ctx.webhooks.updateEndpoint(sandbox, ep.id, { description: 'stale' }, 1)).rejects.toMatchObject({ code: 'endpoint_version_conflict' });
+      expect(await t.ctx.webhooks.getEndpoint(sandbox, ep.id)).toMatchObject({ description: 'renamed', version: 2 });
       await expect(t.ctx.webhooks.getEndpoint({ ...sandbox, environment: 'live' }, ep.id)).rejects.toMatchObject({ code: 'not_found' });
+      await expect(t.ctx.webhooks.updateEndpoint({ ...sandbox, environment: 'live' }, ep.id, { description: 'elsewhere' }, 2)).rejects.toMatchObject({ code: 'not_found' });
       const other = await t.ctx.tenants.createTenant({ name: 'Nosy Lender' });
       await expect(t.ctx.webhooks.getEndpoint({ tenantId: other.tenantId, environment: 'sandbox' }, ep.id)).rejects.toMatchObject({ code: 'not_found' });
+      await expect(t.ctx.webhooks.updateEndpoint({ tenantId: other.tenantId, environment: 'sandbox' }, ep.id, { description: 'taken' }, 2)).rejects.toMatchObject({ code: 'not_found' });
 
       for (let i = 0; i < 15; i++) await endpoint(`/many-${i}`);
       await expect(endpoint('/seventeenth')).rejects.toMatchObject({ code: 'unprocessable_entity' });

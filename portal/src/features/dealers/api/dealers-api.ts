@@ -13,6 +13,8 @@ export interface Dealer {
   created_at: string;
   updated_at: string;
   disabled_at: string | null;
+  /** 1 when added, one more on each edit; an edit sends the one it loaded (409 if it moved on). */
+  version: number;
 }
 
 /** What Add and Edit send: null clears an optional field. */
@@ -26,8 +28,10 @@ const base = (env: Environment) => `/dealers/${env}/dealers`;
 
 export const dealersApi = {
   list: (env: Environment) => api.get<{ data: Dealer[] }>(base(env)),
+  get: (env: Environment, id: string) => api.get<Dealer>(`${base(env)}/${id}`),
   create: (env: Environment, input: DealerInput) => api.post<Dealer>(base(env), input),
-  update: (env: Environment, id: string, input: Partial<DealerInput>) => api.patch<Dealer>(`${base(env)}/${id}`, input),
+  /** `expectedVersion`: the version the form loaded; another person's edit since then is 409 `dealer_version_conflict`. */
+  update: (env: Environment, id: string, input: Partial<DealerInput>, expectedVersion: number) => api.patch<Dealer>(`${base(env)}/${id}`, { expected_version: expectedVersion, ...input }),
   disable: (env: Environment, id: string) => api.post<Dealer>(`${base(env)}/${id}/disable`),
   enable: (env: Environment, id: string) => api.post<Dealer>(`${base(env)}/${id}/enable`),
 };

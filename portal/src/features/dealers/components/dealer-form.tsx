@@ -40,6 +40,13 @@ export function useDealerForm(initial?: Dealer) {
     valid: nameError === null && licenseError === null,
     errors: { name: touched ? nameError : null, license: touched ? licenseError : null },
     touch: () => setTouched(true),
+    /** Start again from `dealer` as it now is (after a reload): what the person typed is dropped. */
+    reset: (dealer: Dealer) => {
+      setName(dealer.name);
+      setLicenseNumber(dealer.license_number ?? '');
+      setState(dealer.state ?? '');
+      setTouched(false);
+    },
   };
 }
 

@@ -4,6 +4,8 @@
  * with `dealers:write`. Disabling is soft: the dealer stays listed and its past decisions keep
  * naming it, but new indirect applications naming it are refused (422). Every add and disable is
  * announced to webhook endpoints (`dealer.added`, `dealer.removed`), so a re-enable is an add.
+ * Edit sends the version it loaded: if someone else edited the dealer since, the service answers
+ * 409 and the dialog says so and offers to reload the dealer as it now is.
  */
 import { useState } from 'react';
 import { Button } from '../../../components/button';
@@ -29,28 +31,54 @@ export function DealerStatusBadge({ dealer }: { dealer: Dealer }) {
   return dealer.status === 'active' ? <Badge tone="success">Active</Badge> : <Badge tone="neutral">Disabled</Badge>;
 }
 
-/** Add (no `dealer`) or Edit (`dealer` given). Mounted only while open, so each opening starts fresh. */
-function DealerDialog({ dealer, onClose, onSaved }: { dealer?: Dealer; onClose(): void; onSaved(saved: Dealer, message: string): void }) {
+/**
+ * Add (no `dealer`) or Edit (`dealer` given). Mounted only while open, so each opening starts fresh.
+ * `onReloaded`: the dialog fetched the dealer again after a conflict (the list should too).
+ */
+function DealerDialog({ dealer, onClose, onSaved, onReloaded }: { dealer?: Dealer; onClose(): void; onSaved(saved: Dealer, message: string): void; onReloaded?(fresh: Dealer): void }) {
   const environment = useEnvironment();
-  const form = useDealerForm(dealer);
+  // The dealer as last loaded: what the form compares with, and the version an edit sends.
+  const [loaded, setLoaded] = useState(dealer);
+  const form = useDealerForm(loaded);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<ApiError | null>(null);
+  const [conflict, setConflict] = useState<string | null>(null);
 
   const submit = async () => {
     form.touch();
     if (!form.valid) return;
     const changes = form.changes();
-    if (dealer && Object.keys(changes).length === 0) {
+    if (loaded && Object.keys(changes).length === 0) {
       onClose();
       return;
     }
     setBusy(true);
     setError(null);
     try {
-      const saved = dealer ? await dealersApi.update(environment, dealer.id, changes) : await dealersApi.create(environment, form.value);
-      onSaved(saved, dealer ? `${saved.name} was updated.` : `${saved.name} was added. Indirect auto loans can name it by its dealer ID.`);
+      const saved = loaded ? await dealersApi.update(environment, loaded.id, changes, loaded.version) : await dealersApi.create(environment, form.value);
+      onSaved(saved, loaded ? `${saved.name} was updated.` : `${saved.name} was added. Indirect auto loans can name it by its dealer ID.`);
+    } catch (err) {
+      const e = err as ApiError;
+      // Someone else edited it since it was loaded: nothing was saved; say so, and offer the dealer as it now is.
+      if (e.code === 'dealer_version_conflict') setConflict(e.message);
+      else setError(e);
+      setBusy(false);
+    }
+  };
+
+  const reload = async () => {
+    if (!loaded) return;
+    setBusy(true);
+    setError(null);
+    try {
+      const fresh = await dealersApi.get(environment, loaded.id);
+      setLoaded(fresh);
+      form.reset(fresh);
+      setConflict(null);
+      onReloaded?.(fresh);
     } catch (err) {
       setError(err as ApiError);
+    } finally {
       setBusy(false);
     }
   };
@@ -64,12 +92,22 @@ function DealerDialog({ dealer, onClose, onSaved }: { dealer?: Dealer; onClose()
       footer={
         <>
           <Button onClick={onClose}>Cancel</Button>
-          <Button variant="primary" onClick={() => void submit()} disabled={busy}>
+          {/* Not while a conflict is shown: the same save would be refused again. */}
+          <Button variant="primary" onClick={() => void submit()} disabled={busy || conflict !== null}>
             {busy ? 'Saving…' : dealer ? 'Save changes' : 'Add dealer'}
           </Button>
         </>
       }
     >
+      {conflict ? (
+        <Notice tone="warning" title="Someone else saved this dealer first">
+          <p>{conflict}</p>
+          <p>Your changes were not saved. Reload to see the dealer as it is now, then make them again.</p>
+          <Button size="small" onClick={() => void reload()} disabled={busy}>
+            Reload dealer
+          </Button>
+        </Notice>
+      ) : null}
       <ErrorNotice error={error} title={dealer ? 'Could not save the dealer' : 'Could not add the dealer'} />
       <DealerFields form={form} />
     </Dialog>
@@ -209,7 +247,7 @@ export function DealersScreen() {
         ) : null}
       </Card>
       {canWrite && adding ? <DealerDialog onClose={() => setAdding(false)} onSaved={saved} /> : null}
-      {canWrite && editing ? <DealerDialog key={editing.id} dealer={editing} onClose={() => setEditing(null)} onSaved={saved} /> : null}
+      {canWrite && editing ? <DealerDialog key={editing.id} dealer={editing} onClose={() => setEditing(null)} onSaved={saved} onReloaded={dealers.reload} /> : null}
       <ConfirmDialog
         open={disabling !== null}
         title="Disable this dealer?"

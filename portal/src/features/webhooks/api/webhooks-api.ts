@@ -14,6 +14,8 @@ export interface WebhookEndpoint {
   previous_secret_expires_at: string | null;
   created_at: string;
   updated_at: string;
+  /** 1 when created, one more on each edit (URL, description, events); an edit sends the one it loaded (409 if it moved on). */
+  version: number;
 }
 
 export interface WebhookDelivery {
@@ -53,7 +55,9 @@ export const webhooksApi = {
   list: (env: Environment) => api.get<{ data: WebhookEndpoint[] }>(`${base(env)}/endpoints`),
   get: (env: Environment, id: string) => api.get<{ endpoint: WebhookEndpoint }>(`${base(env)}/endpoints/${id}`),
   create: (env: Environment, input: EndpointInput) => api.post<{ endpoint: WebhookEndpoint; secret: string }>(`${base(env)}/endpoints`, input),
-  update: (env: Environment, id: string, input: Partial<EndpointInput>) => api.patch<{ endpoint: WebhookEndpoint }>(`${base(env)}/endpoints/${id}`, input),
+  /** `expectedVersion`: the version the form loaded; another person's edit since then is 409 `endpoint_version_conflict`. */
+  update: (env: Environment, id: string, input: Partial<EndpointInput>, expectedVersion: number) =>
+    api.patch<{ endpoint: WebhookEndpoint }>(`${base(env)}/endpoints/${id}`, { expected_version: expectedVersion, ...input }),
   remove: (env: Environment, id: string) => api.delete(`${base(env)}/endpoints/${id}`),
   sendTest: (env: Environment, id: string) => api.post<{ event_id: string; delivery_id: string }>(`${base(env)}/endpoints/${id}/test`),
   rotate: (env: Environment, id: string, overlapHours: number) => api.post<{ secret: string; previous_secret_expires_at: string | null }>(`${base(env)}/endpoints/${id}/rotate-secret`, { overlap_hours: overlapHours }),

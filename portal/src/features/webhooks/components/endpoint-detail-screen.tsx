@@ -2,7 +2,9 @@
  * One endpoint: its settings, Send test event, Rotate signing secret (with the overlap chosen),
  * Edit, Delete; the auto-disabled badge with the logged reason and Re-enable (offering to resend
  * what was missed); the delivery history (filter by state, event type or event id; paged by the
- * service) with every attempt's request, response code, timing and error, and Resend.
+ * service) with every attempt's request, response code, timing and error, and Resend. Edit sends
+ * the version it loaded: if someone else edited the endpoint since, the service answers 409 and
+ * the dialog says so and offers to reload the endpoint as it now is.
  */
 import { useEffect, useState } from 'react';
 import { Button } from '../../../components/button';
@@ -200,17 +202,39 @@ function DeliveryHistory({ endpoint, refreshKey }: { endpoint: WebhookEndpoint; 
   );
 }
 
-function EditEndpointDialog({ endpoint, onClose, onSaved }: { endpoint: WebhookEndpoint; onClose(): void; onSaved(): void }) {
+/** `onReloaded`: the dialog fetched the endpoint again after a conflict (the page should show it too). */
+function EditEndpointDialog({ endpoint, onClose, onSaved, onReloaded }: { endpoint: WebhookEndpoint; onClose(): void; onSaved(): void; onReloaded(): void }) {
   const environment = useEnvironment();
+  // The endpoint as last loaded: the version an edit sends.
+  const [loaded, setLoaded] = useState(endpoint);
   const form = useEndpointForm({ url: endpoint.url, description: endpoint.description, events: endpoint.events });
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<ApiError | null>(null);
+  const [conflict, setConflict] = useState<string | null>(null);
   const save = async () => {
     setBusy(true);
     setError(null);
     try {
-      await webhooksApi.update(environment, endpoint.id, form.value);
+      await webhooksApi.update(environment, loaded.id, form.value, loaded.version);
       onSaved();
+    } catch (err) {
+      const e = err as ApiError;
+      // Someone else edited it since it was loaded: nothing was saved; say so, and offer the endpoint as it now is.
+      if (e.code === 'endpoint_version_conflict') setConflict(e.message);
+      else setError(e);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const reload = async () => {
+    setBusy(true);
+    setError(null);
+    try {
+      const fresh = (await webhooksApi.get(environment, loaded.id)).endpoint;
+      setLoaded(fresh);
+      form.reset({ url: fresh.url, description: fresh.description, events: fresh.events });
+      setConflict(null);
+      onReloaded();
     } catch (err) {
       setError(err as ApiError);
     } finally {
@@ -225,12 +249,22 @@ function EditEndpointDialog({ endpoint, onClose, onSaved }: { endpoint: WebhookE
       footer={
         <>
           <Button onClick={onClose}>Cancel</Button>
-          <Button variant="primary" disabled={busy} onClick={() => void save()}>
+          {/* Not while a conflict is shown: the same save would be refused again. */}
+          <Button variant="primary" disabled={busy || conflict !== null} onClick={() => void save()}>
             Save changes
           </Button>
         </>
       }
     >
+      {conflict ? (
+        <Notice tone="warning" title="Someone else saved this endpoint first">
+          <p>{conflict}</p>
+          <p>Your changes were not saved. Reload to see the endpoint as it is now, then make them again.</p>
+          <Button size="small" onClick={() => void reload()} disabled={busy}>
+            Reload endpoint
+          </Button>
+        </Notice>
+      ) : null}
       <ErrorNotice error={error} title="Could not save" />
       <EndpointFields form={form} />
     </Dialog>
@@ -387,6 +421,7 @@ export function EndpointDetailScreen({ id }: { id: string }) {
             setMessage('Endpoint updated. The signing secret is unchanged.');
             endpoint.reload();
           }}
+          onReloaded={endpoint.reload}
         />
       ) : null}
 

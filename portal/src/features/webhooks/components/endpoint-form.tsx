@@ -11,7 +11,15 @@ export function useEndpointForm(initial?: EndpointInput) {
   const [mode, setMode] = useState<'all' | 'some'>(initial && initial.events !== '*' && !initial.events.includes('*') ? 'some' : 'all');
   const [events, setEvents] = useState<string[]>(initial && initial.events !== '*' && !initial.events.includes('*') ? initial.events : []);
   const value: EndpointInput = { url: url.trim(), description: description.trim() || null, events: mode === 'all' ? '*' : events };
-  return { url, setUrl, description, setDescription, mode, setMode, events, setEvents, value };
+  /** Start again from `next` (the endpoint as it now is, after a reload): what the person typed is dropped. */
+  const reset = (next: EndpointInput) => {
+    const chosen = next.events === '*' || next.events.includes('*') ? null : next.events;
+    setUrl(next.url);
+    setDescription(next.description ?? '');
+    setMode(chosen ? 'some' : 'all');
+    setEvents(chosen ?? []);
+  };
+  return { url, setUrl, description, setDescription, mode, setMode, events, setEvents, value, reset };
 }
 
 export function EndpointFields({ form }: { form: ReturnType<typeof useEndpointForm> }) {
