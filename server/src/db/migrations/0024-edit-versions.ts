@@ -1,6 +1,6 @@
 /**
  * 0024: `version` on webhook endpoints and dealers, so an edit in the portal names the version it
- * loaded and two admins cannot overwrite each other unawares (docs/portal.md, "Two admins editing
+ * loaded and two people cannot overwrite each other unawares (docs/portal.md, "Two people editing
  * at once"; the pattern of 0023's notice settings, ADR 0047).
  *
  * It counts the saves of what the portal's edit forms show: an endpoint's URL, description and

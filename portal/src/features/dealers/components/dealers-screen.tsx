@@ -102,7 +102,7 @@ function DealerDialog({ dealer, onClose, onSaved, onReloaded }: { dealer?: Deale
       {conflict ? (
         <Notice tone="warning" title="Someone else saved this dealer first">
           <p>{conflict}</p>
-          <p>Your changes were not saved. Reload to see the dealer as it is now, then make them again.</p>
+          <p>Your changes were not saved.</p>
           <Button size="small" onClick={() => void reload()} disabled={busy}>
             Reload dealer
           </Button>

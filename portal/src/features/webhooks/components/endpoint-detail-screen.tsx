@@ -259,7 +259,7 @@ function EditEndpointDialog({ endpoint, onClose, onSaved, onReloaded }: { endpoi
       {conflict ? (
         <Notice tone="warning" title="Someone else saved this endpoint first">
           <p>{conflict}</p>
-          <p>Your changes were not saved. Reload to see the endpoint as it is now, then make them again.</p>
+          <p>Your changes were not saved.</p>
           <Button size="small" onClick={() => void reload()} disabled={busy}>
             Reload endpoint
           </Button>
