@@ -20,6 +20,7 @@ import { registerSystemRoutes } from './routes/system.routes.js';
 import { HSTS_VALUE, servedOverHttps } from './transport-security.js';
 import { registerBnplRoutes } from '../modules/decisions/bnpl.routes.js';
 import { registerAutoLoanRoutes } from '../modules/decisions/auto-loan.routes.js';
+import { registerNoticeRoutes } from '../modules/notices/notices-v1.routes.js';
 import { registerComingSoonRoutes } from '../modules/decisions/coming-soon.routes.js';
 import { registerSandboxRoutes } from '../modules/decisions/sandbox.routes.js';
 import { registerEventRoutes } from '../modules/events/events.routes.js';
@@ -190,6 +191,7 @@ export async function buildAppWithCompilers(ctx: AppContext, options: BuildAppOp
       registerBnplRoutes(v1, ctx);
       registerSandboxRoutes(v1, ctx);
       registerAutoLoanRoutes(v1, ctx);
+      registerNoticeRoutes(v1, ctx);
       registerComingSoonRoutes(v1);
       registerEventRoutes(v1, ctx);
       options.registerExtraV1Routes?.(v1, ctx);

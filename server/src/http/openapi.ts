@@ -6,6 +6,7 @@
 import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import { ERROR_REGISTRY } from './errors/error-registry.js';
+import { ADVERSE_ACTION_NOTICE_SCHEMA_ID, adverseActionNoticeSchema } from '../modules/notices/notice.schemas.js';
 
 export const ERROR_SCHEMA_ID = 'Error';
 
@@ -28,6 +29,8 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
     required: ['error', 'message', 'request_id'],
     additionalProperties: false,
   });
+  // Shared by two operations (BNPL and auto loan): one component in the document, not two copies.
+  app.addSchema({ $id: ADVERSE_ACTION_NOTICE_SCHEMA_ID, ...adverseActionNoticeSchema });
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',

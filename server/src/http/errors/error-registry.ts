@@ -13,6 +13,7 @@ export const ERROR_REGISTRY = {
   invalid_csrf_token: { status: 403, message: 'The request did not carry this session\'s CSRF token; reload the page and try again.', portal: true },
   not_found: { status: 404, message: 'The requested resource does not exist.' },
   product_not_available: { status: 404, message: 'This product is not available yet.' },
+  no_adverse_action: { status: 404, message: 'This decision took no adverse action, so it has no adverse-action notice.' },
   method_not_allowed: { status: 405, message: 'This method is not allowed on this path.' },
   idempotency_conflict: { status: 409, message: 'This Idempotency-Key was already used with a different request, or that request is still in progress.' },
   decision_version_conflict: { status: 409, message: 'This decision was changed by someone else since you loaded it; reload to see the new state.', portal: true },

@@ -8,13 +8,16 @@
  */
 import type { Kysely } from 'kysely';
 import type { Environment } from '../../config/config.js';
-import type { Database, NoticeSettingsTable } from '../../db/schema.js';
+import type { Database, DecisionsTable, NoticeSettingsTable } from '../../db/schema.js';
 import { ApiError } from '../../http/errors/error-registry.js';
 import type { Clock } from '../../lib/clock.js';
 import type { ConsumersService } from '../consumers/consumers.service.js';
 import type { Actor, UnderwritingService } from '../decisions/underwriting.service.js';
 import type { ReportingService } from '../reporting/reporting.service.js';
-import { buildAdverseActionNotice, type AdverseActionNotice, type NoticeSettings } from './adverse-action-notice.js';
+import { buildAdverseActionNotice, type AdverseActionNotice, type NoticeApplicant, type NoticeSettings } from './adverse-action-notice.js';
+
+/** The notice as `/v1` returns it: without the applicant. */
+export type ApiAdverseActionNotice = Omit<AdverseActionNotice, 'applicant'>;
 
 /** Longest values accepted, in characters (a name, a multi-line address, a telephone number). */
 export const NOTICE_SETTING_LIMITS = { name: 200, address: 500, phone: 50 } as const;
@@ -85,36 +88,48 @@ export function createNoticesService(deps: {
   async function noticeFor(scope: { tenantId: string; environment: Environment }, decisionId: string, actor: Actor): Promise<AdverseActionNotice> {
     const explained = await deps.reporting.explainDecision(scope, decisionId);
     if (!explained) throw new ApiError('not_found', 'No such decision in this environment.');
-    const { row, explanation, lastOverrideAt, consumerReportUsed } = explained;
-    const [consumer, settings] = await Promise.all([deps.consumers.findConsumer(scope, row.consumer_id), getSettings(scope.tenantId)]);
+    const [consumer, settings] = await Promise.all([deps.consumers.findConsumer(scope, explained.row.consumer_id), getSettings(scope.tenantId)]);
     // As the referral queue's reveal: a notice is addressed to someone, or it is not made (and nothing is recorded).
     if (!consumer) throw new ApiError('not_found', 'This decision has no applicant on record.');
-    const notice = buildAdverseActionNotice({
+    const notice = build(explained, settings, { firstName: consumer.firstName, lastName: consumer.lastName, address: consumer.address });
+    if (!notice) throw new ApiError('not_found', noNoticeMessage(explained.row));
+    await deps.db.transaction().execute((trx) =>
+      deps.underwriting.recordAction(trx, explained.row, actor, 'pii_revealed', { fields: ['first_name', 'last_name', 'address'], purpose: 'adverse_action_notice' }),
+    );
+    return notice;
+  }
+
+  /**
+   * The notice over `/v1` (docs/decisions.md, "Adverse-action notice"): the same letter without the
+   * applicant, whose name and address the API never returns (the lender addresses the letter from
+   * its own records), so nothing is revealed and nothing is recorded. A decision of another product
+   * than the path's is not found; one that took no adverse action is `no_adverse_action`.
+   */
+  async function apiNoticeFor(scope: { tenantId: string; environment: Environment }, product: DecisionsTable['product'], decisionId: string): Promise<ApiAdverseActionNotice> {
+    const explained = await deps.reporting.explainDecision(scope, decisionId, product);
+    if (!explained) throw new ApiError('not_found', `No ${product === 'bnpl' ? 'BNPL' : 'auto-loan'} decision with this decision_id exists for this API key.`);
+    const notice = build(explained, await getSettings(scope.tenantId), null);
+    if (!notice) throw new ApiError('no_adverse_action', noNoticeMessage(explained.row));
+    const { applicant: _none, ...rest } = notice;
+    return rest;
+  }
+
+  function build(explained: NonNullable<Awaited<ReturnType<ReportingService['explainDecision']>>>, settings: NoticeSettings | null, applicant: NoticeApplicant | null): AdverseActionNotice | null {
+    const { row, explanation, lastOverrideAt, consumerReportUsed } = explained;
+    return buildAdverseActionNotice({
       row,
       reasons: explanation.reasons,
       counterofferReasons: explanation.counterofferReasons,
       consumerReportUsed,
       creditScore: explanation.creditScoreDisclosure,
       actionAt: lastOverrideAt ?? new Date(row.completed_at ?? row.updated_at),
-      applicant: { firstName: consumer.firstName, lastName: consumer.lastName, address: consumer.address },
+      applicant,
       settings,
       today: deps.clock.now(),
     });
-    if (!notice) {
-      throw new ApiError(
-        'not_found',
-        row.status !== 'complete' || row.outcome === 'referred'
-          ? 'This decision has no adverse-action notice: it has not been decided yet (pending or referred).'
-          : 'This decision has no adverse-action notice: it was approved as requested.',
-      );
-    }
-    await deps.db.transaction().execute((trx) =>
-      deps.underwriting.recordAction(trx, row, actor, 'pii_revealed', { fields: ['first_name', 'last_name', 'address'], purpose: 'adverse_action_notice' }),
-    );
-    return notice;
   }
 
-  return { getSettings, putSettings, noticeFor };
+  return { getSettings, putSettings, noticeFor, apiNoticeFor };
 }
 
 export type NoticesService = ReturnType<typeof createNoticesService>;
@@ -132,4 +147,11 @@ function required(value: string | null | undefined, name: string): string {
 function optional(value: string | null | undefined): string | null {
   const v = (value ?? '').trim();
   return v.length === 0 ? null : v;
+}
+
+/** Why a decision has no notice: undecided, or approved as requested. */
+function noNoticeMessage(row: Pick<DecisionsTable, 'status' | 'outcome'>): string {
+  return row.status !== 'complete' || row.outcome === 'referred'
+    ? 'This decision has no adverse-action notice: it has not been decided yet (pending or referred).'
+    : 'This decision has no adverse-action notice: it was approved as requested.';
 }

@@ -511,13 +511,14 @@ export function createReportingService(deps: ReportingDeps) {
   /**
    * One decision's row and explanation, without its events and deliveries (what an adverse-action
    * notice is built from), and when an underwriter last acted on it; null when it is not this
-   * tenant's and environment's.
+   * tenant's and environment's (or, when `product` is given, not of that product).
    */
   async function explainDecision(
     scope: ReportingScope,
     decisionId: string,
+    product: DecisionsTable['product'] | null = null,
   ): Promise<{ row: DecisionsTable; explanation: DecisionExplanation; lastOverrideAt: Date | null; consumerReportUsed: boolean } | null> {
-    const view = await deps.decisions.getDecision(scope, null, decisionId);
+    const view = await deps.decisions.getDecision(scope, product, decisionId);
     if (!view) return null;
     const record = (await deps.decisions.getAuditRecord(scope, decisionId)) as AuditRecord | null;
     const at = record?.overrides?.at(-1)?.at;

@@ -333,6 +333,69 @@ describe.each(await dialectMatrix())('adverse-action notices [%s]', (dialect) =>
     expect(expected('declined').length).toBe(1);
   });
 
+  it('over /v1: the portal\'s notice without the applicant, nothing recorded; no_adverse_action for an approval in full; another product or tenant is not found', async () => {
+    const { apiKey, members } = await team('API Notice Lending');
+    expect((await members.admin.put('/portal/api/settings/notices', SETTINGS)).status).toBe(200);
+    const declined = await decide(apiKey, '0000', '400.00', 'Vera');
+    expect(declined.outcome).toBe('declined');
+    const get = (product: string, id: string, key = apiKey) => t.app.inject({ method: 'GET', url: `/v1/decisions/${product}/${id}/adverse-action-notice`, headers: bearer(key) });
+
+    const r = await get('bnpl', declined.decision_id);
+    expect(r.statusCode, r.body).toBe(200);
+    const viaApi = r.json() as Record<string, unknown>;
+    // Nothing of the applicant: neither the field nor her name, street or town anywhere in it.
+    expect(viaApi).not.toHaveProperty('applicant');
+    expect(r.body).not.toMatch(/Vera|Birch|Boise|83702/);
+    // So nothing was revealed, and nothing is recorded.
+    expect(await t.ctx.storage.db.selectFrom('underwriting_actions').select('id').where('decision_id', '=', declined.decision_id).execute()).toEqual([]);
+    // Otherwise the very notice the portal makes (same clock, same settings), with the reasons the API gave.
+    const portal = (await noticeOf(members.admin, declined.decision_id)).body.notice as Notice & Record<string, unknown>;
+    const { applicant: _applicant, ...portalWithoutApplicant } = portal;
+    expect(viaApi).toEqual(portalWithoutApplicant);
+    expect((viaApi as unknown as Notice).principal_reasons.reasons).toEqual(declined.decline_reasons);
+
+    // An approval in full took no adverse action: its own code (a 404, as the notice does not exist).
+    const seeded = (await members.admin.get('/portal/api/sandbox/consumers?seeded=true')).body.data as Array<{ id: string }>;
+    const approved = await t.app.inject({
+      method: 'POST',
+      url: '/v1/decisions/bnpl',
+      headers: { ...bearer(apiKey), 'content-type': 'application/json' },
+      payload: JSON.stringify({ consumer: { consumer_id: seeded[0]!.id }, transaction: { amount: '100.00', currency: 'USD', merchant_name: 'Acme', merchant_category: 'general' } }),
+    });
+    const none = await get('bnpl', (approved.json() as { decision_id: string }).decision_id);
+    expect(none.statusCode).toBe(404);
+    expect(errorOf(none)).toMatchObject({ error: 'no_adverse_action', message: 'This decision has no adverse-action notice: it was approved as requested.' });
+
+    // A BNPL decision is not an auto loan; another tenant does not have it; a malformed id is 400.
+    expect(errorOf(await get('auto-loan', declined.decision_id))).toMatchObject({ error: 'not_found', message: 'No auto-loan decision with this decision_id exists for this API key.' });
+    const other = await team('Other API Lending');
+    expect(errorOf(await get('bnpl', declined.decision_id, other.apiKey))).toMatchObject({ error: 'not_found' });
+    expect((await get('bnpl', 'not-a-uuid')).statusCode).toBe(400);
+  });
+
+  it('over /v1, an auto loan: its own path finds its notice, the BNPL path does not', async () => {
+    const { apiKey } = await team('Auto Notice Lending');
+    const created = await t.app.inject({
+      method: 'POST',
+      url: '/v1/decisions/auto-loan',
+      headers: { ...bearer(apiKey), 'content-type': 'application/json' },
+      payload: JSON.stringify({
+        consumer: { first_name: 'Abe', last_name: 'Auto', email: `abe.${++counter}@example.com`, phone: '+14155550177', dob: '1979-09-09', ssn_last4: '0000', address: { line1: '4 Depot Road', city: 'Lincoln', state: 'NE', zip: '68508' } },
+        vehicle: { vin: '1HGCM8262RA004352', year: 2024, make: 'Honda', model: 'Accord', mileage: 18_000, condition: 'used', value: '15000.00' },
+        loan: { amount: '16000.00', down_payment: '2000.00', trade_in_value: '1000.00', term_months: 60, currency: 'USD' },
+        channel: 'direct',
+      }),
+    });
+    expect(created.statusCode, created.body).toBe(200);
+    const auto = created.json() as { decision_id: string; outcome: string };
+    expect(auto.outcome).toBe('declined');
+    const r = await t.app.inject({ method: 'GET', url: `/v1/decisions/auto-loan/${auto.decision_id}/adverse-action-notice`, headers: bearer(apiKey) });
+    expect(r.statusCode, r.body).toBe(200);
+    expect(r.json()).toMatchObject({ product: 'auto_loan', action: 'declined', application: { amount: '13000.00', term_months: 60 }, missing_settings: ['creditor_name', 'creditor_address', 'agency', 'cra_name', 'cra_address', 'cra_phone'] });
+    const wrong = await t.app.inject({ method: 'GET', url: `/v1/decisions/bnpl/${auto.decision_id}/adverse-action-notice`, headers: bearer(apiKey) });
+    expect(errorOf(wrong)).toMatchObject({ error: 'not_found', message: 'No BNPL decision with this decision_id exists for this API key.' });
+  });
+
   it("an underwriter's decline of a referral made without credit data: no Part II, due 30 days after the application, not after the decline", async () => {
     const { apiKey, members } = await team('Unavailable Lending');
     const referred = await decide(apiKey, '3333', '200.00', 'Uma');

@@ -108,6 +108,15 @@ const ROUTES: Record<string, RouteCase> = {
     probes: (ids) => [post('auto loan through A\'s dealer', 'sandbox', '/v1/decisions/auto-loan', AUTO_LOAN_BODY(ids.consumers.soft, ids.dealers.sandbox), [ids.consumers.soft, ids.dealers.sandbox])],
   },
   'GET /v1/decisions/auto-loan/:decision_id': { kind: 'v1', probes: (ids) => [get('auto-loan decision', 'sandbox', `/v1/decisions/auto-loan/${ids.decisions.autoLoan}`, [ids.decisions.autoLoan])] },
+  // The notice: A's decline has one (200, with A's notice settings in it); A's approved auto loan has none (404 no_adverse_action).
+  'GET /v1/decisions/bnpl/:decision_id/adverse-action-notice': {
+    kind: 'v1',
+    probes: (ids) => [get('declined BNPL decision\'s notice', 'sandbox', `/v1/decisions/bnpl/${ids.decisions.declined}/adverse-action-notice`, [ids.decisions.declined])],
+  },
+  'GET /v1/decisions/auto-loan/:decision_id/adverse-action-notice': {
+    kind: 'v1',
+    probes: (ids) => [get('approved auto loan\'s notice', 'sandbox', `/v1/decisions/auto-loan/${ids.decisions.autoLoan}/adverse-action-notice`, [ids.decisions.autoLoan], 404)],
+  },
   ...comingSoon('mortgage'),
   ...comingSoon('personal-loan'),
   ...comingSoon('credit-card'),

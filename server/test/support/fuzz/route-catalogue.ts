@@ -136,6 +136,13 @@ const pollRoute = (prefix: string, ids: (env: FuzzEnv) => string[]): RouteFuzz =
   request: (env) => jsonRequest(['GET'], hostileId(ids(env)).map((id) => `${prefix}/${id}`), null, apiHeaders(env, false)),
 });
 
+/** A decision's sub-resource (its adverse-action notice): the same hostile ids, below them `suffix`. */
+const belowPollRoute = (prefix: string, suffix: string, ids: (env: FuzzEnv) => string[]): RouteFuzz => ({
+  surface: 'api',
+  methods: ['GET', 'HEAD'],
+  request: (env) => jsonRequest(['GET'], hostileId(ids(env)).map((id) => `${prefix}/${id}/${suffix}`), null, apiHeaders(env, false)),
+});
+
 const comingSoon = (path: string): Record<string, RouteFuzz> => ({
   [`/v1/decisions/${path}`]: { surface: 'api', methods: ['POST'], request: (env) => jsonRequest(['POST'], fc.constant(`/v1/decisions/${path}`), anyJsonBody, apiHeaders(env, true)) },
   [`/v1/decisions/${path}/:decision_id`]: pollRoute(`/v1/decisions/${path}`, () => []),
@@ -319,6 +326,8 @@ export const ROUTE_CATALOGUE: Record<string, RouteFuzz> = {
   '/v1/decisions/bnpl/:decision_id': pollRoute('/v1/decisions/bnpl', (env) => env.bnplDecisionIds),
   '/v1/decisions/auto-loan': { ...createRoute(autoLoanValid), request: (env) => autoLoanValid(env).chain((v) => jsonRequest(['POST'], fc.constant('/v1/decisions/auto-loan'), mutatedBody(v), apiHeaders(env, true))) },
   '/v1/decisions/auto-loan/:decision_id': pollRoute('/v1/decisions/auto-loan', (env) => env.autoLoanDecisionIds),
+  '/v1/decisions/bnpl/:decision_id/adverse-action-notice': belowPollRoute('/v1/decisions/bnpl', 'adverse-action-notice', (env) => env.bnplDecisionIds),
+  '/v1/decisions/auto-loan/:decision_id/adverse-action-notice': belowPollRoute('/v1/decisions/auto-loan', 'adverse-action-notice', (env) => env.autoLoanDecisionIds),
   ...comingSoon('mortgage'),
   ...comingSoon('personal-loan'),
   ...comingSoon('credit-card'),
