@@ -6,6 +6,7 @@ export {
   AuthenticationError,
   NotFoundError,
   ProductNotAvailableError,
+  NoAdverseActionError,
   MethodNotAllowedError,
   IdempotencyConflictError,
   PayloadTooLargeError,

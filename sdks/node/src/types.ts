@@ -570,3 +570,61 @@ export interface EventListData<TEvent extends Event<unknown> = Event> {
   has_more: boolean;
   next_cursor: string | null;
 }
+
+/** A line of the notice's reasons or key factors: a stable code and the sentence the letter prints. */
+export interface NoticeReason {
+  code: string;
+  reason: string;
+}
+
+/** What was applied for, or offered instead, in the parts a letter writes ("a buy now, pay later loan of $1,250.00, in 6 monthly payments"). */
+export interface NoticeTerms {
+  /** Two-decimal string. */
+  amount: string;
+  currency: 'USD';
+  plan: string | null;
+  term_months: number | null;
+  /** The product as the letter names it, e.g. "a buy now, pay later loan". */
+  product: string;
+  /** The repayment terms as the letter writes them; an offer's end with its APR. */
+  terms: string | null;
+}
+
+/**
+ * `GET /v1/decisions/{bnpl|auto-loan}/{decision_id}/adverse-action-notice`: the content of the
+ * written notice Regulation B (12 CFR 1002.9) requires after a decline, or after a counteroffer the
+ * applicant did not accept, laid out as Sample Form C-1. It never names the applicant: address the
+ * letter from your own records. Settings the tenant has not entered in the portal are listed in
+ * `missing_settings`; what else the letter lacks, in `incomplete`.
+ */
+export interface AdverseActionNotice {
+  decision_id: string;
+  environment: 'sandbox' | 'live';
+  product: 'bnpl' | 'auto_loan';
+  action: 'declined' | 'counteroffer';
+  /** When the adverse action was taken (an underwriter's action, else the decision's completion), ISO 8601. */
+  action_taken_at: string;
+  /** The notice's own date (today, UTC), YYYY-MM-DD. */
+  notice_date: string;
+  /** The last day the notice may be sent, YYYY-MM-DD: 30 days after the completed application for a decline, 90 after a counteroffer. */
+  due_by: string;
+  application: NoticeTerms & { applied_on: string };
+  counteroffer: (NoticeTerms & { apr: string | null }) | null;
+  principal_reasons: { heading: string; reasons: NoticeReason[] };
+  /** Part II (FCRA 615(a)): only when a consumer report was used for the decision. */
+  consumer_report: {
+    statement: string;
+    agency: { name: string | null; address_lines: string[]; phone: string | null };
+    credit_score: {
+      statement: string;
+      score: number;
+      range: { min: number; max: number } | null;
+      scored_on: string | null;
+      key_factors: Array<{ code: string; reason: string | null }>;
+    } | null;
+  } | null;
+  ecoa_notice: { statement: string; agency_lines: string[] };
+  creditor: { name: string | null; address_lines: string[]; phone: string | null };
+  missing_settings: string[];
+  incomplete: string[];
+}

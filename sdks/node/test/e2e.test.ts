@@ -18,9 +18,11 @@ import {
   Decision,
   IdempotencyConflictError,
   InvalidRequestError,
+  NoAdverseActionError,
   NotFoundError,
   UnprocessableEntityError,
   WebhookVerificationError,
+  type AdverseActionNotice,
   type BnplCreateParams,
   type DecisionFinalizedData,
 } from '../src/index.js';
@@ -42,6 +44,20 @@ async function rawGet(id: string): Promise<unknown> {
   const r = await fetch(`${service.baseUrl}/v1/decisions/bnpl/${id}`, { headers: { Authorization: `Bearer ${service.sandboxKey}` } });
   expect(r.status).toBe(200);
   return r.json();
+}
+
+/** The error a call fails with, checked to be one of ours with a request id. */
+async function failure(promise: Promise<unknown>): Promise<CreditDecisionsError> {
+  const e = await promise.then(
+    () => undefined,
+    (err: unknown) => err,
+  );
+  expect(e).toBeInstanceOf(CreditDecisionsError);
+  const error = e as CreditDecisionsError;
+  expect(error.requestId).toMatch(/^req_/);
+  expect(error.headers['request-id']).toBe(error.requestId);
+  expect(error.body).toEqual({ error: error.code, message: error.message, request_id: error.requestId });
+  return error;
 }
 
 describe('decisions against the real service', () => {
@@ -90,6 +106,29 @@ describe('decisions against the real service', () => {
     expect(d.payment_schedule).toBeUndefined();
     expect(d.offer).toBeNull();
     expect(JSON.parse(JSON.stringify(d))).toEqual(await rawGet(d.decision_id));
+  });
+
+  it('fetches the adverse-action notice of a decline (no applicant in it); an approval in full has none (NoAdverseActionError, a NotFoundError)', async () => {
+    const d = await client.decisions.bnpl.create({ consumer: newConsumer('0000', 'Dana'), transaction: furniture('149.97') });
+    const notice: AdverseActionNotice = await client.decisions.bnpl.adverseActionNotice(d.decision_id);
+    expect(notice).toMatchObject({ decision_id: d.decision_id, environment: 'sandbox', product: 'bnpl', action: 'declined', counteroffer: null });
+    expect(notice.principal_reasons.reasons).toEqual(d.decline_reasons);
+    expect(notice.due_by).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+    expect(notice.ecoa_notice.statement).toMatch(/^The Federal Equal Credit Opportunity Act prohibits/);
+    expect(notice).not.toHaveProperty('applicant');
+    expect(JSON.stringify(notice)).not.toContain('Dana');
+    // What an independent client sees.
+    const raw = await fetch(`${service.baseUrl}/v1/decisions/bnpl/${d.decision_id}/adverse-action-notice`, { headers: { Authorization: `Bearer ${service.sandboxKey}` } });
+    expect(await raw.json()).toEqual(notice);
+
+    const approved = await client.decisions.bnpl.create({ consumer: { consumer_id: service.consumers.soft }, transaction: furniture('149.97') });
+    const none = await failure(client.decisions.bnpl.adverseActionNotice(approved.decision_id));
+    expect(none).toBeInstanceOf(NoAdverseActionError);
+    expect(none).toBeInstanceOf(NotFoundError);
+    expect([none.status, none.code]).toEqual([404, 'no_adverse_action']);
+    // Not an auto loan: the auto-loan path does not find it.
+    const other = await failure(client.decisions.autoLoan.adverseActionNotice(d.decision_id));
+    expect([other.status, other.code]).toEqual([404, 'not_found']);
   });
 
   it('returns a referral as a decision', async () => {
@@ -235,19 +274,6 @@ describe('a connection dropped after the service did the work', () => {
 });
 
 describe('errors from real answers', () => {
-  async function failure(promise: Promise<unknown>): Promise<CreditDecisionsError> {
-    const e = await promise.then(
-      () => undefined,
-      (err: unknown) => err,
-    );
-    expect(e).toBeInstanceOf(CreditDecisionsError);
-    const error = e as CreditDecisionsError;
-    expect(error.requestId).toMatch(/^req_/);
-    expect(error.headers['request-id']).toBe(error.requestId);
-    expect(error.body).toEqual({ error: error.code, message: error.message, request_id: error.requestId });
-    return error;
-  }
-
   it('400 invalid_request (bad body; both order and transaction; malformed id)', async () => {
     const e = await failure(client.decisions.bnpl.create({ consumer: { consumer_id: service.consumers.soft }, transaction: { amount: '10.00', currency: 'USD' } } as never));
     expect(e).toBeInstanceOf(InvalidRequestError);

@@ -26,6 +26,7 @@ from cds_client import (
     EventPage,
     IdempotencyConflictError,
     InvalidRequestError,
+    NoAdverseActionError,
     NotFoundError,
     Offer,
     Payment,
@@ -49,10 +50,10 @@ class EndToEndTest(unittest.TestCase):
         cls.soft = ReturningConsumer(consumer_id=cls.service.consumers["soft"])
         cls.enhanced = ReturningConsumer(consumer_id=cls.service.consumers["enhanced"])
 
-    def raw_get(self, decision_id: str) -> Dict[str, Any]:
-        """What an independent client (plain urllib) sees for the same decision."""
+    def raw_get(self, decision_id: str, below: str = "") -> Dict[str, Any]:
+        """What an independent client (plain urllib) sees for the same decision (or a path below it)."""
         request = urllib.request.Request(
-            f"{self.service.base_url}/v1/decisions/bnpl/{decision_id}", headers={"Authorization": f"Bearer {self.service.sandbox_key}"}
+            f"{self.service.base_url}/v1/decisions/bnpl/{decision_id}{below}", headers={"Authorization": f"Bearer {self.service.sandbox_key}"}
         )
         with urllib.request.urlopen(request, timeout=10) as r:
             result: Dict[str, Any] = json.loads(r.read())
@@ -100,6 +101,28 @@ class EndToEndTest(unittest.TestCase):
         self.assertIsNone(d.payment_schedule)
         self.assertIsNone(d.offer)
         self.assertEqual(d.to_dict(), self.raw_get(d.decision_id))
+
+    def test_adverse_action_notice_of_a_decline_and_none_for_an_approval(self) -> None:
+        d = self.client.decisions.bnpl.create(consumer=new_consumer("0000", "Dana"), transaction=furniture("149.97"))
+        notice = self.client.decisions.bnpl.adverse_action_notice(d.decision_id)
+        self.assertEqual(
+            (notice["decision_id"], notice["product"], notice["action"], notice["counteroffer"]), (d.decision_id, "bnpl", "declined", None)
+        )
+        assert d.decline_reasons is not None
+        self.assertEqual(notice["principal_reasons"]["reasons"], [{"code": r.code, "reason": r.reason} for r in d.decline_reasons])
+        self.assertRegex(notice["due_by"], r"^\d{4}-\d{2}-\d{2}$")
+        self.assertNotIn("applicant", notice)
+        self.assertNotIn("Dana", json.dumps(notice))
+        self.assertEqual(notice, self.raw_get(d.decision_id, "/adverse-action-notice"))
+
+        approved = self.client.decisions.bnpl.create(consumer=self.soft, transaction=furniture("149.97"))
+        with self.assertRaises(NoAdverseActionError) as caught:
+            self.client.decisions.bnpl.adverse_action_notice(approved.decision_id)
+        self.assertIsInstance(caught.exception, NotFoundError)
+        self.check(caught.exception, 404, "no_adverse_action")
+        with self.assertRaises(NotFoundError) as other:
+            self.client.decisions.auto_loan.adverse_action_notice(d.decision_id)
+        self.check(other.exception, 404, "not_found")
 
     def test_referral(self) -> None:
         d = self.client.decisions.bnpl.create(consumer=new_consumer("1111", "Remy"), transaction=furniture("120.00"))

@@ -7,7 +7,8 @@
  *   ├─ InvalidRequestError               400 invalid_request
  *   ├─ AuthenticationError               401 invalid_api_key
  *   ├─ NotFoundError                     404 not_found
- *   │  └─ ProductNotAvailableError       404 product_not_available
+ *   │  ├─ ProductNotAvailableError       404 product_not_available
+ *   │  └─ NoAdverseActionError           404 no_adverse_action
  *   ├─ MethodNotAllowedError             405 method_not_allowed
  *   ├─ IdempotencyConflictError          409 idempotency_conflict
  *   ├─ PayloadTooLargeError              413 payload_too_large
@@ -59,6 +60,8 @@ export class InvalidRequestError extends CreditDecisionsError {}
 export class AuthenticationError extends CreditDecisionsError {}
 export class NotFoundError extends CreditDecisionsError {}
 export class ProductNotAvailableError extends NotFoundError {}
+/** The decision took no adverse action (approved as requested, pending or referred): it has no notice. */
+export class NoAdverseActionError extends NotFoundError {}
 export class MethodNotAllowedError extends CreditDecisionsError {}
 export class IdempotencyConflictError extends CreditDecisionsError {}
 export class PayloadTooLargeError extends CreditDecisionsError {}
@@ -112,6 +115,7 @@ const BY_CODE: Record<string, ErrorClass> = {
   invalid_api_key: AuthenticationError,
   not_found: NotFoundError,
   product_not_available: ProductNotAvailableError,
+  no_adverse_action: NoAdverseActionError,
   method_not_allowed: MethodNotAllowedError,
   idempotency_conflict: IdempotencyConflictError,
   payload_too_large: PayloadTooLargeError,

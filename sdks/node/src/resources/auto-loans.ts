@@ -8,7 +8,7 @@
 import type { HttpCore, RequestOptions } from '../core/http.js';
 import { AutoLoanDecision } from '../lib/auto-loan-decision.js';
 import { pollUntilComplete, type PollOptions } from '../lib/polling.js';
-import type { AutoLoanCreateParams, AutoLoanDecisionData } from '../types.js';
+import type { AdverseActionNotice, AutoLoanCreateParams, AutoLoanDecisionData } from '../types.js';
 import type { RetrieveOptions } from './decisions.js';
 
 const PATH = '/v1/decisions/auto-loan';
@@ -30,6 +30,12 @@ export class AutoLoanDecisions {
   async retrieve(decisionId: string, options: RetrieveOptions = {}): Promise<AutoLoanDecision> {
     const { data, meta } = await this.core.request<AutoLoanDecisionData>('GET', `${PATH}/${encodeURIComponent(decisionId)}`, undefined, options);
     return new AutoLoanDecision(data, meta);
+  }
+
+  /** The decision's adverse-action notice, as `client.decisions.bnpl.adverseActionNotice`. */
+  async adverseActionNotice(decisionId: string, options: RetrieveOptions = {}): Promise<AdverseActionNotice> {
+    const { data } = await this.core.request<AdverseActionNotice>('GET', `${PATH}/${encodeURIComponent(decisionId)}/adverse-action-notice`, undefined, options);
+    return data;
   }
 
   /**

@@ -1,12 +1,12 @@
 /**
- * `client.decisions.bnpl`: POST /v1/decisions/bnpl, GET /v1/decisions/bnpl/{decision_id}, and the
- * polling helper built on the GET.
+ * `client.decisions.bnpl`: POST /v1/decisions/bnpl, GET /v1/decisions/bnpl/{decision_id}, the
+ * polling helper built on the GET, and the decision's adverse-action notice.
  */
 import type { HttpCore, RequestOptions } from '../core/http.js';
 import { Decision } from '../lib/decision.js';
 import { pollUntilComplete, type PollOptions } from '../lib/polling.js';
 import { AutoLoanDecisions } from './auto-loans.js';
-import type { BnplCreateParams, DecisionData } from '../types.js';
+import type { AdverseActionNotice, BnplCreateParams, DecisionData } from '../types.js';
 
 export type RetrieveOptions = Omit<RequestOptions, 'idempotencyKey'>;
 
@@ -27,6 +27,16 @@ export class BnplDecisions {
   async retrieve(decisionId: string, options: RetrieveOptions = {}): Promise<Decision> {
     const { data, meta } = await this.core.request<DecisionData>('GET', `/v1/decisions/bnpl/${encodeURIComponent(decisionId)}`, undefined, options);
     return new Decision(data, meta);
+  }
+
+  /**
+   * The adverse-action notice of a declined decision or a counteroffer (Regulation B): reasons,
+   * the consumer-report disclosure, the ECOA notice and the date it must be sent by, without the
+   * applicant's name and address. A decision that took no adverse action throws NoAdverseActionError.
+   */
+  async adverseActionNotice(decisionId: string, options: RetrieveOptions = {}): Promise<AdverseActionNotice> {
+    const { data } = await this.core.request<AdverseActionNotice>('GET', `/v1/decisions/bnpl/${encodeURIComponent(decisionId)}/adverse-action-notice`, undefined, options);
+    return data;
   }
 
   /**

@@ -7,7 +7,8 @@ answer). A declined applicant is a successful decision (``decision.is_declined``
     ├─ InvalidRequestError               400 invalid_request
     ├─ AuthenticationError               401 invalid_api_key
     ├─ NotFoundError                     404 not_found
-    │  └─ ProductNotAvailableError       404 product_not_available
+    │  ├─ ProductNotAvailableError       404 product_not_available
+    │  └─ NoAdverseActionError           404 no_adverse_action
     ├─ MethodNotAllowedError             405 method_not_allowed
     ├─ IdempotencyConflictError          409 idempotency_conflict
     ├─ PayloadTooLargeError              413 payload_too_large
@@ -34,6 +35,7 @@ __all__ = [
     "AuthenticationError",
     "NotFoundError",
     "ProductNotAvailableError",
+    "NoAdverseActionError",
     "MethodNotAllowedError",
     "IdempotencyConflictError",
     "PayloadTooLargeError",
@@ -106,6 +108,10 @@ class ProductNotAvailableError(NotFoundError):
     pass
 
 
+class NoAdverseActionError(NotFoundError):
+    """The decision took no adverse action (approved as requested, pending or referred): it has no notice."""
+
+
 class MethodNotAllowedError(CreditDecisionsError):
     pass
 
@@ -169,6 +175,7 @@ _BY_CODE: Dict[str, Type[CreditDecisionsError]] = {
     "invalid_api_key": AuthenticationError,
     "not_found": NotFoundError,
     "product_not_available": ProductNotAvailableError,
+    "no_adverse_action": NoAdverseActionError,
     "method_not_allowed": MethodNotAllowedError,
     "idempotency_conflict": IdempotencyConflictError,
     "payload_too_large": PayloadTooLargeError,

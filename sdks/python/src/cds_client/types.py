@@ -44,6 +44,14 @@ __all__ = [
     "DealerAddedData",
     "DealerRemovedData",
     "WebhookTestData",
+    "NoticeReason",
+    "NoticeKeyFactor",
+    "NoticeApplication",
+    "NoticeCounteroffer",
+    "NoticeAgency",
+    "NoticeCreditScore",
+    "NoticeConsumerReport",
+    "AdverseActionNotice",
 ]
 
 Amount = Union[str, int, float, Decimal]
@@ -397,3 +405,102 @@ EVENT_DATA_TYPES: Dict[str, Any] = {
     "dealer.removed": DealerRemovedData,
     "webhook.test": WebhookTestData,
 }
+
+
+# The adverse-action notice (``GET /v1/decisions/{bnpl|auto-loan}/{decision_id}/adverse-action-notice``).
+
+
+class NoticeReason(TypedDict):
+    """A line of the notice's reasons: a stable code and the sentence the letter prints."""
+
+    code: str
+    reason: str
+
+
+class NoticeKeyFactor(TypedDict):
+    code: str
+    reason: Optional[str]
+
+
+class NoticeApplication(TypedDict):
+    """What was applied for, in the parts a letter writes ("a buy now, pay later loan of $1,250.00")."""
+
+    amount: str
+    currency: Literal["USD"]
+    plan: Optional[str]
+    term_months: Optional[int]
+    product: str
+    terms: Optional[str]
+    applied_on: str
+
+
+class NoticeCounteroffer(TypedDict):
+    """What is offered instead; ``terms`` end with the APR."""
+
+    amount: str
+    currency: Literal["USD"]
+    plan: Optional[str]
+    term_months: Optional[int]
+    product: str
+    terms: Optional[str]
+    apr: Optional[str]
+
+
+class NoticeAgency(TypedDict):
+    name: Optional[str]
+    address_lines: List[str]
+    phone: Optional[str]
+
+
+class NoticeScoreRange(TypedDict):
+    min: int
+    max: int
+
+
+class NoticeCreditScore(TypedDict):
+    statement: str
+    score: int
+    range: Optional[NoticeScoreRange]
+    scored_on: Optional[str]
+    key_factors: List[NoticeKeyFactor]
+
+
+class NoticeConsumerReport(TypedDict):
+    """Part II (FCRA 615(a)): only when a consumer report was used for the decision."""
+
+    statement: str
+    agency: NoticeAgency
+    credit_score: Optional[NoticeCreditScore]
+
+
+class NoticePrincipalReasons(TypedDict):
+    heading: str
+    reasons: List[NoticeReason]
+
+
+class NoticeEcoa(TypedDict):
+    statement: str
+    agency_lines: List[str]
+
+
+class AdverseActionNotice(TypedDict):
+    """The content of the written notice Regulation B (12 CFR 1002.9) requires after a decline, or
+    after a counteroffer the applicant did not accept, laid out as Sample Form C-1. It never names
+    the applicant: address the letter from your own records. ``missing_settings`` lists what the
+    tenant has not entered in the portal's notice settings; ``incomplete``, what else it lacks."""
+
+    decision_id: str
+    environment: Literal["sandbox", "live"]
+    product: Literal["bnpl", "auto_loan"]
+    action: Literal["declined", "counteroffer"]
+    action_taken_at: str
+    notice_date: str
+    due_by: str
+    application: NoticeApplication
+    counteroffer: Optional[NoticeCounteroffer]
+    principal_reasons: NoticePrincipalReasons
+    consumer_report: Optional[NoticeConsumerReport]
+    ecoa_notice: NoticeEcoa
+    creditor: NoticeAgency
+    missing_settings: List[str]
+    incomplete: List[str]

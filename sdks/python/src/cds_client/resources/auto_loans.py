@@ -8,12 +8,12 @@ across its retries.
 """
 import threading
 import urllib.parse
-from typing import Any, Callable, Dict, Optional, Union
+from typing import Any, Callable, Dict, Optional, Union, cast
 
 from .._core.http import HttpCore
 from .._polling import DEFAULT_INTERVAL, DEFAULT_TIMEOUT, wait_until_complete
 from ..models import AutoLoanDecision
-from ..types import AutoLoanChannel, AutoLoanTermsParams, ConsumerParams, DealerParams, VehicleParams
+from ..types import AdverseActionNotice, AutoLoanChannel, AutoLoanTermsParams, ConsumerParams, DealerParams, VehicleParams
 
 _PATH = "/v1/decisions/auto-loan"
 
@@ -70,6 +70,27 @@ class AutoLoanDecisions:
             "GET", path, timeout=timeout, max_retries=max_retries, retry_rate_limited=retry_rate_limited, cancel=cancel
         )
         return AutoLoanDecision.from_dict(data, meta)
+
+    def adverse_action_notice(
+        self,
+        decision_id: str,
+        *,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+        retry_rate_limited: Optional[bool] = None,
+        cancel: Optional[threading.Event] = None,
+    ) -> AdverseActionNotice:
+        """The adverse-action notice of a declined decision or a counteroffer (Regulation B).
+
+        Reasons, the consumer-report disclosure, the ECOA notice and the date it must be sent by,
+        without the applicant's name and address. A decision that took no adverse action raises
+        NoAdverseActionError.
+        """
+        path = f"{_PATH}/{urllib.parse.quote(decision_id, safe='')}/adverse-action-notice"
+        data, _meta = self._core.request(
+            "GET", path, timeout=timeout, max_retries=max_retries, retry_rate_limited=retry_rate_limited, cancel=cancel
+        )
+        return cast(AdverseActionNotice, data)
 
     def wait_for_completion(
         self,

@@ -1,13 +1,13 @@
-"""``client.decisions.bnpl``: POST /v1/decisions/bnpl, GET /v1/decisions/bnpl/{decision_id}, and
-``wait_for_completion`` built on the GET."""
+"""``client.decisions.bnpl``: POST /v1/decisions/bnpl, GET /v1/decisions/bnpl/{decision_id},
+``wait_for_completion`` built on the GET, and the decision's adverse-action notice."""
 import threading
 import urllib.parse
-from typing import Any, Callable, Dict, Optional, Union
+from typing import Any, Callable, Dict, Optional, Union, cast
 
 from .._core.http import HttpCore
 from .._polling import DEFAULT_INTERVAL, DEFAULT_TIMEOUT, wait_until_complete
 from ..models import Decision
-from ..types import ConsumerParams, OrderParams, PlanPreference, TransactionParams
+from ..types import AdverseActionNotice, ConsumerParams, OrderParams, PlanPreference, TransactionParams
 from .auto_loans import AutoLoanDecisions
 
 
@@ -66,6 +66,27 @@ class BnplDecisions:
             "GET", path, timeout=timeout, max_retries=max_retries, retry_rate_limited=retry_rate_limited, cancel=cancel
         )
         return Decision.from_dict(data, meta)
+
+    def adverse_action_notice(
+        self,
+        decision_id: str,
+        *,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+        retry_rate_limited: Optional[bool] = None,
+        cancel: Optional[threading.Event] = None,
+    ) -> AdverseActionNotice:
+        """The adverse-action notice of a declined decision or a counteroffer (Regulation B).
+
+        Reasons, the consumer-report disclosure, the ECOA notice and the date it must be sent by,
+        without the applicant's name and address. A decision that took no adverse action raises
+        NoAdverseActionError.
+        """
+        path = f"/v1/decisions/bnpl/{urllib.parse.quote(decision_id, safe='')}/adverse-action-notice"
+        data, _meta = self._core.request(
+            "GET", path, timeout=timeout, max_retries=max_retries, retry_rate_limited=retry_rate_limited, cancel=cancel
+        )
+        return cast(AdverseActionNotice, data)
 
     def wait_for_completion(
         self,
