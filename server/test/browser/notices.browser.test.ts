@@ -150,6 +150,35 @@ describe.skipIf(!chromiumAvailable())('adverse-action notices in headless Chromi
     expect(kept).toEqual(SETTINGS);
   });
 
+  it('saved meanwhile from another tab: Save says so and saves nothing; Reload brings the other values into the form, which then saves', async () => {
+    // The screen shows version 1. Another tab of the same organisation saves a new telephone.
+    const elsewhere = await pageFetch(admin, 'PUT', '/portal/api/settings/notices', {
+      expected_version: 1, creditor_name: SETTINGS.creditorName, creditor_address: SETTINGS.creditorAddress, creditor_phone: '1-800-555-0111',
+      agency: SETTINGS.agency, cra_name: SETTINGS.craName, cra_address: SETTINGS.craAddress, cra_phone: SETTINGS.craPhone,
+    });
+    expect(elsewhere.status, JSON.stringify(elsewhere.body)).toBe(200);
+
+    await admin.getByLabel('Creditor name').fill('Typed Over Lending');
+    await admin.getByRole('button', { name: 'Save settings' }).click();
+    const conflict = admin.getByRole('status').filter({ hasText: 'Someone else saved these settings first' });
+    await conflict.getByText(/These settings were saved by Paula Admin at .* since you loaded them; reload to see them\./).waitFor();
+    expect(await admin.getByRole('button', { name: 'Save settings' }).isDisabled()).toBe(true);
+    // Nothing of this screen's was written.
+    const stored = (await pageFetch(admin, 'GET', '/portal/api/settings/notices')).body as { settings: { creditor_name: string; creditor_phone: string; version: number } };
+    expect(stored.settings).toMatchObject({ creditor_name: SETTINGS.creditorName, creditor_phone: '1-800-555-0111', version: 2 });
+    await shots.screen(admin, 'settings-conflict');
+
+    await conflict.getByRole('button', { name: 'Reload settings' }).click();
+    await conflict.waitFor({ state: 'detached' });
+    expect(await admin.getByLabel('Creditor telephone (optional)').inputValue()).toBe('1-800-555-0111');
+    expect(await admin.getByLabel('Creditor name').inputValue()).toBe(SETTINGS.creditorName);
+    // On top of what was reloaded, the change saves (and puts back the telephone the letters below expect).
+    await admin.getByLabel('Creditor telephone (optional)').fill(SETTINGS.creditorPhone);
+    await admin.getByRole('button', { name: 'Save settings' }).click();
+    await admin.getByText('Saved. Notices made from now on use these details.').waitFor();
+    expect(((await pageFetch(admin, 'GET', '/portal/api/settings/notices')).body as { settings: { creditor_phone: string; version: number } }).settings).toMatchObject({ creditor_phone: SETTINGS.creditorPhone, version: 3 });
+  });
+
   it('the decision page offers the notice; the letter shows the applicant, Part I, Part II, the creditor and the agency as saved', async () => {
     const detail = (await pageFetch(admin, 'GET', `/portal/api/decisions/sandbox/${declinedId}`)).body as { summary: { created_at: string; completed_at: string }; explanation: { credit_score_disclosure: Disclosure | null } };
     const disclosure = detail.explanation.credit_score_disclosure;

@@ -43,10 +43,12 @@ const WHY = {
   cra: 'The consumer reporting agency whose reports your credit data comes from (FCRA 615(a), 15 U.S.C. 1681m(a)). Part II of a notice names it whenever a report was used; give its name and address together, or neither.',
 } as const;
 
-function SettingsForm({ settings, onSaved }: { settings: NoticeSettings | null; onSaved(saved: NoticeSettings): void }) {
+function SettingsForm({ settings, onSaved }: { settings: NoticeSettings | null; onSaved(saved: NoticeSettings | null): void }) {
   const [form, setForm] = useState(() => formOf(settings));
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<ApiError | null>(null);
+  /** Another admin saved since this screen loaded: their message, until Reload. */
+  const [conflict, setConflict] = useState<string | null>(null);
   const [done, setDone] = useState(false);
   const set = (key: keyof Form) => (e: { target: { value: string } }) => setForm({ ...form, [key]: e.target.value });
 
@@ -59,6 +61,24 @@ function SettingsForm({ settings, onSaved }: { settings: NoticeSettings | null; 
       // Saved over the version this screen showed: if another admin saved since, the service says who (409).
       onSaved((await noticesApi.saveSettings(inputOf(form), settings?.version ?? 0)).settings);
       setDone(true);
+    } catch (err) {
+      const failure = err as ApiError;
+      if (failure.code === 'settings_version_conflict') setConflict(failure.message);
+      else setError(failure);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  /** The settings as the other admin saved them, in the form and the page: what is typed here is replaced. */
+  const reload = async () => {
+    setBusy(true);
+    setError(null);
+    try {
+      const fresh = (await noticesApi.settings()).settings;
+      onSaved(fresh);
+      setForm(formOf(fresh));
+      setConflict(null);
     } catch (err) {
       setError(err as ApiError);
     } finally {
@@ -93,10 +113,20 @@ function SettingsForm({ settings, onSaved }: { settings: NoticeSettings | null; 
         </div>
       </Card>
       {/* Next to Save, where the person who pressed it is looking. */}
+      {conflict ? (
+        <Notice tone="warning" title="Someone else saved these settings first">
+          <p>{conflict}</p>
+          <p>Your changes were not saved.</p>
+          <Button size="small" onClick={() => void reload()} disabled={busy}>
+            Reload settings
+          </Button>
+        </Notice>
+      ) : null}
       <ErrorNotice error={error} title="Could not save the settings" />
       {done ? <Notice tone="success">Saved. Notices made from now on use these details.</Notice> : null}
       <div className="form-actions">
-        <Button type="submit" variant="primary" disabled={busy}>
+        {/* Not while a conflict is shown: the same save would be refused again. */}
+        <Button type="submit" variant="primary" disabled={busy || conflict !== null}>
           {busy ? 'Saving…' : 'Save settings'}
         </Button>
       </div>
