@@ -135,7 +135,11 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
     db: storage.db, readDb: storage.readDb, dialect: storage.dialect, clock, random, secretBox, outbox, allowPrivateNetworks: config.webhookAllowPrivateNetworks,
   });
   const webhookDelivery = createDeliveryWorker(
-    { db: storage.db, dialect: storage.dialect, walSync: storage.walSync, pipelined: storage.pipelined, offLoopWriter: storage.offLoopWriter, clock, random, secretBox, logger },
+    {
+      db: storage.db, dialect: storage.dialect, walSync: storage.walSync, pipelined: storage.pipelined, offLoopWriter: storage.offLoopWriter, clock, random, secretBox, logger,
+      // As the create's writes (`transactions` above): in the thread while the event loop is saturated, or always.
+      ...(config.sqliteWriterThread === 'always' ? { offload: () => true } : {}),
+    },
     {
       allowPrivateNetworks: config.webhookAllowPrivateNetworks,
       concurrency: config.webhookDelivery.concurrency,

@@ -29,6 +29,9 @@
  * - Set up as the main writer (`synchronous = NORMAL`, the same pragmas), so its commits are made
  *   durable by wal-sync.ts's syncs of the WAL file, like the main writer's.
  *
+ * The worker uses it only while the event loop is saturated (the writer thread's rule, ADR 0030):
+ * below that a list's round trip only makes a cycle, and its hold on the writer connection, longer.
+ *
  * The thread starts on the first list (start-up pays nothing for it), does not keep the process
  * alive while nothing is out, and ends with the storage. A thread that dies fails what it owed;
  * SQLite rolls back what its connection left uncommitted when the thread's environment closes it,
@@ -49,9 +52,20 @@ export interface OffLoopStatement {
 /** A statement's answer: its rows when it returns data, else how many rows it changed. */
 export type OffLoopResult = { rows: unknown[]; changes?: undefined } | { rows?: undefined; changes: number };
 
+/**
+ * A list's answer: each statement's, and whether any of them may have written (one that is not
+ * read-only by SQLite's own judgement, `sqlite3_stmt_readonly`, other than a BEGIN: COMMIT and
+ * SELECT are read-only, an UPDATE is not even when it changes no row), as database.ts counts the
+ * writer connection's writes for the WAL sync.
+ */
+export interface OffLoopAnswer {
+  results: OffLoopResult[];
+  wrote: boolean;
+}
+
 export interface OffLoopWriter {
   /** Runs the statements in order in the thread (started on the first call); one answer for all. */
-  run(statements: readonly OffLoopStatement[]): Promise<OffLoopResult[]>;
+  run(statements: readonly OffLoopStatement[]): Promise<OffLoopAnswer>;
   /** Sets a pragma on the thread's connection, now if it runs and whenever it starts again. */
   pragma(text: string): void;
   /** Whether the thread is running (it starts on the first list). */
@@ -89,11 +103,15 @@ parentPort.on('message', (message) => {
   }
   const results = [];
   let collected = [];
+  let wrote = false;
   const list = message.statements;
   for (let i = 0; i < list.length; i++) {
     const s = list[i];
     try {
       const statement = prepared(s.sql);
+      // SQLite calls BEGIN IMMEDIATE a write (it takes the write lock), but it writes nothing, as
+      // database.ts also reckons.
+      if (!statement.readonly && !s.sql.startsWith('begin')) wrote = true;
       const parameters = s.withCollectedIds ? [...s.parameters, JSON.stringify(collected)] : s.parameters;
       if (statement.reader) {
         const rows = statement.all(...parameters);
@@ -107,7 +125,7 @@ parentPort.on('message', (message) => {
       return;
     }
   }
-  parentPort.postMessage({ id: message.id, results });
+  parentPort.postMessage({ id: message.id, results, wrote });
 });
 `;
 
@@ -121,7 +139,10 @@ export function createOffLoopWriter(file: string, initialPragmas: readonly strin
     closed: () => Object.assign(new Error('the off-loop writer is closed'), { code: 'SQLITE_IOERR_OFFLOOP_WRITER' }),
   });
   return {
-    run: async (statements) => (await thread.request<{ results: OffLoopResult[] }>({ op: 'run', statements })).results,
+    run: async (statements) => {
+      const { results, wrote } = await thread.request<OffLoopAnswer>({ op: 'run', statements });
+      return { results, wrote };
+    },
     pragma(text) {
       pragmas.push(text);
       thread.notify({ op: 'pragma', text });

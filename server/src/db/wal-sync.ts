@@ -15,7 +15,9 @@
  * - Positions. Every write transaction that ends on the writer connection moves `position()` one
  *   on (`noteStatement`, called by database.ts after each statement on the writer: a statement
  *   that is not read-only marks the transaction as writing, and the statement that leaves the
- *   connection outside a transaction ends it). Everything up to a position is in the OS's hands.
+ *   connection outside a transaction ends it; and by the delivery worker for a COMMIT of the
+ *   off-loop writer, made while it held the writer connection, ADR 0048). Everything up to a
+ *   position is in the OS's hands.
  *   The writer thread's COMMITs (sqlite-writer-thread.ts) are counted apart, in shared memory
  *   (`externalCommits`): `whenDurable` waits for every one begun by then (a reader may see it
  *   already), and a sync serves only the ones that had ended when it started. While the thread

@@ -48,9 +48,12 @@ __all__ = [
     "NoticeKeyFactor",
     "NoticeApplication",
     "NoticeCounteroffer",
-    "NoticeAgency",
+    "NoticeParty",
+    "NoticeScoreRange",
     "NoticeCreditScore",
     "NoticeConsumerReport",
+    "NoticePrincipalReasons",
+    "NoticeEcoa",
     "AdverseActionNotice",
 ]
 
@@ -446,7 +449,9 @@ class NoticeCounteroffer(TypedDict):
     apr: Optional[str]
 
 
-class NoticeAgency(TypedDict):
+class NoticeParty(TypedDict):
+    """The consumer reporting agency, or the creditor: as the tenant entered them in the portal."""
+
     name: Optional[str]
     address_lines: List[str]
     phone: Optional[str]
@@ -469,7 +474,7 @@ class NoticeConsumerReport(TypedDict):
     """Part II (FCRA 615(a)): only when a consumer report was used for the decision."""
 
     statement: str
-    agency: NoticeAgency
+    agency: NoticeParty
     credit_score: Optional[NoticeCreditScore]
 
 
@@ -501,6 +506,6 @@ class AdverseActionNotice(TypedDict):
     principal_reasons: NoticePrincipalReasons
     consumer_report: Optional[NoticeConsumerReport]
     ecoa_notice: NoticeEcoa
-    creditor: NoticeAgency
+    creditor: NoticeParty
     missing_settings: List[str]
     incomplete: List[str]

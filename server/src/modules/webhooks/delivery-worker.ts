@@ -57,6 +57,7 @@ import { CompiledQuery, type Kysely, type QueryResult } from 'kysely';
 import type { Logger } from 'pino';
 import { isDatabaseUnavailable, type DialectName, type PipelinedPool } from '../../db/database.js';
 import type { OffLoopStatement, OffLoopWriter } from '../../db/sqlite-offloop-writer.js';
+import { eventLoopBusy } from '../../db/group-commit.js';
 import { preparedOnPostgres } from '../../db/statements.js';
 import { COMMIT_BOOKKEEPING, type WalSync } from '../../db/wal-sync.js';
 import type { Database, WebhookAttemptsTable, WebhookDeliveriesTable } from '../../db/schema.js';
@@ -163,13 +164,18 @@ update webhook_deliveries as d
  where d.id = v.id and d.lease_token = v.token
 returning id`;
 
-/** Attempt rows (a JSON array of rows in the column order below). */
+/**
+ * Attempt rows (a JSON array of rows in the column order below). Each once: results written again
+ * after a cycle in doubt (ADR 0048: the thread's answer lost after its COMMIT) find theirs there
+ * (`where true`: SQLite's upsert after a select).
+ */
 const SQLITE_ATTEMPTS = `
 insert into webhook_attempts (id, delivery_id, endpoint_id, attempt, request_headers_json, request_body, response_status, response_body,
                               duration_ms, error_kind, error_detail, created_at)
 select value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6, value ->> 7, value ->> 8, value ->> 9,
        value ->> 10, value ->> 11
-  from json_each(?)`;
+  from json_each(?) where true
+    on conflict (id) do nothing`;
 
 /** Failure counts back to 0 (a JSON array of endpoint ids). */
 const SQLITE_RESET = `update webhook_endpoints set consecutive_failures = 0 where id in (select value from json_each(?)) and consecutive_failures <> 0`;
@@ -522,6 +528,12 @@ export interface DeliveryWorkerDeps {
    * run on the writer connection, on the event loop.
    */
   offLoopWriter?: OffLoopWriter | null;
+  /**
+   * Asked as each SQLite cycle begins: whether it runs on `offLoopWriter` (true) or on the writer
+   * connection. Default `eventLoopBusy()` (db/group-commit.ts, the writer thread's rule, ADR 0030):
+   * only while the event loop is saturated.
+   */
+  offload?: () => boolean;
 }
 
 /**
@@ -580,10 +592,19 @@ function connectionRunner(connection: Kysely<Database>): SqliteListRunner {
   };
 }
 
-/** The off-loop writer as a list runner: one message each way per list. */
-function threadRunner(writer: OffLoopWriter): SqliteListRunner {
-  return async (list) =>
-    (await writer.run(list)).map((r): QueryResult<unknown> => (r.rows !== undefined ? { rows: r.rows } : { rows: [], numAffectedRows: BigInt(r.changes) }));
+/**
+ * The off-loop writer as a list runner: one message each way per list. `wrote()`: whether any list
+ * so far had a statement that may write (OffLoopAnswer), which is when the transaction's COMMIT is a
+ * write for the WAL sync to count; a cycle that only listed and found nothing is not.
+ */
+function threadRunner(writer: OffLoopWriter): SqliteListRunner & { wrote(): boolean } {
+  let wrote = false;
+  const run = async (list: readonly OffLoopStatement[]) => {
+    const answer = await writer.run(list);
+    wrote ||= answer.wrote;
+    return answer.results.map((r): QueryResult<unknown> => (r.rows !== undefined ? { rows: r.rows } : { rows: [], numAffectedRows: BigInt(r.changes) }));
+  };
+  return Object.assign(run, { wrote: () => wrote });
 }
 
 /**
@@ -608,7 +629,10 @@ function sqliteCycleTx(runList: SqliteListRunner, commit: string): SqliteCycleTx
     kind: 'sqlite',
     run: async <R>(query: CompiledQuery<R>) => (await send([{ query }]))[0] as QueryResult<R>,
     batch: send,
-    defer: (query) => void front.push({ sql: query.sql, parameters: query.parameters }),
+    defer: (query) => {
+      if (ended) throw new Error('a statement deferred after the cycle\'s COMMIT');
+      front.push({ sql: query.sql, parameters: query.parameters });
+    },
     end: async () => {
       if (!ended) await send([], { last: true });
     },
@@ -757,6 +781,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
   const { db, clock, logger } = deps;
   const postgres = deps.dialect === 'postgres';
   const pipelined = deps.pipelined ?? null;
+  const offload = deps.offload ?? eventLoopBusy();
   if (postgres && pipelined === null) throw new TypeError('a PostgreSQL delivery worker runs its cycles on the storage\'s pipelined connections: pass `pipelined`');
   const sender: WebhookSender = createWebhookSender(
     Object.assign(
@@ -819,7 +844,9 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
    * So the next cycle undoes them (PG_UNDO_CLAIMS) before anything else in its transaction, and
    * forgets them once that commits; a claim that did not commit leased nothing, and undoing it
    * finds nothing. The list is bounded: past it, the oldest are left to their leases. SQLite's
-   * commit is local and never in doubt.
+   * commit is in doubt only if the off-loop writer's thread died between its COMMIT and its answer
+   * (ADR 0048); its claims are then left to their leases, and its results written again find their
+   * attempt rows there.
    */
   const claimsInDoubt: ClaimInDoubt[] = [];
   /** The claim the running cycle has sent, if any (it is in doubt should the cycle fail). */
@@ -1033,8 +1060,10 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
   }
 
   /**
-   * SQLite: this worker's counts, written before the next statement of the cycle that reads them
-   * (PostgreSQL writes them inside the result and claim statements).
+   * SQLite: this worker's counts, sent at the front of the cycle's next list (PostgreSQL writes them
+   * inside the result and claim statements). Nothing later in the cycle reads this worker's own
+   * row: the listing takes what it holds from `listingMine`, and other workers read it after the
+   * COMMIT.
    */
   function deferHeldSqlite(tx: SqliteCycleTx, counts: [string, number][]): void {
     if (counts.length > 0) tx.defer(heldSqlite(counts));
@@ -1070,16 +1099,20 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
   async function inTransaction<T>(unit: (tx: CycleTx) => Promise<T>): Promise<T> {
     if (postgres) return pipelinedTransaction(pipelined!, unit);
     const walSync = deps.walSync ?? null;
-    const writer = deps.offLoopWriter ?? null;
+    // In the thread only while the event loop is saturated (ADR 0048): below that, a list's round
+    // trip to it only makes the cycle, and its hold on the writer connection, longer.
+    const writer = deps.offLoopWriter && offload() ? deps.offLoopWriter : null;
     let seen = 0;
     // The writer connection is held from BEGIN to COMMIT even when the statements run in the
     // thread: no other write of this process meets the cycle's transaction (ADR 0048).
     const value = await db.connection().execute(async (connection) => {
       seen = walSync?.requiredPosition() ?? 0;
-      const value = await transaction(writer ? threadRunner(writer) : connectionRunner(connection), unit, walSync ? COMMIT_BOOKKEEPING : 'commit');
+      const thread = writer ? threadRunner(writer) : null;
+      const value = await transaction(thread ?? connectionRunner(connection), unit, walSync ? COMMIT_BOOKKEEPING : 'commit');
       // The thread's COMMIT ended a write transaction while nothing else wrote: a position of the
-      // WAL sync like the writer connection's own, so the sync started below covers it.
-      if (writer) walSync?.noteStatement(false, false, true);
+      // WAL sync like the writer connection's own, so the sync started below covers it. Not when
+      // nothing was written (a poll that found nothing due), as database.ts does not count those.
+      if (thread?.wrote()) walSync?.noteStatement(false, false, true);
       return value;
     });
     if (walSync) {
@@ -1099,7 +1132,9 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
       await tx.end();
       return value;
     } catch (err) {
-      await runList([{ sql: 'rollback', parameters: [] }]).catch(() => undefined);
+      // A thread that died took its transaction with it (SQLite rolls back what its connection
+      // left); a ROLLBACK sent now would only start another thread to refuse it.
+      if ((err as { code?: unknown }).code !== 'SQLITE_IOERR_OFFLOOP_WRITER') await runList([{ sql: 'rollback', parameters: [] }]).catch(() => undefined);
       throw err;
     }
   }
@@ -1453,8 +1488,8 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
         a.id, a.delivery_id, a.endpoint_id, a.attempt, a.request_headers_json, a.request_body, a.response_status, a.response_body,
         a.duration_ms, a.error_kind, a.error_detail, a.created_at,
       ]);
-      // One list: the counts (deferred: they go first, and the listing reads them), the next
-      // steps, the attempt rows and, when a claim follows, its listing.
+      // One list: the counts (deferred, so they go first), the next steps, the attempt rows and,
+      // when a claim follows, its listing.
       deferHeldSqlite(tx, counts);
       const [stepped, , listed] = await tx.batch([
         { query: CompiledQuery.raw(SQLITE_NEXT_STEPS, [JSON.stringify(steps)]) },

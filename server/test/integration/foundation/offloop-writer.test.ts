@@ -47,7 +47,7 @@ describe('the off-loop writer [sqlite]', () => {
     const writer = createOffLoopWriter(file, ['busy_timeout = 5000']);
     expect(writer.started()).toBe(false);
     const tenantId = t.tenant.tenantId;
-    const results = await writer.run([
+    const answer = await writer.run([
       statement('begin immediate'),
       statement(`update tenants set name = 'Written in the thread' where id = ? returning id`, [tenantId], { collectIds: true }),
       statement(`update tenants set name = name where id = 'no such tenant'`),
@@ -56,7 +56,10 @@ describe('the off-loop writer [sqlite]', () => {
       statement('commit'),
     ]);
     expect(writer.started()).toBe(true);
-    expect(results).toEqual<OffLoopResult[]>([{ changes: 0 }, { rows: [{ id: tenantId }] }, { changes: 0 }, { rows: [{ id: tenantId, name: 'Written in the thread' }] }, { changes: 0 }]);
+    expect(answer.results).toEqual<OffLoopResult[]>([{ changes: 0 }, { rows: [{ id: tenantId }] }, { changes: 0 }, { rows: [{ id: tenantId, name: 'Written in the thread' }] }, { changes: 0 }]);
+    // An UPDATE may write (even one that changes no row); a list of reads and transaction control does not.
+    expect(answer.wrote).toBe(true);
+    expect((await writer.run([statement('begin immediate'), statement('select count(*) as n from tenants'), statement('commit')])).wrote).toBe(false);
     // Committed: the main thread's reader sees it.
     expect(await nameOf(tenantId)).toBe('Written in the thread');
 
@@ -80,11 +83,11 @@ describe('the off-loop writer [sqlite]', () => {
       ).rejects.toMatchObject({ code: 'SQLITE_ERROR', message: expect.stringMatching(/no such table/) });
       // The COMMIT after the failure did not run: the transaction is still open, uncommitted.
       expect(await nameOf(tenantId)).toBe(before);
-      expect(await writer.run([statement('rollback')])).toEqual([{ changes: 0 }]);
+      expect(await writer.run([statement('rollback')])).toEqual({ results: [{ changes: 0 }], wrote: false });
       expect(await nameOf(tenantId)).toBe(before);
       // Lists answer their own callers when several are out at once.
       const answers = await Promise.all([3, 1, 2].map((n) => writer.run([statement('select ? as n', [n])])));
-      expect(answers.map((a) => (a[0]!.rows as { n: number }[])[0]!.n)).toEqual([3, 1, 2]);
+      expect(answers.map((a) => (a.results[0]!.rows as { n: number }[])[0]!.n)).toEqual([3, 1, 2]);
     } finally {
       await writer.close();
     }
@@ -114,7 +117,7 @@ describe('the off-loop writer [sqlite]', () => {
     };
     const { endpointId } = await endpointWithEvents(t, scope, receiver.url('/offloop'), 6, 'off-loop writer');
     const worker = createDeliveryWorker(
-      { db: storage.db, dialect: 'sqlite', walSync: storage.walSync, offLoopWriter: recording, clock, random: t.ctx.random, secretBox: t.ctx.secretBox, logger: t.ctx.logger },
+      { db: storage.db, dialect: 'sqlite', walSync: storage.walSync, offLoopWriter: recording, offload: () => true, clock, random: t.ctx.random, secretBox: t.ctx.secretBox, logger: t.ctx.logger },
       { ca: receiver.ca, allowPrivateNetworks: true, timeoutMs: 5_000, leaseMs: 30_000, perEndpointConcurrency: 3, concurrency: 8 },
     );
     try {
@@ -146,6 +149,13 @@ describe('the off-loop writer [sqlite]', () => {
       // Each cycle's COMMIT in the thread is a position of the WAL sync, as the writer's own are,
       // so the sync started after each cycle covers it.
       expect(storage.walSync!.position() - position).toBe(cycles.length);
+      // A cycle that wrote nothing (nothing due: BEGIN, the listing, COMMIT) is no write to sync.
+      const idle = storage.walSync!.position();
+      const before = lists.length;
+      expect(await worker.tick()).toBe(0);
+      expect(await worker.tick()).toBe(0);
+      expect(lists.length - before).toBe(4);
+      expect(storage.walSync!.position()).toBe(idle);
       const rows = await storage.db.selectFrom('webhook_deliveries').select(['state']).where('endpoint_id', '=', endpointId).execute();
       expect(rows.map((r) => r.state)).toEqual(Array(6).fill('delivered'));
 
@@ -177,6 +187,41 @@ describe('the off-loop writer [sqlite]', () => {
       expect(await nameOf(t.tenant.tenantId)).toBe('Written by the API meanwhile');
       await worker.settle();
       expect(receiver.requestsTo('/offloop-held')).toHaveLength(2);
+    } finally {
+      await worker.stop();
+    }
+  });
+  it('a list that fails mid-cycle takes the whole cycle back (its claims too); the next cycle claims and delivers the same rows', async () => {
+    const storage = t.ctx.storage;
+    const real = storage.offLoopWriter!;
+    let sabotage = true;
+    // The claim's list with its read of the claimed rows broken: the claims' UPDATEs run, then the list fails.
+    const failing: OffLoopWriter = {
+      run: (list) =>
+        real.run(sabotage && list.some((s) => /^\s*update webhook_deliveries set leased_until/.test(s.sql)) ? list.map((s) => (/^\s*select d\.id, d\.attempts/.test(s.sql) ? { ...s, sql: 'select * from no_such_table' } : s)) : list),
+      pragma: (text) => real.pragma(text),
+      started: () => real.started(),
+      close: () => real.close(),
+    };
+    const { endpointId } = await endpointWithEvents(t, scope, receiver.url('/offloop-failing'), 3, 'off-loop writer, failing list');
+    const worker = createDeliveryWorker(
+      { db: storage.db, dialect: 'sqlite', walSync: storage.walSync, offLoopWriter: failing, offload: () => true, clock, random: t.ctx.random, secretBox: t.ctx.secretBox, logger: t.ctx.logger },
+      { ca: receiver.ca, allowPrivateNetworks: true, timeoutMs: 5_000, leaseMs: 30_000, perEndpointConcurrency: 3, concurrency: 16 },
+    );
+    const rowsOf = () => storage.db.selectFrom('webhook_deliveries').select(['state', 'lease_token', 'attempts']).where('endpoint_id', '=', endpointId).execute();
+    try {
+      // The cycle fails (logged, the loop lives on): nothing it claimed stays leased, nothing was sent.
+      expect(await worker.tick()).toBe(0);
+      await worker.settle();
+      expect(await rowsOf()).toEqual(Array(3).fill({ state: 'pending', lease_token: null, attempts: 0 }));
+      expect(receiver.requestsTo('/offloop-failing')).toHaveLength(0);
+      // The writer connection was given back and the thread's transaction rolled back: the API writes.
+      await storage.db.updateTable('tenants').set({ name: 'Written after the failed cycle' }).where('id', '=', t.tenant.tenantId).execute();
+
+      sabotage = false;
+      await worker.deliverDue();
+      expect(await rowsOf()).toEqual(Array(3).fill({ state: 'delivered', lease_token: null, attempts: 1 }));
+      expect(receiver.requestsTo('/offloop-failing')).toHaveLength(3);
     } finally {
       await worker.stop();
     }

@@ -240,6 +240,12 @@ describe.each(await dialectMatrix())('adverse-action notices [%s]', (dialect) =>
       { code: 'AA-22', reason: 'Number of recent inquiries on credit bureau report' },
     ]);
     expect(notice.applicant.name).toBe('Rosa Applicant');
+    // Over /v1 the same notice, counteroffer, APR and score included, without the applicant.
+    const viaApi = await t.app.inject({ method: 'GET', url: `/v1/decisions/bnpl/${referred.decision_id}/adverse-action-notice`, headers: bearer(apiKey) });
+    expect(viaApi.statusCode, viaApi.body).toBe(200);
+    const { applicant: _rosa, ...withoutApplicant } = notice as Notice & Record<string, unknown>;
+    expect(viaApi.json()).toEqual(withoutApplicant);
+    expect((viaApi.json() as { counteroffer: { apr: string | null } }).counteroffer.apr).toMatch(/^\d+\.\d{2}$/);
     // The referral screen says so too, once worked (it was null while referred: the open referral above).
     expect(((await members.underwriter.get(`/portal/api/referrals/sandbox/${referred.decision_id}`)).body.referral as { adverse_action: string | null }).adverse_action).toBe('counteroffer');
     // The decision page says a notice is owed, from the same rule.

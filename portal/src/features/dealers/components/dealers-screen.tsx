@@ -225,7 +225,8 @@ export function DealersScreen() {
                       className: 'col-actions',
                       cell: (d: Dealer) => (
                         <span className="row-actions">
-                          <Button size="small" onClick={() => setEditing(d)} aria-label={`Edit ${d.name}`}>
+                          {/* Not while the list reloads after a save: the dialog would start from the version before it. */}
+                          <Button size="small" onClick={() => setEditing(d)} aria-label={`Edit ${d.name}`} disabled={dealers.loading}>
                             Edit
                           </Button>
                           {d.status === 'active' ? (

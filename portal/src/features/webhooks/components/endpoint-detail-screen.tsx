@@ -331,7 +331,10 @@ export function EndpointDetailScreen({ id }: { id: string }) {
                 Send test event
               </Button>
               <Button onClick={() => setDialog('rotate')}>Rotate secret</Button>
-              <Button onClick={() => setDialog('edit')}>Edit</Button>
+              {/* Not while the page reloads after a save: the dialog would start from the version before it. */}
+              <Button onClick={() => setDialog('edit')} disabled={endpoint.loading}>
+                Edit
+              </Button>
               <Button variant="danger" onClick={() => setDialog('delete')}>
                 Delete
               </Button>
