@@ -17,6 +17,7 @@ import type { Kysely } from 'kysely';
 import type { Environment } from '../../config/config.js';
 import type { Database, DealersTable } from '../../db/schema.js';
 import { ApiError } from '../../http/errors/error-registry.js';
+import { editVersionMessage } from '../../http/errors/messages.js';
 import type { Clock, Random } from '../../lib/clock.js';
 import type { NewEvent, Outbox } from '../events/outbox.js';
 
@@ -163,12 +164,7 @@ function notFound(): ApiError {
 
 /** The 409 of an edit that matched no row although the dealer is there. Who edited is not recorded: the message says what to do. */
 function versionConflict(version: number, expectedVersion: number): ApiError {
-  return new ApiError(
-    'dealer_version_conflict',
-    expectedVersion > version
-      ? `This dealer is at version ${version}; expected_version ${expectedVersion} is not one it has had: send the version its GET answered.`
-      : `This dealer was changed by someone else since you loaded it (version ${expectedVersion}; it is now at ${version}); reload to see its current details, then make your change again.`,
-  );
+  return new ApiError('dealer_version_conflict', editVersionMessage('This dealer', 'its current details', version, expectedVersion));
 }
 
 function cleanName(name: string): string {

@@ -26,6 +26,7 @@ import type { DialectName } from '../../db/database.js';
 import type { Database, WebhookAttemptsTable, WebhookDeliveriesTable, WebhookEndpointsTable } from '../../db/schema.js';
 import { purgeInBatches } from '../../db/batched-purge.js';
 import { ApiError } from '../../http/errors/error-registry.js';
+import { editVersionMessage } from '../../http/errors/messages.js';
 import { timeOrderedUuids, type Clock, type Random } from '../../lib/clock.js';
 import type { SecretBox } from '../../lib/crypto.js';
 import { EVENT_TYPES, type Outbox } from '../events/outbox.js';
@@ -303,13 +304,7 @@ export function createWebhooksService(deps: WebhooksDeps) {
   /** Why an edit matched no row: 404 when there is no such endpoint here, else 409 (it moved on since it was loaded). */
   async function endpointConflict(trx: Kysely<Database>, scope: WebhookScope, id: string, expectedVersion: number): Promise<ApiError> {
     const { version } = await findEndpoint(trx, scope, id);
-    // Who saved is not recorded for endpoints: the message says what to do instead.
-    return new ApiError(
-      'endpoint_version_conflict',
-      expectedVersion > version
-        ? `This webhook endpoint is at version ${version}; expected_version ${expectedVersion} is not one it has had: send the version its GET answered.`
-        : `This webhook endpoint was changed by someone else since you loaded it (version ${expectedVersion}; it is now at ${version}); reload to see its current settings, then make your change again.`,
-    );
+    return new ApiError('endpoint_version_conflict', editVersionMessage('This webhook endpoint', 'its current settings', version, expectedVersion));
   }
 
   async function deleteEndpoint(scope: WebhookScope, id: string): Promise<void> {
