@@ -1,5 +1,6 @@
 import type { ReactNode } from 'react';
 import type { ApiError } from '../lib/api-client';
+import { Button } from './button';
 
 type Tone = 'info' | 'success' | 'warning' | 'danger';
 
@@ -19,6 +20,24 @@ export function ErrorNotice({ error, title = 'That did not work' }: { error: Api
     <Notice tone="danger" title={title}>
       <p>{error.message}</p>
       {error.requestId ? <p className="muted small">Request ID: <code>{error.requestId}</code></p> : null}
+    </Notice>
+  );
+}
+
+/**
+ * A save refused because someone else saved first (a `*_version_conflict`): their message (who and
+ * when, where the service knows), that nothing was saved, and the reload that brings their values.
+ * Nothing while `message` is null.
+ */
+export function ConflictNotice({ message, what, onReload, busy }: { message: string | null; what: string; onReload(): void; busy: boolean }) {
+  if (message === null) return null;
+  return (
+    <Notice tone="warning" title={`Someone else saved ${what === 'settings' ? 'these settings' : `this ${what}`} first`}>
+      <p>{message}</p>
+      <p>Your changes were not saved.</p>
+      <Button size="small" onClick={onReload} disabled={busy}>
+        Reload {what}
+      </Button>
     </Notice>
   );
 }

@@ -6,7 +6,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.js';
 import { openStorage, type Storage } from '../db/database.js';
-import { createTransactionRunner, type TransactionRunner } from '../db/group-commit.js';
+import { createTransactionRunner, eventLoopBusy, type TransactionRunner } from '../db/group-commit.js';
 import { logCheckpoint } from '../db/wal-checkpointer.js';
 import { cryptoRandom, systemClock, type Clock, type Random } from '../lib/clock.js';
 import { createSecretBox, type SecretBox } from '../lib/crypto.js';
@@ -124,7 +124,10 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
   const apiKeys = createApiKeysService({ db: storage.db, readDb: storage.readDb, clock, random, cache: apiKeyCache, feed: apiKeyFeed });
   const consumers = createConsumersService({ db: storage.db, readDb: storage.readDb, clock, random, secretBox, dialect: storage.dialect });
   const tenants = createTenantsService({ db: storage.db, clock, random, apiKeys, consumers });
-  const transactions = createTransactionRunner(storage, config.sqliteWriterThread === 'always' ? { offload: () => true } : {});
+  // When SQLite work goes to a thread (the create's writes: ADR 0030; the delivery worker's cycles:
+  // ADR 0048): one rule for both, so both read the same measure of the event loop.
+  const offload = config.sqliteWriterThread === 'always' ? () => true : eventLoopBusy();
+  const transactions = createTransactionRunner(storage, { offload });
   const idempotency = createIdempotencyService({ db: storage.db, readDb: storage.readDb, transactions, clock, secretBox, dialect: storage.dialect });
   // Every event appended also becomes its webhook deliveries, in the same transaction. Plans of
   // appends are made only when the runner would use them (SQLite's writer thread, saturated).
@@ -136,9 +139,7 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
   });
   const webhookDelivery = createDeliveryWorker(
     {
-      db: storage.db, dialect: storage.dialect, walSync: storage.walSync, pipelined: storage.pipelined, offLoopWriter: storage.offLoopWriter, clock, random, secretBox, logger,
-      // As the create's writes (`transactions` above): in the thread while the event loop is saturated, or always.
-      ...(config.sqliteWriterThread === 'always' ? { offload: () => true } : {}),
+      db: storage.db, dialect: storage.dialect, walSync: storage.walSync, pipelined: storage.pipelined, offLoopWriter: storage.offLoopWriter, offload, clock, random, secretBox, logger,
     },
     {
       allowPrivateNetworks: config.webhookAllowPrivateNetworks,

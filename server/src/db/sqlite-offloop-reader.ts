@@ -22,6 +22,7 @@
  */
 import { createRequire } from 'node:module';
 import { createRequestThread } from './request-thread.js';
+import { preparedStatementsSource } from './sqlite-thread-source.js';
 import {
   SqliteAdapter,
   SqliteIntrospector,
@@ -47,7 +48,7 @@ db.pragma('busy_timeout = 5000');
 db.pragma('query_only = 1');
 // Sorts and groups of a scan in memory, as the main thread's connections do.
 db.pragma('temp_store = MEMORY');
-const statements = new Map();
+${preparedStatementsSource(200)}
 parentPort.on('message', (message) => {
   if (message === 'close') {
     db.close();
@@ -56,12 +57,7 @@ parentPort.on('message', (message) => {
   }
   const { id, sql, parameters } = message;
   try {
-    let statement = statements.get(sql);
-    if (statement === undefined) {
-      statement = db.prepare(sql);
-      if (statements.size >= 200) statements.delete(statements.keys().next().value);
-      statements.set(sql, statement);
-    }
+    const statement = prepared(sql);
     if (!statement.reader) throw Object.assign(new Error('the off-loop reader runs reading statements only'), { code: 'CDS_NOT_A_READ' });
     parentPort.postMessage({ id, rows: statement.all(...parameters) });
   } catch (err) {

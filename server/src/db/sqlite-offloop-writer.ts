@@ -17,8 +17,8 @@
  *   row it returns to the list's collected ids, and one marked `withCollectedIds` gets them as a
  *   JSON array, appended as its last parameter (a claim's UPDATE ... RETURNING id, then the read of
  *   what the claimed deliveries' sends need, in the same trip).
- * - A statement that fails ends the list: the answer carries the results before it and the error
- *   (its message and SQLite's code, so `isDatabaseUnavailable` still sees a busy or failing disk).
+ * - A statement that fails ends the list, which is answered with its error alone (its message and
+ *   SQLite's code, so `isDatabaseUnavailable` still sees a busy or failing disk).
  *   Transactions are the caller's (`begin immediate` ... `commit` as statements): after a failure
  *   it sends `rollback`.
  * - Mutual exclusion with the process's other writers is the caller's too: it holds the main write
@@ -39,6 +39,7 @@
  */
 import { createRequire } from 'node:module';
 import { createRequestThread } from './request-thread.js';
+import { preparedStatementsSource } from './sqlite-thread-source.js';
 
 export interface OffLoopStatement {
   sql: string;
@@ -80,16 +81,7 @@ const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.driver);
 const db = new Database(workerData.file, { fileMustExist: true });
 for (const pragma of workerData.pragmas) db.pragma(pragma);
-const statements = new Map();
-function prepared(text) {
-  let statement = statements.get(text);
-  if (statement === undefined) {
-    statement = db.prepare(text);
-    if (statements.size >= 128) statements.delete(statements.keys().next().value);
-    statements.set(text, statement);
-  }
-  return statement;
-}
+${preparedStatementsSource(128)}
 parentPort.on('message', (message) => {
   if (message.op === 'close') {
     if (db.inTransaction) db.prepare('rollback').run();
@@ -102,7 +94,7 @@ parentPort.on('message', (message) => {
     return;
   }
   const results = [];
-  let collected = [];
+  const collected = [];
   let wrote = false;
   const list = message.statements;
   for (let i = 0; i < list.length; i++) {
@@ -121,7 +113,7 @@ parentPort.on('message', (message) => {
         results.push({ changes: statement.run(...parameters).changes });
       }
     } catch (err) {
-      parentPort.postMessage({ id: message.id, results, error: { message: String(err && err.message), code: err && err.code } });
+      parentPort.postMessage({ id: message.id, error: { message: String(err && err.message), code: err && err.code } });
       return;
     }
   }

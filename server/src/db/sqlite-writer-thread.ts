@@ -48,6 +48,7 @@
  */
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
+import { preparedStatementsSource } from './sqlite-thread-source.js';
 
 /** What a planned statement must find, and what its unit fails with otherwise. */
 export type Expectation = { kind: 'row'; failure: string } | { kind: 'equals'; value: string; failure: string };
@@ -89,17 +90,8 @@ const db = new Database(workerData.file, { fileMustExist: true });
 for (const pragma of workerData.pragmas) db.pragma(pragma);
 const counters = new Int32Array(workerData.counters);
 const maxUnits = workerData.maxUnits;
-const statements = new Map();
+${preparedStatementsSource(256)}
 const exec = (text) => prepared(text).run();
-function prepared(text) {
-  let statement = statements.get(text);
-  if (statement === undefined) {
-    statement = db.prepare(text);
-    if (statements.size >= 256) statements.delete(statements.keys().next().value);
-    statements.set(text, statement);
-  }
-  return statement;
-}
 const errorOf = (err) => ({ message: String(err && err.message), code: err && err.code });
 function runUnit(unit) {
   exec('savepoint unit');

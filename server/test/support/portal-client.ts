@@ -70,6 +70,19 @@ export class PortalClient {
     return this.post('/portal/api/signup', { company_name: input.company, name: input.name ?? 'Alex Admin', email: input.email, password: input.password ?? 'correct horse battery' });
   }
 
+  /**
+   * From this (admin) session, invites `email` as `role`; the invitee accepts in a client of its
+   * own, which is then signed in as the new member.
+   */
+  async invite(role: string, email: string, options: { name?: string; password?: string; ip?: string } = {}): Promise<{ member: PortalClient; accepted: PortalResponse }> {
+    const invite = await this.post('/portal/api/invitations', { email, role });
+    const member = new PortalClient(this.app);
+    await member.get('/portal/api/session');
+    const token = String(invite.body.invite_url).split('#')[1];
+    const accepted = await member.post('/portal/api/invitation-links/accept', { token, name: options.name ?? `${role} person`, password: options.password ?? 'another long passphrase' }, options.ip ? { ip: options.ip } : {});
+    return { member, accepted };
+  }
+
   async login(email: string, password = 'correct horse battery', ip?: string): Promise<PortalResponse> {
     if (!this.csrf) await this.get('/portal/api/session');
     return this.post('/portal/api/login', { email, password }, ip ? { ip } : {});

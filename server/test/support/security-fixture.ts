@@ -45,7 +45,7 @@ export interface TenantFixture {
 
 export interface ResourceIds {
   consumers: { soft: string; pending: string; live: string };
-  decisions: { bnpl: string; autoLoan: string; pending: string; referred: string; hard: string; declined: string; live: string };
+  decisions: { bnpl: string; autoLoan: string; pending: string; referred: string; hard: string; declined: string; autoLoanDeclined: string; live: string };
   verificationToken: string;
   endpoints: { sandbox: string; live: string };
   deliveries: { sandbox: string; live: string };
@@ -231,6 +231,13 @@ export async function buildSecurityFixture(t: TestApp, clock: ManualClock, hookU
   // Declined (the sandbox's bankruptcy SSN): the decision an adverse-action notice is made for.
   const declined = await v1(t, key, 'POST', '/v1/decisions/bnpl', { consumer: applicant('0000', 'Delia'), transaction: txn('200.00') });
   expect(declined.outcome).toBe('declined');
+  // And an auto loan's, for the notice's auto-loan path.
+  const autoLoanDeclined = await v1(t, key, 'POST', '/v1/decisions/auto-loan', {
+    consumer: applicant('0000', 'Dale'), channel: 'direct',
+    vehicle: { vin: '1HGCM8262RA004352', year: 2024, make: 'Honda', model: 'Accord', mileage: 18_000, condition: 'used', value: '15000.00' },
+    loan: { amount: '16000.00', down_payment: '2000.00', trade_in_value: '1000.00', term_months: 60, currency: 'USD' },
+  });
+  expect(autoLoanDeclined.outcome).toBe('declined');
 
   // Hard tier, through the hosted page as a consumer would: code, details, ID document.
   const hardPerson = applicant('6294', 'Harriet');
@@ -276,7 +283,7 @@ export async function buildSecurityFixture(t: TestApp, clock: ManualClock, hookU
         consumers: { soft, pending: pendingConsumer, live: liveConsumer },
         decisions: {
           bnpl: String(bnpl.decision_id), autoLoan: String(autoLoan.decision_id), pending: String(pending.decision_id), referred: String(referred.decision_id),
-          hard: String(hard.decision_id), declined: String(declined.decision_id), live: String(live.decision_id),
+          hard: String(hard.decision_id), declined: String(declined.decision_id), autoLoanDeclined: String(autoLoanDeclined.decision_id), live: String(live.decision_id),
         },
         verificationToken: pendingToken,
         endpoints: endpoints as ResourceIds['endpoints'],

@@ -112,7 +112,8 @@ export function createDealersService(deps: { db: Kysely<Database>; readDb: Kysel
     if (patch.state !== undefined) changes.state = patch.state;
     return db.transaction().execute(async (trx) => {
       // One conditional statement, not a read and then a write: of two edits from the same version
-      // the second finds no row at that version, so both cannot win.
+      // the second finds no row at that version, so both cannot win. It returns the row as written;
+      // only an edit that matched nothing reads, to tell "not here" from "moved on".
       const updated = await trx
         .updateTable('dealers')
         .set(changes)
@@ -120,11 +121,12 @@ export function createDealersService(deps: { db: Kysely<Database>; readDb: Kysel
         .where('tenant_id', '=', scope.tenantId)
         .where('environment', '=', scope.environment)
         .where('version', '=', expectedVersion)
+        .returningAll()
         .executeTakeFirst();
+      if (updated) return toDealer(updated);
       const row = await findRow(trx, scope, id);
       if (!row) throw notFound();
-      if (Number(updated.numUpdatedRows) !== 1) throw versionConflict(row.version, expectedVersion);
-      return toDealer(row);
+      throw versionConflict(row.version, expectedVersion);
     });
   }
 

@@ -6,10 +6,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../app/context.js';
 import type { Environment } from '../../config/config.js';
-import { ApiError } from '../../http/errors/error-registry.js';
 import type { Dealer, DealerScope } from '../dealers/dealers.service.js';
 import { USPS_STATE_CODES } from '../decisions/bnpl.schemas.js';
-import { EXPECTED_VERSION, sessionOf } from './portal-http.js';
+import { EXPECTED_VERSION, requireSomeChange, sessionOf } from './portal-http.js';
 
 const environment = { type: 'string', enum: ['sandbox', 'live'] } as const;
 const envParams = { type: 'object', required: ['environment'], properties: { environment } } as const;
@@ -88,9 +87,7 @@ export function registerDealersRoutes(api: FastifyInstance, ctx: AppContext): vo
         ...(license_number !== undefined ? { licenseNumber: license_number } : {}),
         ...(state !== undefined ? { state } : {}),
       };
-      // Here rather than as the schema's minProperties, which Ajv checks before `required`: a body
-      // without expected_version is told so, not that it lacks a field.
-      if (Object.keys(patch).length === 0) throw new ApiError('invalid_request', 'The request body must give at least one of name, license_number and state besides expected_version.');
+      requireSomeChange(patch, 'name, license_number and state');
       return presentDealer(await ctx.dealers.updateDealer(scopeOf(request), request.params.id, patch, expectedVersion));
     },
   );

@@ -125,3 +125,12 @@ export const PAGE_QUERY = {
  * the largest integer column value, so the bumped version still fits.
  */
 export const EXPECTED_VERSION = { type: 'integer', minimum: 1, maximum: 2_147_483_646 } as const;
+
+/**
+ * An edit must change something besides `expected_version` (`fields` names what it may change).
+ * Checked here rather than as the body schema's minProperties, which Ajv checks before `required`:
+ * a body without expected_version is told so, not that it lacks a field.
+ */
+export function requireSomeChange(patch: object, fields: string): void {
+  if (Object.keys(patch).length === 0) throw new ApiError('invalid_request', `The request body must give at least one of ${fields} besides expected_version.`);
+}

@@ -12,7 +12,7 @@ import { ApiError } from '../../http/errors/error-registry.js';
 import { allowedValuesMessage } from '../../http/errors/messages.js';
 import { EVENT_TYPES } from '../events/outbox.js';
 import { MAX_ROTATION_OVERLAP_MS, type WebhookScope } from '../webhooks/webhooks.service.js';
-import { EXPECTED_VERSION, PAGE_QUERY, paging, sessionOf } from './portal-http.js';
+import { EXPECTED_VERSION, PAGE_QUERY, paging, requireSomeChange, sessionOf } from './portal-http.js';
 import { presentAttempt, presentDelivery, presentEndpoint } from './portal.presenter.js';
 
 const environment = { type: 'string', enum: ['sandbox', 'live'] } as const;
@@ -98,9 +98,7 @@ export function registerWebhooksRoutes(api: FastifyInstance, ctx: AppContext): v
         ...(request.body.description !== undefined ? { description: request.body.description } : {}),
         ...(request.body.events !== undefined ? { events: request.body.events } : {}),
       };
-      // Here rather than as the schema's minProperties, which Ajv checks before `required`: a body
-      // without expected_version is told so, not that it lacks a field.
-      if (Object.keys(patch).length === 0) throw new ApiError('invalid_request', 'The request body must give at least one of url, description and events besides expected_version.');
+      requireSomeChange(patch, 'url, description and events');
       return { endpoint: presentEndpoint(await ctx.webhooks.updateEndpoint(scopeOf(request), request.params.id, patch, request.body.expected_version)) };
     },
   );

@@ -105,7 +105,7 @@ pending_endpoints(endpoint_id) as (
  * limit, ahead, worker, now, mine, limit. `others` is what every other worker holds at the
  * endpoint (live rows); the WHERE keeps the endpoints where this worker may hold more:
  * ahead * (cap - others) - mine > 0 (ADR 0031). `mine` is a JSON array of [endpoint id, count]:
- * what this worker counts as its own there for the listing (`listingMine`), 0 where it is absent.
+ * what this worker counts as its own there for the listing (`listingOf`), 0 where it is absent.
  */
 const SQLITE_CANDIDATES = `
 with recursive ${SQLITE_PENDING_ENDPOINTS}
@@ -1062,7 +1062,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
   /**
    * SQLite: this worker's counts, sent at the front of the cycle's next list (PostgreSQL writes them
    * inside the result and claim statements). Nothing later in the cycle reads this worker's own
-   * row: the listing takes what it holds from `listingMine`, and other workers read it after the
+   * row: the listing takes what it holds from `listingOf`, and other workers read it after the
    * COMMIT.
    */
   function deferHeldSqlite(tx: SqliteCycleTx, counts: [string, number][]): void {
@@ -1252,18 +1252,22 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
    * where deliveries wait for its slots. Counted in full, an endpoint just claimed to its limit was
    * left out of the next cycle, however many of its sends ended meanwhile: every other cycle
    * claimed there (ADR 0031, amended). An endpoint where it holds nothing is absent (the
-   * statements count it as 0). The listing's LIMIT grows by the endpoints with sends out (see
-   * writeResultsPostgres).
+   * statements count it as 0). And the LIMIT for `free` slots.
    */
-  function listingMine(): Map<string, number> {
-    return new Map([...held.keys()].map((endpointId) => [endpointId, Math.max(0, heldNow(endpointId) - (sendingAt.get(endpointId) ?? 0))]));
+  function listingOf(free: number): { mine: Map<string, number>; limit: number } {
+    const mine = new Map([...held.keys()].map((endpointId) => [endpointId, Math.max(0, heldNow(endpointId) - (sendingAt.get(endpointId) ?? 0))]));
+    // The listing may offer an endpoint with no room once the claim is planned: at most one per
+    // endpoint with sends out. Its LIMIT grows by as many, or such endpoints, listed first for
+    // their older due rows, could fill it and leave out one with room (it would wait until their
+    // sends ended: a slow receiver holding up a fast one, what fairness.ts is there to stop).
+    return { mine, limit: free + sendingAt.size };
   }
 
-  /** SQLite: the listing (SQLITE_CANDIDATES) with its parameters, as PostgreSQL's (`listingMine`, a LIMIT grown by the endpoints with sends out). */
-  function sqliteCandidates(now: number, limit: number): CompiledQuery<CandidateRow> {
+  /** SQLite: the listing (SQLITE_CANDIDATES) with its parameters, as PostgreSQL's after the results (`listingOf`). */
+  function sqliteCandidates(now: number, free: number): CompiledQuery<CandidateRow> {
     const cap = options.perEndpointConcurrency;
-    const mine = JSON.stringify([...listingMine()]);
-    return CompiledQuery.raw(SQLITE_CANDIDATES, [now, now, ahead * cap, workerId, now, now, now, now, now, ahead * cap, ahead, workerId, now, mine, limit + sendingAt.size]);
+    const { mine, limit } = listingOf(free);
+    return CompiledQuery.raw(SQLITE_CANDIDATES, [now, now, ahead * cap, workerId, now, now, now, now, now, ahead * cap, ahead, workerId, now, JSON.stringify([...mine]), limit]);
   }
 
   /**
@@ -1578,14 +1582,8 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
       const results = CompiledQuery.raw(PG_RESULTS, parameters) as CompiledQuery<ResultRow>;
       answer = (await (last ? tx.runLast(results) : tx.run(results))).rows;
     } else {
-      const mine = listingMine();
-      // The listing may offer an endpoint with no room once the claim is planned (`listingMine`):
-      // at most one per endpoint with sends out. Its LIMIT grows by as many, or such endpoints,
-      // listed first for their older due rows, could fill it and leave out one with room (it would
-      // wait until their sends ended: a slow receiver holding up a fast one, what fairness.ts is
-      // there to stop).
-      const listLimit = free + sendingAt.size;
-      parameters.push(clock.now().getTime(), options.perEndpointConcurrency, listLimit, [...mine.keys()], [...mine.values()], ahead);
+      const { mine, limit } = listingOf(free);
+      parameters.push(clock.now().getTime(), options.perEndpointConcurrency, limit, [...mine.keys()], [...mine.values()], ahead);
       answer = (await tx.run(CompiledQuery.raw(PG_RESULTS_THEN_CANDIDATES, parameters) as CompiledQuery<ResultOrCandidateRow>)).rows;
     }
     const applied = new Set<string>();

@@ -286,7 +286,8 @@ export function createWebhooksService(deps: WebhooksDeps) {
     return db.transaction().execute(async (trx) => {
       // One conditional statement, not a read and then a write: of two saves from the same version
       // the second finds no row at that version (on PostgreSQL it waits for the first's row lock and
-      // then reads the committed row), so both cannot win.
+      // then reads the committed row), so both cannot win. It returns the row as written; only an
+      // edit that matched nothing reads, to tell "not here" from "moved on".
       const updated = await trx
         .updateTable('webhook_endpoints')
         .set({ ...changes, updated_at: clock.now().getTime(), version: expectedVersion + 1 })
@@ -295,9 +296,10 @@ export function createWebhooksService(deps: WebhooksDeps) {
         .where('environment', '=', scope.environment)
         .where('state', '<>', 'deleted')
         .where('version', '=', expectedVersion)
+        .returningAll()
         .executeTakeFirst();
-      if (Number(updated.numUpdatedRows) !== 1) throw await endpointConflict(trx, scope, id, expectedVersion);
-      return endpointView(await findEndpoint(trx, scope, id));
+      if (!updated) throw await endpointConflict(trx, scope, id, expectedVersion);
+      return endpointView(updated);
     });
   }
 

@@ -41,10 +41,7 @@ describe.each(await dialectMatrix())('edits of endpoints and dealers name the ve
     await admin.get('/portal/api/session');
     const signed = await admin.post('/portal/api/signup', { company_name: company, name: 'Ada Admin', email: uniqueEmail('admin'), password: 'correct horse battery' }, { ip });
     expect(signed.status, JSON.stringify(signed.body)).toBe(201);
-    const invite = await admin.post('/portal/api/invitations', { email: uniqueEmail('developer'), role: 'developer' });
-    const developer = new PortalClient(t.app);
-    await developer.get('/portal/api/session');
-    const accepted = await developer.post('/portal/api/invitation-links/accept', { token: String(invite.body.invite_url).split('#')[1], name: 'Dev Developer', password: 'another long passphrase' }, { ip });
+    const { member: developer, accepted } = await admin.invite('developer', uniqueEmail('developer'), { name: 'Dev Developer', ip });
     expect(accepted.status, JSON.stringify(accepted.body)).toBe(201);
     return { tenantId: (signed.body.tenant as { id: string }).id, admin, developer };
   }

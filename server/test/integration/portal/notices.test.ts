@@ -68,10 +68,7 @@ describe.each(await dialectMatrix())('adverse-action notices [%s]', (dialect) =>
     expect(signed.status, JSON.stringify(signed.body)).toBe(201);
     const members: Record<'admin' | 'underwriter' | 'viewer', PortalClient> = { admin, underwriter: admin, viewer: admin };
     for (const role of ['underwriter', 'viewer'] as const) {
-      const invite = await admin.post('/portal/api/invitations', { email: uniqueEmail(role), role });
-      const member = new PortalClient(t.app);
-      await member.get('/portal/api/session');
-      const accepted = await member.post('/portal/api/invitation-links/accept', { token: String(invite.body.invite_url).split('#')[1], name: `Uma ${role}`, password: 'another long passphrase' }, { ip });
+      const { member, accepted } = await admin.invite(role, uniqueEmail(role), { name: `Uma ${role}`, ip });
       expect(accepted.status, JSON.stringify(accepted.body)).toBe(201);
       members[role] = member;
     }

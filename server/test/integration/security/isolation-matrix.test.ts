@@ -108,14 +108,14 @@ const ROUTES: Record<string, RouteCase> = {
     probes: (ids) => [post('auto loan through A\'s dealer', 'sandbox', '/v1/decisions/auto-loan', AUTO_LOAN_BODY(ids.consumers.soft, ids.dealers.sandbox), [ids.consumers.soft, ids.dealers.sandbox])],
   },
   'GET /v1/decisions/auto-loan/:decision_id': { kind: 'v1', probes: (ids) => [get('auto-loan decision', 'sandbox', `/v1/decisions/auto-loan/${ids.decisions.autoLoan}`, [ids.decisions.autoLoan])] },
-  // The notice: A's decline has one (200, with A's notice settings in it); A's approved auto loan has none (404 no_adverse_action).
+  // The notice of A's declines (200, with A's notice settings in it).
   'GET /v1/decisions/bnpl/:decision_id/adverse-action-notice': {
     kind: 'v1',
     probes: (ids) => [get('declined BNPL decision\'s notice', 'sandbox', `/v1/decisions/bnpl/${ids.decisions.declined}/adverse-action-notice`, [ids.decisions.declined])],
   },
   'GET /v1/decisions/auto-loan/:decision_id/adverse-action-notice': {
     kind: 'v1',
-    probes: (ids) => [get('approved auto loan\'s notice', 'sandbox', `/v1/decisions/auto-loan/${ids.decisions.autoLoan}/adverse-action-notice`, [ids.decisions.autoLoan], 404)],
+    probes: (ids) => [get('declined auto loan\'s notice', 'sandbox', `/v1/decisions/auto-loan/${ids.decisions.autoLoanDeclined}/adverse-action-notice`, [ids.decisions.autoLoanDeclined])],
   },
   ...comingSoon('mortgage'),
   ...comingSoon('personal-loan'),
@@ -374,7 +374,7 @@ describe.each(await dialectMatrix())('isolation matrix [%s]', (dialect) => {
   const secretsOfA = () => [...[fx.a.keys.sandbox, fx.a.keys.live, fx.a.keys.revoked], ...fx.sensitive.signingSecrets, ...fx.sensitive.verificationTokens, ...fx.sensitive.ssnLast4.filter((s) => s !== '1111').map((s) => `"${s}"`), ...fx.sensitive.dobs, ...fx.sensitive.phones, ...fx.sensitive.streets];
   const idsOfA = (env?: Env): string[] => {
     const ids = fx.a.ids;
-    const sandbox = [ids.consumers.soft, ids.consumers.pending, ids.decisions.bnpl, ids.decisions.autoLoan, ids.decisions.pending, ids.decisions.referred, ids.decisions.hard, ids.decisions.declined, ids.endpoints.sandbox, ids.deliveries.sandbox, ids.events.sandbox, ids.dealers.sandbox, ids.policyVersion, ids.document];
+    const sandbox = [ids.consumers.soft, ids.consumers.pending, ids.decisions.bnpl, ids.decisions.autoLoan, ids.decisions.pending, ids.decisions.referred, ids.decisions.hard, ids.decisions.declined, ids.decisions.autoLoanDeclined, ids.endpoints.sandbox, ids.deliveries.sandbox, ids.events.sandbox, ids.dealers.sandbox, ids.policyVersion, ids.document];
     const live = [ids.consumers.live, ids.decisions.live, ids.endpoints.live, ids.deliveries.live, ids.events.live, ids.dealers.live];
     const tenant = [fx.a.tenantId, ids.invitation, ...Object.values(fx.a.userIds), fx.a.keys.sandboxId, fx.a.keys.revokedId];
     if (env === 'sandbox') return sandbox;

@@ -11,7 +11,7 @@ import { useState } from 'react';
 import { Button } from '../../../components/button';
 import { CopyableId } from '../../../components/copy';
 import { ConfirmDialog, Dialog } from '../../../components/dialog';
-import { Badge, ErrorNotice, Loading, Notice } from '../../../components/feedback';
+import { Badge, ConflictNotice, ErrorNotice, Loading, Notice } from '../../../components/feedback';
 import { SelectField } from '../../../components/form';
 import { Card, PageHeader } from '../../../components/page';
 import { DataTable } from '../../../components/table';
@@ -99,15 +99,7 @@ function DealerDialog({ dealer, onClose, onSaved, onReloaded }: { dealer?: Deale
         </>
       }
     >
-      {conflict ? (
-        <Notice tone="warning" title="Someone else saved this dealer first">
-          <p>{conflict}</p>
-          <p>Your changes were not saved.</p>
-          <Button size="small" onClick={() => void reload()} disabled={busy}>
-            Reload dealer
-          </Button>
-        </Notice>
-      ) : null}
+      <ConflictNotice message={conflict} what="dealer" onReload={() => void reload()} busy={busy} />
       <ErrorNotice error={error} title={dealer ? 'Could not save the dealer' : 'Could not add the dealer'} />
       <DealerFields form={form} />
     </Dialog>

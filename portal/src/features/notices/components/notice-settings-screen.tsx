@@ -6,7 +6,7 @@
  */
 import { useState, type FormEvent } from 'react';
 import { Button } from '../../../components/button';
-import { ErrorNotice, Loading, Notice } from '../../../components/feedback';
+import { ConflictNotice, ErrorNotice, Loading, Notice } from '../../../components/feedback';
 import { TextAreaField, TextField } from '../../../components/form';
 import { Card, DetailList, PageHeader } from '../../../components/page';
 import type { ApiError } from '../../../lib/api-client';
@@ -113,15 +113,7 @@ function SettingsForm({ settings, onSaved }: { settings: NoticeSettings | null; 
         </div>
       </Card>
       {/* Next to Save, where the person who pressed it is looking. */}
-      {conflict ? (
-        <Notice tone="warning" title="Someone else saved these settings first">
-          <p>{conflict}</p>
-          <p>Your changes were not saved.</p>
-          <Button size="small" onClick={() => void reload()} disabled={busy}>
-            Reload settings
-          </Button>
-        </Notice>
-      ) : null}
+      <ConflictNotice message={conflict} what="settings" onReload={() => void reload()} busy={busy} />
       <ErrorNotice error={error} title="Could not save the settings" />
       {done ? <Notice tone="success">Saved. Notices made from now on use these details.</Notice> : null}
       <div className="form-actions">

@@ -10,7 +10,7 @@ import { useEffect, useState } from 'react';
 import { Button } from '../../../components/button';
 import { CopyableId, SecretOnce } from '../../../components/copy';
 import { ConfirmDialog, Dialog } from '../../../components/dialog';
-import { Badge, ErrorNotice, Loading, Notice } from '../../../components/feedback';
+import { Badge, ConflictNotice, ErrorNotice, Loading, Notice } from '../../../components/feedback';
 import { Checkbox, SelectField, TextField } from '../../../components/form';
 import { Card, DetailList, PageHeader } from '../../../components/page';
 import { DataTable, Pagination } from '../../../components/table';
@@ -256,15 +256,7 @@ function EditEndpointDialog({ endpoint, onClose, onSaved, onReloaded }: { endpoi
         </>
       }
     >
-      {conflict ? (
-        <Notice tone="warning" title="Someone else saved this endpoint first">
-          <p>{conflict}</p>
-          <p>Your changes were not saved.</p>
-          <Button size="small" onClick={() => void reload()} disabled={busy}>
-            Reload endpoint
-          </Button>
-        </Notice>
-      ) : null}
+      <ConflictNotice message={conflict} what="endpoint" onReload={() => void reload()} busy={busy} />
       <ErrorNotice error={error} title="Could not save" />
       <EndpointFields form={form} />
     </Dialog>
