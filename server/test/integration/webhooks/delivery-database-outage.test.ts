@@ -14,11 +14,14 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { openStorage, type PipelinedPool, type Storage } from '../../../src/db/database.js';
 import type { Database } from '../../../src/db/schema.js';
 import { ManualClock } from '../../../src/lib/clock.js';
-import { createDeliveryWorker, type DeliveryWorker } from '../../../src/modules/webhooks/delivery-worker.js';
+import { claimAheadFactor, createDeliveryWorker, type DeliveryWorker } from '../../../src/modules/webhooks/delivery-worker.js';
 import type { WebhookScope } from '../../../src/modules/webhooks/webhooks.service.js';
 import { createTestDatabase, isPostgresReachable, type TestDatabase } from '../../support/databases.js';
 import { pollUntil, startTcpProxy, type TcpProxy } from '../../support/server-process.js';
 import { createTestApp, type TestApp } from '../../support/test-app.js';
+
+/** The workers' send time-out and lease in this suite. */
+const LEASE = { timeoutMs: 5_000, leaseMs: 30_000 };
 import { endpointWithEvents } from '../../support/webhook-events.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../../support/webhook-receiver.js';
 
@@ -64,7 +67,7 @@ describe.skipIf(!(await isPostgresReachable()))('delivery worker across a databa
     const ctx = t.ctx;
     worker = createDeliveryWorker(
       { db: viaProxy.db, dialect: 'postgres', pipelined, clock, random: ctx.random, secretBox: ctx.secretBox, logger: ctx.logger },
-      { ca: receiver.ca, allowPrivateNetworks: true, timeoutMs: 5_000, leaseMs: 30_000, pollIntervalMs: 50 },
+      { ca: receiver.ca, allowPrivateNetworks: true, ...LEASE, pollIntervalMs: 50 },
     );
     return worker;
   }
@@ -128,9 +131,11 @@ describe.skipIf(!(await isPostgresReachable()))('delivery worker across a databa
   }, 60_000);
 
   it('a claim whose COMMIT lands but whose answer is lost (the connection cut right after) is undone by the next cycle: no lease or count waited out', async () => {
-    // More events than a worker may hold at the endpoint (twice the cap of 8: ADR 0031): the lost
-    // claim takes all it may.
-    const { endpointId, eventIds } = await endpointWithEvents(t, scope, receiver.url('/lost-commit'), 20, 'lost commit');
+    // More events than a worker may hold at the endpoint (the cap of 8 times the claim-ahead factor:
+    // ADR 0031): the lost claim takes all it may.
+    const mayHold = claimAheadFactor({ claimAhead: true, ...LEASE }) * 8;
+    const events = mayHold + 4;
+    const { endpointId, eventIds } = await endpointWithEvents(t, scope, receiver.url('/lost-commit'), events, 'lost commit');
     let loseNextCommit = true;
     // The storage's pipelined pool, but the first COMMIT is answered and then reported lost, as when
     // the connection drops between the server's commit and its answer reaching us.
@@ -157,16 +162,16 @@ describe.skipIf(!(await isPostgresReachable()))('delivery worker across a databa
     expect(loseNextCommit).toBe(false);
     expect(receiver.requestsTo('/lost-commit')).toHaveLength(0);
     const leased = (await deliveriesOf(endpointId)).filter((d) => d.lease_token !== null);
-    expect(leased.length, 'the lost claim committed').toBe(16);
+    expect(leased.length, 'the lost claim committed').toBe(mayHold);
 
     // The clock never moves: neither the leases nor the stored count of the lost claim expire.
     // (The suite's earlier endpoints are subscribed to every event too: the count is theirs as well.)
-    expect(await w.deliverDue()).toBeGreaterThanOrEqual(20);
+    expect(await w.deliverDue()).toBeGreaterThanOrEqual(events);
     expect(t.logs.lines.filter((l) => l.includes('webhook claim whose commit was in doubt undone')).length).toBe(1);
     const received = receiver.requestsTo('/lost-commit').map((r) => (JSON.parse(r.body) as { id: string }).id);
     expect(received.sort()).toEqual([...eventIds].sort());
     const rows = await deliveriesOf(endpointId);
-    expect(rows.map((d) => [d.state, d.attempts, d.lease_token])).toEqual(Array(20).fill(['delivered', 1, null]));
+    expect(rows.map((d) => [d.state, d.attempts, d.lease_token])).toEqual(Array(events).fill(['delivered', 1, null]));
     const counts = await store.selectFrom('webhook_in_flight').select(['sends']).where('endpoint_id', '=', endpointId).execute();
     expect(counts.map((c) => Number(c.sends))).toEqual([0]);
   }, 60_000);
