@@ -30,8 +30,8 @@
  *    cap holds across them. SQLite has one writer and the cycle runs under `begin immediate`, so
  *    the listing's counts are still true when it claims (run one worker process on SQLite). The
  *    results and the claim each also write this worker's new count at the endpoints they touch.
- *    A worker claims ahead (ADR 0031): up to three times what it may send (two with a short lease:
- *    `claimAheadFactor`), at each endpoint and in all.
+ *    A worker claims ahead (ADR 0031): up to four times what it may send (fewer with a shorter
+ *    lease: `claimAheadFactor`), at each endpoint and in all.
  *    What it may send at an endpoint is the cap minus what the other workers held there when it
  *    last claimed there; the rest waits in the worker, in due order, for a slot of its endpoint.
  *    What a worker holds is what it has still to send there, sending or waiting: a delivery whose
@@ -253,7 +253,7 @@ const PG_PENDING_ENDPOINTS = `
 
 /**
  * Candidates ($1 now, $2 per-endpoint cap, $3 how many endpoints at most, $4 worker id, $5 how
- * far ahead of its sends a worker claims: 1 to 3, claimAheadFactor), oldest due first, each with what
+ * far ahead of its sends a worker claims: 1 to 4, claimAheadFactor), oldest due first, each with what
  * every other worker holds there (`others`) and its advisory lock taken (see dueEndpoints). An
  * endpoint is listed while this worker may hold more there: $5 * (cap - others) > what it holds.
  */
@@ -278,7 +278,7 @@ select c.endpoint_id, c.due, c.others
 /**
  * The claim ($1 endpoint ids, $2 how many each, $3 cap, $4 now, $5 lease end, $6 lease token,
  * $7 worker id, $8 what this worker holds at each endpoint before the claim, $9 how far ahead of
- * its sends it claims, 1 to 3): read what every other worker holds at each endpoint again, pick
+ * its sends it claims, 1 to 4): read what every other worker holds at each endpoint again, pick
  * at most $9 * (cap - others) - held due rows, lease them by primary key, write this worker's new
  * counts, return the rows with their endpoint and event, and with `slots`, how many this worker
  * may send at once there (cap - others; see claimPostgres and ADR 0031).
@@ -502,26 +502,28 @@ export interface DeliveryWorkerOptions {
 
 /**
  * How many times what it may send a worker holds at an endpoint (ADR 0031, amended 2026-12-03).
- * A claimed delivery waits in the worker behind at most `ahead - 1` sends at its endpoint (each
- * slot's queue is served in turn), each ending within the time-out. It may start only with
- * `timeout + (lease - timeout) / 2` of its lease left, so the wait must fit in the other half of
- * the lease's margin: `(ahead - 1) * timeout <= (lease - timeout) / 2`. With the defaults (60 s,
- * 10 s) that is 3. Never below 2 (the factor before, given back when a lease runs short), and
- * never above 3: each step holds more rows leased to a worker that could die with them, and past
- * 3 the bench's deliveries gained no more than the noise (docs/performance.md, thirty-fourth
- * session). Why more than 2: a cycle under load takes several sends' time at a fast receiver, and
- * with room for only one send ahead a slot whose endpoint had nothing waiting stayed empty until
- * the next claim.
+ * A claimed delivery waits in the worker behind at most `ahead - 1` sends at its endpoint (its
+ * slots serve the endpoint's queue in turn, and each send ends within the time-out). It may start
+ * only with `timeout + (lease - timeout) / 2` of its lease left, so the wait must fit in the other
+ * half of the lease's margin: `(ahead - 1) * timeout <= (lease - timeout) / 2`. With the defaults
+ * (70 s, 10 s) that is 4. Never below 2 (the factor before; a delivery whose lease runs short is
+ * given back), never above 4: each step leases more rows to a worker that could die with them.
+ * Why more than 2: under load a cycle takes several sends' time at a fast receiver (about 5 ms at
+ * the bench's), longer than one send ahead covers, and a slot whose endpoint had nothing waiting
+ * stayed empty until the next claim (docs/performance.md, thirty-fourth session).
  */
 export function claimAheadFactor(options: Pick<DeliveryWorkerOptions, 'claimAhead' | 'leaseMs' | 'timeoutMs'>): number {
   if (!options.claimAhead) return 1;
   const margin = (options.leaseMs - options.timeoutMs) / 2;
-  return Math.min(3, Math.max(2, 1 + Math.floor(margin / options.timeoutMs)));
+  return Math.min(MAX_CLAIM_AHEAD, Math.max(2, 1 + Math.floor(margin / options.timeoutMs)));
 }
+
+const MAX_CLAIM_AHEAD = 4;
 
 export const DEFAULT_DELIVERY_OPTIONS: Readonly<DeliveryWorkerOptions> = Object.freeze({
   timeoutMs: DEFAULT_SEND_TIMEOUT_MS,
-  leaseMs: 60_000,
+  // Seven time-outs: room for a claimed delivery to wait behind three sends (claimAheadFactor).
+  leaseMs: 70_000,
   concurrency: 64,
   perEndpointConcurrency: 8,
   claimAhead: true,

@@ -631,27 +631,27 @@ describe.each(await dialectMatrix())('webhook delivery [%s]', (dialect) => {
       expect(await stateOf(e.id)).toEqual([...Array(4).fill('delivered'), ...Array(4).fill('pending')]);
     });
 
-    it('with the default lease and time-out, holds three times what it may send: the last waits behind two sends and starts with more of its lease left than it needs', async () => {
-      const { endpoint: e } = await endpoint('/three-ahead');
-      receiver.setMode('/three-ahead', { kind: 'status', status: 200, delayMs: 200 });
-      await append(8);
+    it('with the default lease and time-out, holds four times what it may send: the last waits behind three sends of the full time-out and still starts', async () => {
+      const { endpoint: e } = await endpoint('/four-ahead');
+      receiver.setMode('/four-ahead', { kind: 'status', status: 200, delayMs: 200 });
+      await append(10);
       const givenBack = () => t.logs.lines.filter((l) => l.includes('given back unsent')).length;
       const givenBackBefore = givenBack();
-      // The defaults: lease 60 s, time-out 10 s (claimAheadFactor: 3). Cap 2: holds up to 6.
+      // The defaults: lease 70 s, time-out 10 s (claimAheadFactor: 4). Cap 2: holds up to 8.
       const w = aheadWorker({ concurrency: 16, perEndpointConcurrency: 2, timeoutMs: DEFAULT_DELIVERY_OPTIONS.timeoutMs, leaseMs: DEFAULT_DELIVERY_OPTIONS.leaseMs });
-      expect(await w.tick()).toBe(6);
-      expect(await inFlightOf(e.id)).toEqual([6]);
+      expect(await w.tick()).toBe(8);
+      expect(await inFlightOf(e.id)).toEqual([8]);
       expect(await w.tick()).toBe(0);
-      // Two sends' worth of the clock passes while the first two are out (each within the time-out):
-      // the last two waiting then have 40 s of their 60 s lease, more than the 35 s they must have.
-      clock.advance(2 * DEFAULT_DELIVERY_OPTIONS.timeoutMs);
+      // Three sends' worth of the time-out passes while the first two are out: the last ones waiting
+      // then have 40 s of their lease left, just what a send may start with (10 s + (70 - 10) / 2).
+      clock.advance(3 * DEFAULT_DELIVERY_OPTIONS.timeoutMs);
       await w.settle();
-      // All six went out on that one claim, two at a time, none given back.
-      expect(receiver.requestsTo('/three-ahead')).toHaveLength(6);
-      expect(receiver.maxConcurrent('/three-ahead')).toBe(2);
-      expect(w.stats()).toMatchObject({ claims: 1, delivered: 6, leasesLost: 0 });
+      // All eight went out on that one claim, two at a time, none given back.
+      expect(receiver.requestsTo('/four-ahead')).toHaveLength(8);
+      expect(receiver.maxConcurrent('/four-ahead')).toBe(2);
+      expect(w.stats()).toMatchObject({ claims: 1, delivered: 8, leasesLost: 0 });
       expect(givenBack()).toBe(givenBackBefore);
-      expect(await stateOf(e.id)).toEqual([...Array(6).fill('delivered'), 'pending', 'pending']);
+      expect(await stateOf(e.id)).toEqual([...Array(8).fill('delivered'), 'pending', 'pending']);
     });
 
     it('two workers claiming ahead at one endpoint never send more than its cap at once, and each delivery goes once', async () => {
