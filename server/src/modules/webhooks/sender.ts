@@ -11,7 +11,7 @@
  * 3. One timer (default 10 s) covers DNS, connect, TLS, the request and the response head. A 2xx
  *    status that arrives in time is a success; any other status is a failure, 3xx included
  *    (redirects are never followed). At most 4 KiB of the response body is kept, read within the
- *    same budget.
+ *    same budget, as UTF-8 text (invalid bytes and NUL become U+FFFD).
  * 4. Keep-alive sockets are reused per origin. A reset on a REUSED socket before any answer (the
  *    receiver closed it while idle) is retried once on a fresh socket inside the same budget.
  * Errors become kinds the portal shows: timeout, tls, connection, dns, blocked_address, invalid_url.
@@ -153,7 +153,9 @@ export function createWebhookSender(options: SenderOptions): WebhookSender {
         clearTimeout(timer);
         resolvePromise(outcome);
       };
-      const bodyText = () => (response ? Buffer.concat(chunks).subarray(0, maxBytes).toString('utf8') : '');
+      // NUL becomes U+FFFD, as invalid UTF-8 does: a PostgreSQL text column cannot hold it, and a
+      // result that cannot be written leaves its row leased, to be sent again when the lease passes.
+      const bodyText = () => (response ? Buffer.concat(chunks).subarray(0, maxBytes).toString('utf8').replaceAll('\u0000', '\uFFFD') : '');
       const requestOptions: RequestOptions = {
         method: 'POST',
         protocol: 'https:',
@@ -222,8 +224,13 @@ const TLS_CODES = new Set([
 ]);
 const DNS_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'ENODATA', 'ESERVFAIL', 'EAI_NONAME']);
 
-/** An error's kind for the attempt history, and a detail without request data. */
+/** An error's kind for the attempt history, and a detail without request data (nor NUL, which PostgreSQL's text refuses). */
 export function classifyError(error: unknown): { kind: SendErrorKind; detail: string } {
+  const { kind, detail } = classifyErrorKind(error);
+  return { kind, detail: detail.replaceAll('\u0000', '\uFFFD') };
+}
+
+function classifyErrorKind(error: unknown): { kind: SendErrorKind; detail: string } {
   if (error instanceof BlockedAddressError) return { kind: 'blocked_address', detail: error.message };
   if (error instanceof AttemptTimeoutError) return { kind: 'timeout', detail: error.message };
   const code = typeof error === 'object' && error !== null && 'code' in error ? String((error as { code: unknown }).code) : '';

@@ -215,6 +215,17 @@ describe.each(await dialectMatrix())('webhook delivery [%s]', (dialect) => {
       expect(a!.response_body).toHaveLength(4096);
     });
 
+    it('a response body with NUL characters, quotes and backslashes is recorded (NUL as U+FFFD, which text columns can hold), and the delivery ends delivered', async () => {
+      const { endpoint: ep } = await endpoint('/nul');
+      receiver.setMode('/nul', { kind: 'status', status: 200, body: 'ok\u0000"quoted" \\ back\u0000slash é' });
+      await append(1);
+      expect(await t.ctx.webhookDelivery.deliverDue()).toBe(1);
+      const [a] = await attemptsOf(ep.id);
+      expect(a!.response_status).toBe(200);
+      expect(a!.response_body).toBe('ok\uFFFD"quoted" \\ back\uFFFDslash é');
+      expect((await deliveriesOf(ep.id)).map((d) => d.state)).toEqual(['delivered']);
+    });
+
     it('every payload has exactly the fields docs/webhooks.md documents for its type, and no PII reaches a payload or a log line', async () => {
       await endpoint('/pii');
       const identity = (ssn: string) => ({

@@ -102,9 +102,9 @@ describe.each(await dialectMatrix())('a claim among many idle endpoints [%s]', (
         return reads(rows[0]!['QUERY PLAN'][0]!.Plan);
       };
       const alone = await explain(LISTING_STATEMENTS.postgres, [now, CAP, 64, 'worker-under-test', 2]);
-      // A cycle with no results to write: empty batches, this worker holding nothing.
+      // A cycle with no results to write: empty batches ($13..$15 as JSON arrays), this worker holding nothing.
       const none = (n: number) => Array.from({ length: n }, () => []);
-      const afterResults = await explain(LISTING_STATEMENTS.postgresAfterResults, [...none(18), 'worker-under-test', [], [], now + 30_000, now, CAP, 64, [], [], 2]);
+      const afterResults = await explain(LISTING_STATEMENTS.postgresAfterResults, [...none(12), '[]', '[]', '[]', ...none(3), 'worker-under-test', [], [], now + 30_000, now, CAP, 64, [], [], 2]);
       for (const read of [alone, afterResults]) {
         // Four endpoints have pending deliveries (due1, due2, later, disabled), plus the recursion's
         // last step, which finds none but is still a loop of the lookup (EXPLAIN's rows per loop
