@@ -324,6 +324,13 @@ describe.skipIf(!chromiumAvailable())('adverse-action notices in headless Chromi
     await results.getByRole('link', { name: `Decision ${rosa.decision_id}` }).waitFor();
     await results.getByRole('link', { name: `Decision ${declinedId}` }).waitFor();
     expect(await results.locator('tbody tr').count()).toBe(2);
+    // Each row says by when its notice is due: the notice's own date.
+    const dueBy = async (id: string) =>
+      ((await (await fetch(`${t.baseUrl}/v1/decisions/bnpl/${id}/adverse-action-notice`, { headers: { authorization: `Bearer ${apiKey}` } })).json()) as { due_by: string }).due_by;
+    for (const id of [rosa.decision_id, declinedId]) {
+      const row = results.locator('tbody tr').filter({ has: admin.getByRole('link', { name: `Decision ${id}` }) });
+      await row.getByText(`notice by ${await dueBy(id)}`).waitFor();
+    }
     await shots.screen(admin, 'explorer-adverse-action');
   });
 

@@ -347,7 +347,8 @@ export function createUnderwritingService(deps: UnderwritingDeps) {
     return deps.db.transaction().execute(async (trx) => {
       const updated = await bumpVersion(trx, row, changes);
       const offerRecord = { ...offerAuditOf(offer), decision_date: offer.decisionDate };
-      await recordAction(trx, updated, actor, 'approved', { previous_outcome: 'referred', amount: formatMoney(amountCents), plan, term_months: offer.termMonths, apr: offer.apr, pricing: pricingRecord, reason_codes: codesOf(counteroffer) });
+      // The same instant as the override's: the portal's CSV takes a counteroffer's notice due date from this row.
+      await recordAction(trx, updated, actor, 'approved', { previous_outcome: 'referred', amount: formatMoney(amountCents), plan, term_months: offer.termMonths, apr: offer.apr, pricing: pricingRecord, reason_codes: codesOf(counteroffer) }, now);
       await appendOverride(trx, row.id, { action: 'approved', by: actor.userId, at: now.toISOString(), previous_outcome: 'referred', outcome: 'approved', offer: offerRecord, pricing: pricingRecord, counteroffer_reasons: counteroffer });
       await deps.outbox.append(trx, scope, [adjustedEvent(updated, actor, now, counteroffer)]);
       return updated;
@@ -439,7 +440,7 @@ export function createUnderwritingService(deps: UnderwritingDeps) {
         dealer_reserve: formatMoney(loan.dealerReserveCents),
         pricing: pricingRecord,
         reason_codes: codesOf(counteroffer),
-      });
+      }, now);
       await appendOverride(trx, row.id, { action: 'approved', by: actor.userId, at: now.toISOString(), previous_outcome: 'referred', outcome: 'approved', offer: offerRecord, pricing: pricingRecord, counteroffer_reasons: counteroffer });
       await deps.outbox.append(trx, scope, [adjustedEvent(updated, actor, now, counteroffer)]);
       return updated;
@@ -454,7 +455,7 @@ export function createUnderwritingService(deps: UnderwritingDeps) {
     const now = clock.now();
     return deps.db.transaction().execute(async (trx) => {
       const updated = await bumpVersion(trx, row, { outcome: 'declined', reasons_json: JSON.stringify(reasons) });
-      await recordAction(trx, updated, actor, 'declined', { previous_outcome: 'referred', reason_codes: codes });
+      await recordAction(trx, updated, actor, 'declined', { previous_outcome: 'referred', reason_codes: codes }, now);
       await appendOverride(trx, row.id, { action: 'declined', by: actor.userId, at: now.toISOString(), previous_outcome: 'referred', outcome: 'declined', reasons });
       await deps.outbox.append(trx, scope, [adjustedEvent(updated, actor, now, reasons)]);
       return updated;
@@ -576,7 +577,8 @@ export function createUnderwritingService(deps: UnderwritingDeps) {
   }
 
   /** Record an action on a decision (document viewed, verification reviewed) in the caller's transaction. */
-  async function recordAction(trx: Kysely<Database>, row: Pick<DecisionsTable, 'id' | 'tenant_id' | 'environment'>, actor: Actor, kind: ActionKind, details: Record<string, unknown>): Promise<void> {
+  /** `at`: when the action was taken, where the audit record's override names the same instant (approve, decline). */
+  async function recordAction(trx: Kysely<Database>, row: Pick<DecisionsTable, 'id' | 'tenant_id' | 'environment'>, actor: Actor, kind: ActionKind, details: Record<string, unknown>, at: Date = clock.now()): Promise<void> {
     await trx
       .insertInto('underwriting_actions')
       .values({
@@ -588,7 +590,7 @@ export function createUnderwritingService(deps: UnderwritingDeps) {
         user_id: actor.userId,
         user_name: actor.name,
         details_json: JSON.stringify(details),
-        created_at: clock.now().getTime(),
+        created_at: at.getTime(),
       })
       .execute();
   }

@@ -149,6 +149,15 @@ export function noticeActionOf(row: Pick<DecisionsTable, 'status' | 'outcome' | 
   return less || otherPlan || otherTerm ? 'counteroffer' : null;
 }
 
+/**
+ * The last day to send the notice (`due_by`, above): a decline counts from the decision's
+ * completion, a counteroffer from when it was made (`actionAt`: the underwriter's approval, or the
+ * completion for one the engine made). The notice and the portal's CSV both take it from here.
+ */
+export function noticeDueBy(action: NoticeAction, completedAt: number | null, actionAt: Date): string {
+  return action === 'counteroffer' ? lastDay(actionAt, COUNTEROFFER_NOTICE_DAYS) : lastDay(new Date(completedAt ?? actionAt.getTime()), DECLINE_NOTICE_DAYS);
+}
+
 /** The notice, or null when the decision took no adverse action (approved as asked, referred, pending). */
 export function buildAdverseActionNotice(input: NoticeInput): AdverseActionNotice | null {
   const action = noticeActionOf(input.row);
@@ -177,8 +186,7 @@ export function buildAdverseActionNotice(input: NoticeInput): AdverseActionNotic
   if (consumerReport && !settings?.cra_phone) missing.push('cra_phone');
   const approved = action === 'counteroffer';
   const reasons = approved ? input.counterofferReasons : input.reasons;
-  const completedAt = new Date(row.completed_at ?? input.actionAt.getTime());
-  const dueBy = approved ? lastDay(input.actionAt, COUNTEROFFER_NOTICE_DAYS) : lastDay(completedAt, DECLINE_NOTICE_DAYS);
+  const dueBy = noticeDueBy(action, row.completed_at, input.actionAt);
   const offeredTerms = [termsText(row.product, row.plan, row.term_months), row.apr ? `annual percentage rate ${row.apr}%` : null].filter((t) => t !== null).join(', ') || null;
   return {
     decision_id: row.id,

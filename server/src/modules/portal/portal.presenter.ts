@@ -155,6 +155,7 @@ export function presentDecisionListItem(i: DecisionListItem) {
     risk_grade: i.riskGrade,
     reason_codes: i.reasonCodes,
     adverse_action: i.adverseAction,
+    notice_due_by: i.noticeDueBy,
     engine_version: i.engineVersion,
     latency_ms: i.latencyMs,
     created_at: iso(i.createdAt),

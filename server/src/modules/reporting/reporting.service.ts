@@ -20,7 +20,7 @@
  * the rank in integer arithmetic: `nearestRank`), so both dialects give the identical answer, and
  * read through `analyticsDb` (off the event loop on SQLite, ADR 0029).
  */
-import { sql, type ExpressionBuilder, type Kysely, type RawBuilder } from 'kysely';
+import { sql, type ExpressionBuilder, type Kysely, type RawBuilder, type SelectQueryBuilder } from 'kysely';
 import type { Environment } from '../../config/config.js';
 import type { Database, DecisionsTable } from '../../db/schema.js';
 import { ApiError } from '../../http/errors/error-registry.js';
@@ -30,7 +30,7 @@ import { adverseActionReason, isAdverseActionCode, keyFactors, scoreRangeOf } fr
 import type { WebhookAttemptView, WebhookDeliveryView, WebhooksService } from '../webhooks/webhooks.service.js';
 import { csvRecord } from './csv.js';
 import { maskVerifyLink } from '../kyc/verify-links.js';
-import { noticeActionOf, type NoticeAction } from '../notices/adverse-action-notice.js';
+import { noticeActionOf, noticeDueBy, type NoticeAction } from '../notices/adverse-action-notice.js';
 
 export interface ReportingScope {
   tenantId: string;
@@ -81,6 +81,8 @@ export interface DecisionListItem {
   reasonCodes: string[];
   /** The adverse action taken, for which a notice is owed: a decline, or an approval that is a counteroffer. */
   adverseAction: NoticeAction | null;
+  /** The last day to send that notice (YYYY-MM-DD), as the notice itself gives it (`due_by`); null without adverse action. */
+  noticeDueBy: string | null;
   engineVersion: string | null;
   latencyMs: number | null;
   createdAt: Date;
@@ -249,7 +251,28 @@ const LIST_COLUMNS = [
   'completed_at',
 ] as const;
 
-type ListRow = Pick<DecisionsTable, Exclude<(typeof LIST_COLUMNS)[number], 'latency_ms'>> & { latency_ms?: number | null };
+type ListRow = Pick<DecisionsTable, Exclude<(typeof LIST_COLUMNS)[number], 'latency_ms'>> & {
+  latency_ms?: number | null;
+  /** When an underwriter approved the decision (`underwriting_actions`), if one did: a counteroffer counts from it. */
+  approved_by_underwriter_at?: number | string | null;
+};
+
+/**
+ * The list's columns and, for approvals, when an underwriter approved (one index probe of
+ * `underwriting_actions_decision`): the instant the notice takes from the audit record's override,
+ * recorded in the same transaction (underwriting.service `recordAction`).
+ */
+function listSelection<Q extends SelectQueryBuilder<Database, 'decisions', object>>(q: Q) {
+  return q.select([...LIST_COLUMNS]).select((eb) =>
+    eb
+      .case()
+      .when('decisions.outcome', '=', 'approved')
+      .then(eb.selectFrom('underwriting_actions as ua').whereRef('ua.decision_id', '=', 'decisions.id').where('ua.kind', '=', 'approved').select((e) => e.fn.max('ua.created_at').as('at')))
+      .else(null)
+      .end()
+      .as('approved_by_underwriter_at'),
+  );
+}
 
 /** The CSV's columns, in order (docs/portal.md lists them). */
 export const CSV_COLUMNS: Array<[string, (i: DecisionListItem) => string | number | null]> = [
@@ -277,6 +300,7 @@ export const CSV_COLUMNS: Array<[string, (i: DecisionListItem) => string | numbe
   ['engine_version', (i) => i.engineVersion],
   ['latency_ms', (i) => i.latencyMs],
   ['adverse_action', (i) => i.adverseAction],
+  ['notice_due_by', (i) => i.noticeDueBy],
 ];
 
 export function createReportingService(deps: ReportingDeps) {
@@ -309,8 +333,7 @@ export function createReportingService(deps: ReportingDeps) {
       const after = decodeCursor(options.cursor);
       q = q.where((eb) => eb.or([eb('created_at', '<', after.createdAt), eb.and([eb('created_at', '=', after.createdAt), eb('id', '<', after.id)])]));
     }
-    const rows = (await q
-      .select([...LIST_COLUMNS])
+    const rows = (await listSelection(q)
       .orderBy('created_at', 'desc')
       .orderBy('id', 'desc')
       .limit(limit + 1)
@@ -342,7 +365,7 @@ export function createReportingService(deps: ReportingDeps) {
 
   /** One decision explained; another tenant's or environment's id is "not found". */
   async function getDecisionDetail(scope: ReportingScope, decisionId: string): Promise<DecisionDetail> {
-    const row = (await filtered(scope, { decisionId }, readDb).select([...LIST_COLUMNS]).executeTakeFirst()) as ListRow | undefined;
+    const row = (await listSelection(filtered(scope, { decisionId }, readDb)).executeTakeFirst()) as ListRow | undefined;
     if (!row) throw new ApiError('not_found', 'No such decision in this environment.');
     const view = await deps.decisions.getDecision(scope, row.product, row.id);
     if (!view) throw new ApiError('not_found', 'No such decision in this environment.');
@@ -598,6 +621,7 @@ function adverseActionIs(eb: ExpressionBuilder<Database, 'decisions'>, kind: Adv
 
 function listItem(r: ListRow): DecisionListItem {
   const reasons = JSON.parse(r.reasons_json) as Array<{ code: string }>;
+  const action = noticeActionOf(r);
   return {
     decisionId: r.id,
     applicationId: r.application_id,
@@ -618,7 +642,8 @@ function listItem(r: ListRow): DecisionListItem {
     score: r.score,
     riskGrade: r.risk_grade,
     reasonCodes: reasons.map((x) => x.code),
-    adverseAction: noticeActionOf(r),
+    adverseAction: action,
+    noticeDueBy: action === null ? null : noticeDueBy(action, r.completed_at === null ? null : Number(r.completed_at), new Date(Number(r.approved_by_underwriter_at ?? r.completed_at))),
     engineVersion: r.engine_version,
     latencyMs: r.latency_ms ?? null,
     createdAt: new Date(Number(r.created_at)),

@@ -261,7 +261,7 @@ describe.each(await dialectMatrix())('decision explorer and dashboard [%s]', (di
     expect(r.headers['content-disposition']).toBe(`attachment; filename=decisions-sandbox-${clock.now().toISOString().slice(0, 10)}.csv`);
     const rows = parseCsv(r.raw.body);
     const [header, ...data] = rows;
-    expect(header).toEqual(['decision_id', 'application_id', 'created_at', 'completed_at', 'consumer_id', 'product', 'status', 'outcome', 'kyc_tier', 'kyc_status', 'currency', 'merchant_name', 'merchant_category', 'requested_amount', 'approved_amount', 'plan', 'term_months', 'apr', 'score', 'risk_grade', 'reason_codes', 'engine_version', 'latency_ms', 'adverse_action']);
+    expect(header).toEqual(['decision_id', 'application_id', 'created_at', 'completed_at', 'consumer_id', 'product', 'status', 'outcome', 'kyc_tier', 'kyc_status', 'currency', 'merchant_name', 'merchant_category', 'requested_amount', 'approved_amount', 'plan', 'term_months', 'apr', 'score', 'risk_grade', 'reason_codes', 'engine_version', 'latency_ms', 'adverse_action', 'notice_due_by']);
     expect(data.map((d) => d[0])).toEqual([...made].reverse().map((m) => m.id));
     const col = (name: string) => header!.indexOf(name);
     const declined = data.find((d) => d[0] === made[2]!.id)!;

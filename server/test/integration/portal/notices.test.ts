@@ -290,7 +290,7 @@ describe.each(await dialectMatrix())('adverse-action notices [%s]', (dialect) =>
     const csv = await members.underwriter.get('/portal/api/decisions/sandbox/export.csv?adverse_action=any');
     const rows = parseCsv(String(csv.raw.body));
     const column = rows[0]!.indexOf('adverse_action');
-    expect(column).toBe(rows[0]!.length - 1);
+    expect(column).toBe(rows[0]!.length - 2);
     expect(new Map(rows.slice(1).map((r) => [r[0], r[column]]))).toEqual(
       new Map([
         [referred.decision_id, 'counteroffer'],
@@ -298,6 +298,42 @@ describe.each(await dialectMatrix())('adverse-action notices [%s]', (dialect) =>
         [otherPlan.decision_id, 'counteroffer'],
       ]),
     );
+  });
+
+  it("the CSV's and the list's notice_due_by are the notice's due_by: a decline's from its completion, an underwriter's counteroffer from the approval, the next UTC day", async () => {
+    // Decided at 23:50 UTC, approved at 00:10 the next day (well within a portal session).
+    clock.advance(DAY - ((clock.now().getTime() - 23 * 3_600_000 - 50 * 60_000) % DAY + DAY) % DAY);
+    expect(clock.now().toISOString().slice(11, 16)).toBe('23:50');
+    const { apiKey, members } = await team('Due Date Lending');
+    const declined = await decide(apiKey, '0000', '150.00', 'Dana');
+    const referred = await decide(apiKey, '1111', '300.00', 'Ravi');
+    expect([declined.outcome, referred.outcome]).toEqual(['declined', 'referred']);
+    const completedAt = clock.now();
+    clock.advance(20 * 60_000);
+    const approvedAt = clock.now();
+    expect(approvedAt.toISOString().slice(0, 10)).not.toBe(completedAt.toISOString().slice(0, 10));
+    const approve = await members.underwriter.post(`/portal/api/referrals/sandbox/${referred.decision_id}/approve`, { expected_version: 1, amount: '200.00', plan: 'pay_in_4', reason_codes: ['AA-08'] });
+    expect(approve.status, JSON.stringify(approve.body)).toBe(200);
+    clock.advance(5 * 60_000);
+
+    const apiNotice = async (id: string) => (await t.app.inject({ method: 'GET', url: `/v1/decisions/bnpl/${id}/adverse-action-notice`, headers: bearer(apiKey) })).json() as { due_by: string };
+    const expected = new Map([
+      [declined.decision_id, (await apiNotice(declined.decision_id)).due_by],
+      [referred.decision_id, (await apiNotice(referred.decision_id)).due_by],
+    ]);
+    // The two rules, from their two instants (UTC days less one).
+    expect(expected.get(declined.decision_id)).toBe(new Date(completedAt.getTime() + 29 * DAY).toISOString().slice(0, 10));
+    expect(expected.get(referred.decision_id)).toBe(new Date(approvedAt.getTime() + 89 * DAY).toISOString().slice(0, 10));
+
+    const csv = await members.underwriter.get('/portal/api/decisions/sandbox/export.csv?adverse_action=any');
+    const rows = parseCsv(String(csv.raw.body));
+    const [idColumn, dueColumn] = [rows[0]!.indexOf('decision_id'), rows[0]!.indexOf('notice_due_by')];
+    expect(new Map(rows.slice(1).map((r) => [r[idColumn], r[dueColumn]]))).toEqual(expected);
+    const listed = (await members.underwriter.get('/portal/api/decisions/sandbox?adverse_action=any')).body.data as Array<{ decision_id: string; notice_due_by: string | null }>;
+    expect(new Map(listed.map((d) => [d.decision_id, d.notice_due_by]))).toEqual(expected);
+    // No adverse action, no date.
+    const all = (await members.underwriter.get('/portal/api/decisions/sandbox?limit=100')).body.data as Array<{ adverse_action: string | null; notice_due_by: string | null }>;
+    expect(all.filter((d) => d.adverse_action === null).every((d) => d.notice_due_by === null)).toBe(true);
   });
 
   it("the explorer's filter and the notice's rule agree on every shape of row, missing plans and terms included", async () => {

@@ -35,6 +35,8 @@ export interface DecisionSummary {
   reason_codes: string[];
   /** The adverse action taken (a notice is owed): a decline, or an approval that is a counteroffer. */
   adverse_action: 'declined' | 'counteroffer' | null;
+  /** The last day to send the adverse-action notice (YYYY-MM-DD); null without adverse action. */
+  notice_due_by: string | null;
   engine_version: string | null;
   latency_ms: number | null;
   created_at: string;

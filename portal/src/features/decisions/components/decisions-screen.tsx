@@ -139,6 +139,7 @@ export function DecisionsScreen() {
                     <>
                       <OutcomeBadge outcome={d.outcome} />
                       {d.adverse_action === 'counteroffer' ? <span className="muted small"> counteroffer</span> : null}
+                      {d.notice_due_by !== null ? <span className="muted small"> · notice by {d.notice_due_by}</span> : null}
                     </>
                   ),
                 },
