@@ -168,8 +168,8 @@ export function renderNotFound(): string {
   return layout('Link not valid', '<h1>This link is not valid</h1><p>Check that you opened the whole link from your checkout, or start again at checkout.</p>', false);
 }
 
-export function renderTooManyAttempts(): string {
-  return layout('Too many attempts', '<h1>Too many attempts</h1><p>Too many links that are not valid were opened from this network. Please wait a minute, then open the whole link from your checkout again.</p>', false);
+export function renderTooManyRequests(): string {
+  return layout('Too many requests', '<h1>Too many requests from your network</h1><p>Please wait a few seconds, then reload this page.</p>', false);
 }
 
 export function renderForbidden(): string {

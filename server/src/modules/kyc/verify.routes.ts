@@ -2,10 +2,12 @@
  * The hosted verification pages at /verify/{token} (consumer_complete_url). Registered in their own
  * encapsulated plugin so form and multipart parsing exist here only (the /v1 API stays JSON-only).
  *
- * Protection: the token is the capability (256 random bits, looked up by hash). Guessing is bounded
- * all the same: an address that opens too many links that are not valid (`LINK_MISS_LIMITS`, shared
- * through Redis as the API's limits are) gets 429 for every link, valid or not, until its bucket
- * has refilled, so a run of guesses can neither go on nor learn which guess was right. Every form also
+ * Protection: the token is the capability (256 random bits, looked up by hash). Every request for a
+ * link, valid or not, draws from a bucket per client address (`PAGE_LIMITS`, shared through Redis
+ * as the API's limits are), so an address that floods the pages with guesses gets 429 for every
+ * link, and the same answer from every process: its guesses cost a lookup each at a bounded rate,
+ * and a right one is refused like a wrong one. A consumer's whole verification is a dozen requests
+ * or so. Every form also
  * carries a CSRF value that must match an HttpOnly, SameSite=Strict cookie bound to the token
  * (HMAC), so another site cannot submit a consumer's form. Responses forbid framing and caching,
  * send no Referer (the token is in the URL), and allow only our own stylesheet.
@@ -18,13 +20,14 @@ import type { AppContext } from '../../app/context.js';
 import { servedOverHttps } from '../../http/transport-security.js';
 import { safeEqual } from '../../lib/crypto.js';
 import { MAX_DOCUMENT_BYTES, MAX_REQUESTED_FILES, type ActionResult, type DocumentUpload } from './verification.service.js';
-import { renderDocumentRequestPage, renderForbidden, renderNotFound, renderPage, renderTooManyAttempts, renderUnreadableUpload, VERIFY_CSS } from './verify.pages.js';
+import { renderDocumentRequestPage, renderForbidden, renderNotFound, renderPage, renderTooManyRequests, renderUnreadableUpload, VERIFY_CSS } from './verify.pages.js';
 
 const CSRF_COOKIE = 'cds_verify';
-/** Links that are not valid per address: 30, then one a second (a consumer mistypes a few at most). */
-export const LINK_MISS_LIMITS = { ratePerSecond: 1, burst: 30 };
-/** Addresses refused in this process, remembered at most (the oldest forgotten first; the shared bucket still counts). */
-const MAX_REFUSED_ADDRESSES = 10_000;
+/**
+ * Requests for links per client address: 120, refilled at 5 a second. Generous for consumers who
+ * share one address (a carrier's NAT, an office), each of whom needs a dozen requests or so.
+ */
+export const PAGE_LIMITS = { ratePerSecond: 5, burst: 120 };
 
 type TokenRequest = FastifyRequest<{ Params: { token: string }; Body: Record<string, unknown> | undefined }>;
 
@@ -53,38 +56,18 @@ export async function registerVerifyRoutes(app: FastifyInstance, ctx: AppContext
       reply.type('text/css; charset=utf-8').header('Cache-Control', 'public, max-age=86400').send(VERIFY_CSS),
     );
 
-    /**
-     * Addresses whose bucket of misses ran out, until when (epoch ms). The bucket is only drawn on a
-     * miss, so this is what refuses every link meanwhile, hits included: refusing only misses would
-     * still tell a guesser which guess was right.
-     */
-    const refusedUntil = new Map<string, number>();
-    const tooMany = (reply: FastifyReply, retryAfterSeconds: number) =>
-      reply.code(429).header('Retry-After', String(retryAfterSeconds)).type('text/html; charset=utf-8').send(renderTooManyAttempts());
-    const refused = (request: FastifyRequest, reply: FastifyReply): FastifyReply | null => {
-      const until = refusedUntil.get(request.ip);
-      if (until === undefined) return null;
-      const left = until - ctx.clock.now().getTime();
-      if (left > 0) return tooMany(reply, Math.ceil(left / 1000));
-      refusedUntil.delete(request.ip);
-      return null;
-    };
+    // Every route with a token (not the stylesheet, which the 429 page itself needs) draws first,
+    // before the token is looked up.
     verify.addHook('preHandler', async (request, reply) => {
-      if ((request.params as { token?: unknown } | undefined)?.token !== undefined) return refused(request, reply) ?? undefined;
-      return undefined;
+      if ((request.params as { token?: unknown } | undefined)?.token === undefined) return undefined;
+      const limit = await ctx.rateLimiter.take(`verify-pages:${request.ip}`, PAGE_LIMITS);
+      if (limit.allowed) return undefined;
+      return reply.code(429).header('Retry-After', String(limit.retryAfterSeconds)).type('text/html; charset=utf-8').send(renderTooManyRequests());
     });
-    const miss = async (request: FastifyRequest, reply: FastifyReply) => {
-      const limit = await ctx.rateLimiter.take(`verify-link-miss:${request.ip}`, LINK_MISS_LIMITS);
-      if (limit.allowed) return reply.code(404).type('text/html; charset=utf-8').send(renderNotFound());
-      refusedUntil.delete(request.ip);
-      refusedUntil.set(request.ip, ctx.clock.now().getTime() + limit.retryAfterSeconds * 1000);
-      if (refusedUntil.size > MAX_REFUSED_ADDRESSES) refusedUntil.delete(refusedUntil.keys().next().value!);
-      return tooMany(reply, limit.retryAfterSeconds);
-    };
 
     /** Render a result; a fresh CSRF nonce cookie goes with every page. */
     const render = (request: TokenRequest, reply: FastifyReply, result: ActionResult, status = 200) => {
-      if (result.kind === 'not_found') return miss(request, reply);
+      if (result.kind === 'not_found') return reply.code(404).type('text/html; charset=utf-8').send(renderNotFound());
       const nonce = ctx.random.bytes(16).toString('base64url');
       reply.header('Set-Cookie', `${CSRF_COOKIE}=${nonce}; Path=/verify; HttpOnly; SameSite=Strict${secure ? '; Secure' : ''}`);
       const action = `/verify/${request.params.token}`;
