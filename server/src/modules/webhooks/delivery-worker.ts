@@ -330,8 +330,9 @@ select c.id, c.attempts, c.endpoint_id, c.tenant_id, e.url, e.secret_sealed, e.p
  * A batch of results, one array per column ($1..$17, row i of each array is one result; the
  * request's headers and body and the response's body, $13..$15, as JSON arrays of strings: pg
  * writes a text[] parameter by escaping each element in JavaScript, two regular-expression
- * passes over every body, which JSON.stringify does natively at a fraction of the cost
- * (docs/performance.md, thirty-fourth session); $18 the
+ * passes over every body (5% of the worker's samples), which JSON.stringify does natively
+ * (docs/performance.md, thirty-fourth session); each made well-formed first, as PostgreSQL's JSON
+ * refuses a lone surrogate, which text[] turned into U+FFFD; $18 the
  * endpoints whose failure count may only reset; $19 worker id, $20 endpoints and $21 what this
  * worker holds at each once the batch is written, $22 until when): next steps where the lease
  * token still matches, every attempt row (once), the resets, the counts. Returns the deliveries
@@ -381,6 +382,12 @@ with recursive v as (
      ),
      counted as (${heldUpsert('$19', '$20', '$21', '$22')}
      )`;
+
+/** Lone surrogates as U+FFFD for the results' JSON arrays (String#toWellFormed: Node 20, ES2024, past this project's lib). */
+function wellFormed(text: string): string {
+  return (text as unknown as { toWellFormed(): string }).toWellFormed();
+}
+
 const PG_RESULTS = preparedOnPostgres(`${PG_RESULT_CTES}
 select id, false as already from stepped
 union all
@@ -509,11 +516,15 @@ export interface DeliveryWorkerOptions {
 /**
  * How many times what it may send a worker holds at an endpoint (ADR 0031, amended 2026-12-03).
  * A claimed delivery waits in the worker behind at most `ahead - 1` sends at its endpoint (its
- * slots serve the endpoint's queue in turn, and each send ends within the time-out). It may start
- * only with `timeout + (lease - timeout) / 2` of its lease left, so the wait must fit in the other
- * half of the lease's margin: `(ahead - 1) * timeout <= (lease - timeout) / 2`. With the defaults
- * (70 s, 10 s) that is 4. Never below 2 (the factor before; a delivery whose lease runs short is
- * given back), never above 4: each step leases more rows to a worker that could die with them.
+ * slots serve the endpoint's queue in turn, and each send ends within the time-out, a little
+ * after it at worst: timers fire late, the next send starts a turn later, and the claim's clock
+ * was read before its commit; `LATE_MS` covers all of that together). It may start only with
+ * `timeout + (lease - timeout) / 2` of its lease left, so the wait must fit in the other half of
+ * the lease's margin: `(ahead - 1) * timeout + LATE_MS <= (lease - timeout) / 2`. With the
+ * defaults (75 s, 10 s) that is 4. Never below 2 (the factor before; a delivery whose lease runs
+ * short is given back), never above 4: each step leases more rows to a worker that could die with
+ * them. (A worker whose own concurrency binds starts waiting rows later still; those are given
+ * back as before when their lease runs short.)
  * Why more than 2: under load a cycle takes several sends' time at a fast receiver (about 5 ms at
  * the bench's), longer than one send ahead covers, and a slot whose endpoint had nothing waiting
  * stayed empty until the next claim (docs/performance.md, thirty-fourth session).
@@ -521,15 +532,18 @@ export interface DeliveryWorkerOptions {
 export function claimAheadFactor(options: Pick<DeliveryWorkerOptions, 'claimAhead' | 'leaseMs' | 'timeoutMs'>): number {
   if (!options.claimAhead) return 1;
   const margin = (options.leaseMs - options.timeoutMs) / 2;
-  return Math.min(MAX_CLAIM_AHEAD, Math.max(2, 1 + Math.floor(margin / options.timeoutMs)));
+  return Math.min(MAX_CLAIM_AHEAD, Math.max(2, 1 + Math.floor((margin - LATE_MS) / options.timeoutMs)));
 }
 
 const MAX_CLAIM_AHEAD = 4;
+/** How late, all told, the sends a waiting delivery is behind may end (claimAheadFactor). */
+const LATE_MS = 1_000;
 
 export const DEFAULT_DELIVERY_OPTIONS: Readonly<DeliveryWorkerOptions> = Object.freeze({
   timeoutMs: DEFAULT_SEND_TIMEOUT_MS,
-  // Seven time-outs: room for a claimed delivery to wait behind three sends (claimAheadFactor).
-  leaseMs: 70_000,
+  // Seven and a half time-outs: room for a claimed delivery to wait behind three sends, and a
+  // second more (claimAheadFactor).
+  leaseMs: 75_000,
   concurrency: 64,
   perEndpointConcurrency: 8,
   claimAhead: true,
@@ -868,7 +882,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
    * lost in between, or the cycle failed for any reason after the claim was sent). The server may
    * have committed them: then their rows are leased to a token nobody is sending, and this
    * worker's stored count at those endpoints includes sends it never started, which can fill the
-   * endpoint's cap. Left alone, that endpoint would get nothing until the lease passed (a minute).
+   * endpoint's cap. Left alone, that endpoint would get nothing until the lease passed (75 s).
    * So the next cycle undoes them (PG_UNDO_CLAIMS) before anything else in its transaction, and
    * forgets them once that commits; a claim that did not commit leased nothing, and undoing it
    * finds nothing. The list is bounded: past it, the oldest are left to their leases. SQLite's
@@ -1422,7 +1436,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
       result = await sender.send({ url: delivery.url, headers, body });
     } catch (err) {
       // A secret that no longer opens (changed DATA_ENCRYPTION_KEY) must still advance the schedule.
-      result = { ok: false, status: null, responseBody: null, durationMs: 0, errorKind: 'internal', errorDetail: errorMessage(err).slice(0, 200) };
+      result = { ok: false, status: null, responseBody: null, durationMs: 0, errorKind: 'internal', errorDetail: errorMessage(err).slice(0, 200).replaceAll('\u0000', '\uFFFD') };
     }
     const finishedAt = clock.now();
     const step = scheduleNextAttempt({ attempt, succeeded: result.ok, finishedAt }, options.schedule);
@@ -1601,8 +1615,8 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps, overrides: Partia
     const parameters = [
       rows.map((r) => r.id), rows.map((r) => r.token), rows.map((r) => r.attempts), rows.map((r) => r.state), rows.map((r) => r.next_attempt_at),
       rows.map((r) => r.last_attempt_at), rows.map((r) => r.last_response_status), rows.map((r) => r.last_error_kind), rows.map((r) => r.finished_at),
-      rows.map((r) => r.updated_at), attempts.map((a) => a.id), attempts.map((a) => a.endpoint_id), JSON.stringify(attempts.map((a) => a.request_headers_json)),
-      JSON.stringify(attempts.map((a) => a.request_body)), JSON.stringify(attempts.map((a) => a.response_body)), attempts.map((a) => a.duration_ms), attempts.map((a) => a.error_detail),
+      rows.map((r) => r.updated_at), attempts.map((a) => a.id), attempts.map((a) => a.endpoint_id), JSON.stringify(attempts.map((a) => wellFormed(a.request_headers_json))),
+      JSON.stringify(attempts.map((a) => wellFormed(a.request_body))), JSON.stringify(attempts.map((a) => (a.response_body === null ? null : wellFormed(a.response_body)))), attempts.map((a) => a.duration_ms), attempts.map((a) => a.error_detail),
       resettable, workerId, counts.map((c) => c[0]), counts.map((c) => c[1]), clock.now().getTime() + options.leaseMs,
     ];
     let answer: ResultOrCandidateRow[];

@@ -142,7 +142,7 @@ describe.skipIf(!(await isPostgresReachable()))('delivery worker cycles on a pip
     worker = createDeliveryWorker(
       { db: store, dialect: 'postgres', pipelined: pool, clock, random: t.ctx.random, secretBox: t.ctx.secretBox, logger: t.ctx.logger },
       // A lease with room for one send ahead: these tests follow each claim with the factor 2
-      // (claimAheadFactor; the factor 3 of the defaults has its own test in delivery.test.ts).
+      // (claimAheadFactor; the factor 4 of the defaults has its own test in delivery.test.ts).
       { ca: receiver.ca, allowPrivateNetworks: true, timeoutMs: 5_000, leaseMs: 20_000, ...options },
     );
     worker.start();

@@ -642,20 +642,21 @@ describe.each(await dialectMatrix())('webhook delivery [%s]', (dialect) => {
       expect(await stateOf(e.id)).toEqual([...Array(4).fill('delivered'), ...Array(4).fill('pending')]);
     });
 
-    it('with the default lease and time-out, holds four times what it may send: the last waits behind three sends of the full time-out and still starts', async () => {
+    it('with the default lease and time-out, holds four times what it may send: the last waits behind three sends that ran to their time-out, a second late in all, and still starts', async () => {
       const { endpoint: e } = await endpoint('/four-ahead');
       receiver.setMode('/four-ahead', { kind: 'status', status: 200, delayMs: 200 });
       await append(10);
       const givenBack = () => t.logs.lines.filter((l) => l.includes('given back unsent')).length;
       const givenBackBefore = givenBack();
-      // The defaults: lease 70 s, time-out 10 s (claimAheadFactor: 4). Cap 2: holds up to 8.
+      // The defaults: lease 75 s, time-out 10 s (claimAheadFactor: 4). Cap 2: holds up to 8.
       const w = aheadWorker({ concurrency: 16, perEndpointConcurrency: 2, timeoutMs: DEFAULT_DELIVERY_OPTIONS.timeoutMs, leaseMs: DEFAULT_DELIVERY_OPTIONS.leaseMs });
       expect(await w.tick()).toBe(8);
       expect(await inFlightOf(e.id)).toEqual([8]);
       expect(await w.tick()).toBe(0);
-      // Three sends' worth of the time-out passes while the first two are out: the last ones waiting
-      // then have 40 s of their lease left, just what a send may start with (10 s + (70 - 10) / 2).
-      clock.advance(3 * DEFAULT_DELIVERY_OPTIONS.timeoutMs);
+      // Three sends' worth of the time-out and a second pass while the first two are out: the last
+      // ones waiting then have 44 s of their lease left, more than a send must start with
+      // (10 s + (75 - 10) / 2 = 42.5 s).
+      clock.advance(3 * DEFAULT_DELIVERY_OPTIONS.timeoutMs + 1_000);
       await w.settle();
       // All eight went out on that one claim, two at a time, none given back.
       expect(receiver.requestsTo('/four-ahead')).toHaveLength(8);
