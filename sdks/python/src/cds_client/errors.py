@@ -27,7 +27,7 @@ import email.utils
 import json
 import re
 import time
-from typing import Any, Dict, Mapping, Optional, Type
+from typing import Any, Dict, Mapping, Optional, Type, cast
 
 __all__ = [
     "CreditDecisionsError",
@@ -208,7 +208,8 @@ def error_from_response(status: int, headers: Mapping[str, str], body: bytes) ->
         parsed: Any = json.loads(text)
     except ValueError:
         parsed = None
-    fields: Dict[str, Any] = parsed if isinstance(parsed, dict) else {}
+    # A JSON object: its keys are strings; each value is checked before it is used.
+    fields: Dict[str, object] = cast(Dict[str, object], parsed) if isinstance(parsed, dict) else {}
     error_field, id_field, message_field = fields.get("error"), fields.get("request_id"), fields.get("message")
     code: Optional[str] = error_field if isinstance(error_field, str) else None
     request_id: Optional[str] = id_field if isinstance(id_field, str) else headers.get("request-id")

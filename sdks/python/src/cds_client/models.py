@@ -7,7 +7,7 @@ details of the call are in ``last_response``.
 """
 import copy
 from dataclasses import dataclass, field, fields
-from typing import Any, Dict, List, Mapping, Optional, Type, TypeVar
+from typing import Any, Dict, List, Mapping, Optional, Type, TypedDict, TypeVar, cast
 
 from ._core.http import ResponseMeta
 
@@ -109,7 +109,7 @@ class Decision:
     estimated_completion_seconds: Optional[int] = None
     expires_at: Optional[str] = None  # ISO 8601
     #: The JSON object exactly as received.
-    raw: Dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    raw: Dict[str, Any] = field(default_factory=lambda: {}, repr=False, compare=False)
     #: Status, headers, request id, replay flag and retries of the response this came from.
     last_response: Optional[ResponseMeta] = field(default=None, repr=False, compare=False)
 
@@ -146,9 +146,6 @@ class Decision:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], last_response: Optional[ResponseMeta] = None) -> "Decision":
-        schedule = data.get("payment_schedule")
-        tila = data.get("tila_disclosure")
-        reasons = data.get("decline_reasons")
         return cls(
             decision_id=data["decision_id"],
             application_id=data["application_id"],
@@ -160,21 +157,9 @@ class Decision:
             currency=data.get("currency"),
             apr=data.get("apr"),
             term_months=data.get("term_months"),
-            payment_schedule=[Payment(num=p["num"], due_date=p["due_date"], amount=p["amount"]) for p in schedule]
-            if isinstance(schedule, list)
-            else None,
-            tila_disclosure=TilaDisclosure(
-                amount_financed=tila["amount_financed"],
-                finance_charge=tila["finance_charge"],
-                total_of_payments=tila["total_of_payments"],
-                apr=tila["apr"],
-                payment_frequency=tila["payment_frequency"],
-                total_down_payment=tila.get("total_down_payment"),
-                total_sale_price=tila.get("total_sale_price"),
-            )
-            if isinstance(tila, dict)
-            else None,
-            decline_reasons=[DeclineReason(code=r["code"], reason=r["reason"]) for r in reasons] if isinstance(reasons, list) else None,
+            payment_schedule=_payment_schedule_of(data.get("payment_schedule")),
+            tila_disclosure=_tila_disclosure_of(data.get("tila_disclosure")),
+            decline_reasons=_decline_reasons_of(data.get("decline_reasons")),
             consumer_complete_url=data.get("consumer_complete_url"),
             polling_url=data.get("polling_url"),
             estimated_completion_seconds=data.get("estimated_completion_seconds"),
@@ -182,6 +167,64 @@ class Decision:
             raw=copy.deepcopy(dict(data)),
             last_response=last_response,
         )
+
+
+# The wire shapes of a decision's nested objects, as the service sends them (docs/openapi.json).
+
+
+class _PaymentJson(TypedDict):
+    num: int
+    due_date: str
+    amount: str
+
+
+class _TilaDisclosureJsonRequired(TypedDict):
+    amount_financed: str
+    finance_charge: str
+    total_of_payments: str
+    apr: str
+    payment_frequency: str
+
+
+class _TilaDisclosureJson(_TilaDisclosureJsonRequired, total=False):
+    total_down_payment: str  # indirect auto loans only
+    total_sale_price: str
+
+
+class _DeclineReasonJson(TypedDict):
+    code: str
+    reason: str
+
+
+# Each takes the field as parsed from the service's JSON: an array (or object) as documented
+# above, else None (a shape without it).
+
+
+def _payment_schedule_of(value: object) -> Optional[List[Payment]]:
+    if not isinstance(value, list):
+        return None
+    return [Payment(num=p["num"], due_date=p["due_date"], amount=p["amount"]) for p in cast(List[_PaymentJson], value)]
+
+
+def _tila_disclosure_of(value: object) -> Optional[TilaDisclosure]:
+    if not isinstance(value, dict):
+        return None
+    tila = cast(_TilaDisclosureJson, value)
+    return TilaDisclosure(
+        amount_financed=tila["amount_financed"],
+        finance_charge=tila["finance_charge"],
+        total_of_payments=tila["total_of_payments"],
+        apr=tila["apr"],
+        payment_frequency=tila["payment_frequency"],
+        total_down_payment=tila.get("total_down_payment"),
+        total_sale_price=tila.get("total_sale_price"),
+    )
+
+
+def _decline_reasons_of(value: object) -> Optional[List[DeclineReason]]:
+    if not isinstance(value, list):
+        return None
+    return [DeclineReason(code=r["code"], reason=r["reason"]) for r in cast(List[_DeclineReasonJson], value)]
 
 
 @dataclass(frozen=True)

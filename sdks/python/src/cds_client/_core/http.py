@@ -22,7 +22,7 @@ import urllib.request
 import uuid
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
-from typing import Any, Dict, Mapping, Optional, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 
 from .._version import __version__
 from ..errors import (
@@ -43,7 +43,7 @@ class ResponseMeta:
 
     status: int
     #: Response headers, names in lower case.
-    headers: Dict[str, str] = field(default_factory=dict)
+    headers: Dict[str, str] = field(default_factory=lambda: {})
     #: ``Request-Id`` of the response (for a replay: the id of the original request).
     request_id: Optional[str] = None
     #: True when the service replayed a stored answer for this Idempotency-Key.
@@ -180,9 +180,11 @@ class HttpCore:
         self, method: str, url: str, headers: Mapping[str, str], data: Optional[bytes], timeout: float
     ) -> Tuple[int, Dict[str, str], Any]:
         request = urllib.request.Request(url, data=data, headers=dict(headers), method=method)
+        # Set before anything can fail, so both branches below have it: the whole body (an error's
+        # too) must arrive within ``timeout`` of the attempt's start.
+        deadline = time.monotonic() + timeout
         try:
             try:
-                deadline = time.monotonic() + timeout
                 with self._opener.open(request, timeout=timeout) as response:
                     status = int(response.status)
                     response_headers = {k.lower(): v for k, v in response.headers.items()}
@@ -230,10 +232,10 @@ class _NoRedirects(urllib.request.HTTPRedirectHandler):
         return None  # urllib then raises HTTPError for the 3xx, answered like any other status
 
 
-def _read_until(response: Any, deadline: float) -> bytes:
+def _read_until(response: Union[http.client.HTTPResponse, urllib.error.HTTPError], deadline: float) -> bytes:
     """The whole body, or a time-out once ``deadline`` passes: the socket's time-out bounds each
     read only, so a body trickling in a byte at a time would otherwise never time out."""
-    chunks = []
+    chunks: List[bytes] = []
     while True:
         if time.monotonic() > deadline:
             raise socket.timeout("the response body did not arrive in time")

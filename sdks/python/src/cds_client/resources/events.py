@@ -11,7 +11,7 @@ next page only when the current one is used up (its ``next_cursor`` sent as ``st
 import datetime
 import threading
 import urllib.parse
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Union
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from .._core.http import HttpCore, ResponseMeta
 from ..types import Event
@@ -30,7 +30,7 @@ def _unix_seconds(value: TimeParam, name: str) -> str:
 
 
 def event_list_query(params: Dict[str, Any]) -> str:
-    query: List[tuple] = []
+    query: List[Tuple[str, str]] = []
     if params.get("limit") is not None:
         query.append(("limit", str(params["limit"])))
     types = params.get("type")
@@ -69,7 +69,16 @@ class EventPage:
         """The next (older) page; ``ValueError`` when there is none (check ``has_next_page()``)."""
         if not self.has_next_page():
             raise ValueError("No next page: has_more is false.")
-        return self._events._page(dict(self._params, starting_after=self.next_cursor))
+        # The same filters and request options as this page, from its cursor: list() again.
+        params = self._params
+        return self._events.list(
+            limit=params.get("limit"),
+            type=params.get("type"),
+            created_gte=params.get("created_gte"),
+            created_lt=params.get("created_lt"),
+            starting_after=self.next_cursor,
+            **params.get("_options", {}),
+        )
 
     def auto_paging_iter(self) -> Iterator[Event]:
         """Every event of this page and of every page after it."""
