@@ -576,8 +576,11 @@ export function createUnderwritingService(deps: UnderwritingDeps) {
     return Number(result.numUpdatedRows) === 1;
   }
 
-  /** Record an action on a decision (document viewed, verification reviewed) in the caller's transaction. */
-  /** `at`: when the action was taken, where the audit record's override names the same instant (approve, decline). */
+  /**
+   * Record an action on a decision (document viewed, verification reviewed) in the caller's
+   * transaction. `at`: when it was taken, passed where the audit record's override names the same
+   * instant (approve, decline).
+   */
   async function recordAction(trx: Kysely<Database>, row: Pick<DecisionsTable, 'id' | 'tenant_id' | 'environment'>, actor: Actor, kind: ActionKind, details: Record<string, unknown>, at: Date = clock.now()): Promise<void> {
     await trx
       .insertInto('underwriting_actions')
