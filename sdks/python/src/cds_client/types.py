@@ -28,6 +28,34 @@ __all__ = [
     "EventType",
     "Event",
     "EVENT_DATA_TYPES",
+    "TypedWebhookEvent",
+    "TypedEvent",
+    "ApplicationCreatedEvent",
+    "ApplicationCreatedWebhookEvent",
+    "DecisionCreatedEvent",
+    "DecisionCreatedWebhookEvent",
+    "ScoreCompletedEvent",
+    "ScoreCompletedWebhookEvent",
+    "ScoreErroredEvent",
+    "ScoreErroredWebhookEvent",
+    "DecisionFinalizedEvent",
+    "DecisionFinalizedWebhookEvent",
+    "DecisionAdjustedEvent",
+    "DecisionAdjustedWebhookEvent",
+    "ApplicationKycCompletedEvent",
+    "ApplicationKycCompletedWebhookEvent",
+    "ApplicationKycFailedEvent",
+    "ApplicationKycFailedWebhookEvent",
+    "ApplicationDocumentsRequestedEvent",
+    "ApplicationDocumentsRequestedWebhookEvent",
+    "ApplicationConditionAddedEvent",
+    "ApplicationConditionAddedWebhookEvent",
+    "DealerAddedEvent",
+    "DealerAddedWebhookEvent",
+    "DealerRemovedEvent",
+    "DealerRemovedWebhookEvent",
+    "WebhookTestEvent",
+    "WebhookTestWebhookEvent",
     "ApplicationCreatedData",
     "DecisionCreatedData",
     "ScoreRange",
@@ -217,7 +245,8 @@ class Event(TypedDict):
 # ``data``") documents them. Payloads identify people only by opaque ids. Money is a decimal string
 # with two decimals plus ``currency``, except in ``decision.finalized``, whose numeric fields the
 # interface specification fixes. Timestamps are ISO 8601 strings (UTC). ``verify`` and the events
-# API do not check ``data``: narrow on ``event["type"]``, then ``cast`` (see EVENT_DATA_TYPES).
+# API do not check ``data``: cast the event to ``TypedWebhookEvent`` / ``TypedEvent`` (below) once,
+# then checking ``event["type"]`` narrows ``event["data"]`` to its TypedDict.
 
 
 class ApplicationCreatedData(TypedDict):
@@ -391,8 +420,8 @@ class WebhookTestData(TypedDict):
     message: str
 
 
-#: Each event type's ``data`` TypedDict. ``verify`` and the events API return ``data`` as a plain
-#: dict; after checking ``event["type"]``, ``cast(DecisionAdjustedData, event["data"])`` types it.
+#: Each event type's ``data`` TypedDict, by type (for run-time use; for the type checker, narrow a
+#: ``TypedWebhookEvent`` or ``TypedEvent`` on ``event["type"]``).
 EVENT_DATA_TYPES: Dict[str, Any] = {
     "application.created": ApplicationCreatedData,
     "decision.created": DecisionCreatedData,
@@ -408,6 +437,228 @@ EVENT_DATA_TYPES: Dict[str, Any] = {
     "dealer.removed": DealerRemovedData,
     "webhook.test": WebhookTestData,
 }
+
+
+# ---------------------------------------------------------------------------------------------
+# Typed envelopes: one per event type, whose ``type`` is that type's literal and whose ``data`` is its
+# TypedDict above, and the unions of them, ``TypedWebhookEvent`` (a delivery) and ``TypedEvent`` (the
+# event history), which mypy and pyright narrow on ``event["type"]``. ``XxxEvent`` is the event
+# history's shape (``Event``: id, type, created, data); ``XxxWebhookEvent`` adds the delivery's
+# ``attempt`` (``WebhookEvent``), so every ``TypedWebhookEvent`` is also a ``TypedEvent``.
+
+
+class _EventEnvelope(TypedDict):
+    id: str  # the same on every attempt: deduplicate on it (the webhook's Svc-Webhook-Id)
+    created: int  # unix seconds
+
+
+class ApplicationCreatedEvent(_EventEnvelope):
+    """``application.created`` in the event history; ``data`` is :class:`ApplicationCreatedData`."""
+
+    type: Literal["application.created"]
+    data: ApplicationCreatedData
+
+
+class ApplicationCreatedWebhookEvent(ApplicationCreatedEvent):
+    """A webhook delivery of ``application.created``: the event-history shape plus ``attempt``."""
+
+    attempt: int  # 1 for the first try, up to 8
+
+
+class DecisionCreatedEvent(_EventEnvelope):
+    """``decision.created`` in the event history; ``data`` is :class:`DecisionCreatedData`."""
+
+    type: Literal["decision.created"]
+    data: DecisionCreatedData
+
+
+class DecisionCreatedWebhookEvent(DecisionCreatedEvent):
+    """A webhook delivery of ``decision.created``: the event-history shape plus ``attempt``."""
+
+    attempt: int  # 1 for the first try, up to 8
+
+
+class ScoreCompletedEvent(_EventEnvelope):
+    """``score.completed`` in the event history; ``data`` is :class:`ScoreCompletedData`."""
+
+    type: Literal["score.completed"]
+    data: ScoreCompletedData
+
+
+class ScoreCompletedWebhookEvent(ScoreCompletedEvent):
+    """A webhook delivery of ``score.completed``: the event-history shape plus ``attempt``."""
+
+    attempt: int  # 1 for the first try, up to 8
+
+
+class ScoreErroredEvent(_EventEnvelope):
+    """``score.errored`` in the event history; ``data`` is :class:`ScoreErroredData`."""
+
+    type: Literal["score.errored"]
+    data: ScoreErroredData
+
+
+class ScoreErroredWebhookEvent(ScoreErroredEvent):
+    """A webhook delivery of ``score.errored``: the event-history shape plus ``attempt``."""
+
+    attempt: int  # 1 for the first try, up to 8
+
+
+class DecisionFinalizedEvent(_EventEnvelope):
+    """``decision.finalized`` in the event history; ``data`` is :class:`DecisionFinalizedData`."""
+
+    type: Literal["decision.finalized"]
+    data: DecisionFinalizedData
+
+
+class DecisionFinalizedWebhookEvent(DecisionFinalizedEvent):
+    """A webhook delivery of ``decision.finalized``: the event-history shape plus ``attempt``."""
+
+    attempt: int  # 1 for the first try, up to 8
+
+
+class DecisionAdjustedEvent(_EventEnvelope):
+    """``decision.adjusted`` in the event history; ``data`` is :class:`DecisionAdjustedData`."""
+
+    type: Literal["decision.adjusted"]
+    data: DecisionAdjustedData
+
+
+class DecisionAdjustedWebhookEvent(DecisionAdjustedEvent):
+    """A webhook delivery of ``decision.adjusted``: the event-history shape plus ``attempt``."""
+
+    attempt: int  # 1 for the first try, up to 8
+
+
+class ApplicationKycCompletedEvent(_EventEnvelope):
+    """``application.kyc_completed`` in the event history; ``data`` is :class:`ApplicationKycCompletedData`."""
+
+    type: Literal["application.kyc_completed"]
+    data: ApplicationKycCompletedData
+
+
+class ApplicationKycCompletedWebhookEvent(ApplicationKycCompletedEvent):
+    """A webhook delivery of ``application.kyc_completed``: the event-history shape plus ``attempt``."""
+
+    attempt: int  # 1 for the first try, up to 8
+
+
+class ApplicationKycFailedEvent(_EventEnvelope):
+    """``application.kyc_failed`` in the event history; ``data`` is :class:`ApplicationKycFailedData`."""
+
+    type: Literal["application.kyc_failed"]
+    data: ApplicationKycFailedData
+
+
+class ApplicationKycFailedWebhookEvent(ApplicationKycFailedEvent):
+    """A webhook delivery of ``application.kyc_failed``: the event-history shape plus ``attempt``."""
+
+    attempt: int  # 1 for the first try, up to 8
+
+
+class ApplicationDocumentsRequestedEvent(_EventEnvelope):
+    """``application.documents_requested`` in the event history; ``data`` is :class:`ApplicationDocumentsRequestedData`."""
+
+    type: Literal["application.documents_requested"]
+    data: ApplicationDocumentsRequestedData
+
+
+class ApplicationDocumentsRequestedWebhookEvent(ApplicationDocumentsRequestedEvent):
+    """A webhook delivery of ``application.documents_requested``: the event-history shape plus ``attempt``."""
+
+    attempt: int  # 1 for the first try, up to 8
+
+
+class ApplicationConditionAddedEvent(_EventEnvelope):
+    """``application.condition_added`` in the event history; ``data`` is :class:`ApplicationConditionAddedData`."""
+
+    type: Literal["application.condition_added"]
+    data: ApplicationConditionAddedData
+
+
+class ApplicationConditionAddedWebhookEvent(ApplicationConditionAddedEvent):
+    """A webhook delivery of ``application.condition_added``: the event-history shape plus ``attempt``."""
+
+    attempt: int  # 1 for the first try, up to 8
+
+
+class DealerAddedEvent(_EventEnvelope):
+    """``dealer.added`` in the event history; ``data`` is :class:`DealerAddedData`."""
+
+    type: Literal["dealer.added"]
+    data: DealerAddedData
+
+
+class DealerAddedWebhookEvent(DealerAddedEvent):
+    """A webhook delivery of ``dealer.added``: the event-history shape plus ``attempt``."""
+
+    attempt: int  # 1 for the first try, up to 8
+
+
+class DealerRemovedEvent(_EventEnvelope):
+    """``dealer.removed`` in the event history; ``data`` is :class:`DealerRemovedData`."""
+
+    type: Literal["dealer.removed"]
+    data: DealerRemovedData
+
+
+class DealerRemovedWebhookEvent(DealerRemovedEvent):
+    """A webhook delivery of ``dealer.removed``: the event-history shape plus ``attempt``."""
+
+    attempt: int  # 1 for the first try, up to 8
+
+
+class WebhookTestEvent(_EventEnvelope):
+    """``webhook.test`` in the event history; ``data`` is :class:`WebhookTestData`."""
+
+    type: Literal["webhook.test"]
+    data: WebhookTestData
+
+
+class WebhookTestWebhookEvent(WebhookTestEvent):
+    """A webhook delivery of ``webhook.test``: the event-history shape plus ``attempt``."""
+
+    attempt: int  # 1 for the first try, up to 8
+
+
+#: A webhook delivery as a union discriminated by ``type``: checking ``event["type"]`` narrows
+#: ``event["data"]`` to that type's TypedDict. ``verify`` does not check the shape of ``data`` and
+#: returns a ``WebhookEvent``, so cast once: ``event = cast(TypedWebhookEvent, webhooks.verify(...))``.
+#: An endpoint subscribed to ``*`` also receives types added later: keep an ``else`` branch.
+TypedWebhookEvent = Union[
+    ApplicationCreatedWebhookEvent,
+    DecisionCreatedWebhookEvent,
+    ScoreCompletedWebhookEvent,
+    ScoreErroredWebhookEvent,
+    DecisionFinalizedWebhookEvent,
+    DecisionAdjustedWebhookEvent,
+    ApplicationKycCompletedWebhookEvent,
+    ApplicationKycFailedWebhookEvent,
+    ApplicationDocumentsRequestedWebhookEvent,
+    ApplicationConditionAddedWebhookEvent,
+    DealerAddedWebhookEvent,
+    DealerRemovedWebhookEvent,
+    WebhookTestWebhookEvent,
+]
+
+#: An event of the event history (``client.events.list()`` / ``retrieve()``) as a union discriminated
+#: by ``type``, like ``TypedWebhookEvent`` without ``attempt``: ``cast(TypedEvent, event)``. A
+#: ``TypedWebhookEvent`` is also a ``TypedEvent``, so one handler taking ``TypedEvent`` serves both.
+TypedEvent = Union[
+    ApplicationCreatedEvent,
+    DecisionCreatedEvent,
+    ScoreCompletedEvent,
+    ScoreErroredEvent,
+    DecisionFinalizedEvent,
+    DecisionAdjustedEvent,
+    ApplicationKycCompletedEvent,
+    ApplicationKycFailedEvent,
+    ApplicationDocumentsRequestedEvent,
+    ApplicationConditionAddedEvent,
+    DealerAddedEvent,
+    DealerRemovedEvent,
+    WebhookTestEvent,
+]
 
 
 # The adverse-action notice (``GET /v1/decisions/{bnpl|auto-loan}/{decision_id}/adverse-action-notice``).
