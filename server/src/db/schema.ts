@@ -150,6 +150,8 @@ export interface DealersTable {
   disabled_at: number | null;
   /** Migration 0024: 1 when added, one more on each edit (name, license number, state); an edit names the one it loaded. */
   version: number;
+  /** Migration 0025: the portal user who made the last of those edits (null before one). */
+  updated_by: string | null;
 }
 
 export interface DecisionAuditsTable {
@@ -231,6 +233,8 @@ export interface WebhookEndpointsTable {
   updated_at: number;
   /** Migration 0024: 1 when created, one more on each edit (URL, description, events); an edit names the one it loaded. */
   version: number;
+  /** Migration 0025: the portal user who made the last of those edits (null before one). */
+  updated_by: string | null;
 }
 
 export interface WebhookDeliveriesTable {

@@ -2,7 +2,7 @@
  * Two people editing the same webhook endpoint and the same dealer, in headless Chromium against
  * the real service on a loopback port (docs/portal.md, "Two people editing at once"). An admin opens
  * Edit; meanwhile a developer of the same team, in a browser of their own, opens Edit on the same
- * thing and saves. The admin's save is then refused: the dialog says someone else saved first (the
+ * thing and saves. The admin's save is then refused: the dialog says who saved first (the
  * service's 409 message), nothing of the admin's is written, and Save waits for a reload.
  * **Reload** fills the form with the developer's values (and the page behind shows them); the
  * admin's change made again on top of them is saved. Screens:
@@ -77,7 +77,7 @@ describe.skipIf(!chromiumAvailable())('two people editing the same endpoint or d
     await adminEdit.getByLabel('Description (optional)').fill('Servicing and collections');
     await adminEdit.getByRole('button', { name: 'Save changes' }).click();
     const conflict = adminEdit.getByRole('status').filter({ hasText: 'Someone else saved this endpoint first' });
-    await conflict.getByText('This webhook endpoint was changed by someone else since you loaded it (version 1; it is now at 2); reload to see its current settings, then make your change again.').waitFor();
+    await conflict.getByText('This webhook endpoint was changed by Devon Developer since you loaded it (version 1; it is now at 2); reload to see its current settings, then make your change again.').waitFor();
     expect(await adminEdit.getByRole('button', { name: 'Save changes' }).isDisabled()).toBe(true);
     await shots.screen(admin, 'endpoint-conflict');
     // Nothing of the admin's was written.
@@ -128,7 +128,7 @@ describe.skipIf(!chromiumAvailable())('two people editing the same endpoint or d
     await adminEdit.getByLabel('License number (optional)').fill('IA-D-3302');
     await adminEdit.getByRole('button', { name: 'Save changes' }).click();
     const conflict = adminEdit.getByRole('status').filter({ hasText: 'Someone else saved this dealer first' });
-    await conflict.getByText('This dealer was changed by someone else since you loaded it (version 1; it is now at 2); reload to see its current details, then make your change again.').waitFor();
+    await conflict.getByText('This dealer was changed by Devon Developer since you loaded it (version 1; it is now at 2); reload to see its current details, then make your change again.').waitFor();
     expect(await adminEdit.getByRole('button', { name: 'Save changes' }).isDisabled()).toBe(true);
     await shots.screen(admin, 'dealer-conflict');
     expect((await pageFetch(admin, 'GET', `/portal/api/dealers/sandbox/dealers/${dealerId}`)).body).toMatchObject({ name: 'Riverbend Motors of Ames', license_number: 'IA-D-3301', state: 'NE', version: 2 });

@@ -27,6 +27,7 @@ import * as m0021 from './0021-audit-id-in-row.js';
 import * as m0022 from './0022-password-resets.js';
 import * as m0023 from './0023-notice-settings.js';
 import * as m0024 from './0024-edit-versions.js';
+import * as m0025 from './0025-edit-authors.js';
 
 export const migrations: Record<string, Migration> = {
   '0001-foundation': m0001,
@@ -53,4 +54,5 @@ export const migrations: Record<string, Migration> = {
   '0022-password-resets': m0022,
   '0023-notice-settings': m0023,
   '0024-edit-versions': m0024,
+  '0025-edit-authors': m0025,
 };

@@ -92,6 +92,7 @@ export function createDealersService(deps: { db: Kysely<Database>; readDb: Kysel
       updated_at: now,
       disabled_at: null,
       version: 1,
+      updated_by: null,
     };
     await db.transaction().execute(async (trx) => {
       await trx.insertInto('dealers').values(row).execute();
@@ -105,8 +106,8 @@ export function createDealersService(deps: { db: Kysely<Database>; readDb: Kysel
    * loaded); else 409 `dealer_version_conflict` and nothing is written. Every accepted edit bumps
    * the version.
    */
-  async function updateDealer(scope: DealerScope, id: string, patch: DealerInput | Partial<DealerInput>, expectedVersion: number): Promise<Dealer> {
-    const changes: Partial<DealersTable> = { updated_at: clock.now().getTime(), version: expectedVersion + 1 };
+  async function updateDealer(scope: DealerScope, id: string, patch: DealerInput | Partial<DealerInput>, expectedVersion: number, editorId: string | null = null): Promise<Dealer> {
+    const changes: Partial<DealersTable> = { updated_at: clock.now().getTime(), version: expectedVersion + 1, updated_by: editorId };
     if (patch.name !== undefined) changes.name = cleanName(patch.name);
     if (patch.licenseNumber !== undefined) changes.license_number = cleanOptional(patch.licenseNumber);
     if (patch.state !== undefined) changes.state = patch.state;
@@ -126,7 +127,8 @@ export function createDealersService(deps: { db: Kysely<Database>; readDb: Kysel
       if (updated) return toDealer(updated);
       const row = await findRow(trx, scope, id);
       if (!row) throw notFound();
-      throw versionConflict(row.version, expectedVersion);
+      const editor = row.updated_by === null ? undefined : await trx.selectFrom('users').select('name').where('id', '=', row.updated_by).executeTakeFirst();
+      throw versionConflict(row.version, expectedVersion, editor?.name ?? null);
     });
   }
 
@@ -164,9 +166,9 @@ function notFound(): ApiError {
   return new ApiError('not_found', 'No dealer with this id exists in this environment.');
 }
 
-/** The 409 of an edit that matched no row although the dealer is there. Who edited is not recorded: the message says what to do. */
-function versionConflict(version: number, expectedVersion: number): ApiError {
-  return new ApiError('dealer_version_conflict', editVersionMessage('This dealer', 'its current details', version, expectedVersion));
+/** The 409 of an edit that matched no row although the dealer is there, naming who edited it last (migration 0025). */
+function versionConflict(version: number, expectedVersion: number, editor: string | null): ApiError {
+  return new ApiError('dealer_version_conflict', editVersionMessage('This dealer', 'its current details', version, expectedVersion, editor));
 }
 
 function cleanName(name: string): string {

@@ -88,7 +88,7 @@ export function registerDealersRoutes(api: FastifyInstance, ctx: AppContext): vo
         ...(state !== undefined ? { state } : {}),
       };
       requireSomeChange(patch, 'name, license_number and state');
-      return presentDealer(await ctx.dealers.updateDealer(scopeOf(request), request.params.id, patch, expectedVersion));
+      return presentDealer(await ctx.dealers.updateDealer(scopeOf(request), request.params.id, patch, expectedVersion, sessionOf(request).user.id));
     },
   );
 

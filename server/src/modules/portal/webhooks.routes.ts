@@ -99,7 +99,7 @@ export function registerWebhooksRoutes(api: FastifyInstance, ctx: AppContext): v
         ...(request.body.events !== undefined ? { events: request.body.events } : {}),
       };
       requireSomeChange(patch, 'url, description and events');
-      return { endpoint: presentEndpoint(await ctx.webhooks.updateEndpoint(scopeOf(request), request.params.id, patch, request.body.expected_version)) };
+      return { endpoint: presentEndpoint(await ctx.webhooks.updateEndpoint(scopeOf(request), request.params.id, patch, request.body.expected_version, sessionOf(request).user.id)) };
     },
   );
 

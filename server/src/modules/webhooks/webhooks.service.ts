@@ -235,6 +235,7 @@ export function createWebhooksService(deps: WebhooksDeps) {
         created_at: now,
         updated_at: now,
         version: 1,
+        updated_by: null,
       };
       await trx.insertInto('webhook_endpoints').values(row).execute();
       return { endpoint: endpointView(row), secret };
@@ -278,7 +279,7 @@ export function createWebhooksService(deps: WebhooksDeps) {
    * nothing is written. Every accepted edit bumps the version, even one that changes no value: the
    * editor saved what it showed, over what it loaded.
    */
-  async function updateEndpoint(scope: WebhookScope, id: string, patch: Partial<EndpointInput>, expectedVersion: number): Promise<WebhookEndpointView> {
+  async function updateEndpoint(scope: WebhookScope, id: string, patch: Partial<EndpointInput>, expectedVersion: number, editorId: string | null = null): Promise<WebhookEndpointView> {
     const changes: Partial<WebhookEndpointsTable> = {};
     if (patch.url !== undefined) changes.url = checkUrl(patch.url);
     if (patch.description !== undefined) changes.description = checkDescription(patch.description);
@@ -290,7 +291,7 @@ export function createWebhooksService(deps: WebhooksDeps) {
       // edit that matched nothing reads, to tell "not here" from "moved on".
       const updated = await trx
         .updateTable('webhook_endpoints')
-        .set({ ...changes, updated_at: clock.now().getTime(), version: expectedVersion + 1 })
+        .set({ ...changes, updated_at: clock.now().getTime(), version: expectedVersion + 1, updated_by: editorId })
         .where('id', '=', id)
         .where('tenant_id', '=', scope.tenantId)
         .where('environment', '=', scope.environment)
@@ -303,10 +304,11 @@ export function createWebhooksService(deps: WebhooksDeps) {
     });
   }
 
-  /** Why an edit matched no row: 404 when there is no such endpoint here, else 409 (it moved on since it was loaded). */
+  /** Why an edit matched no row: 404 when there is no such endpoint here, else 409 (it moved on since it was loaded), naming who edited it last. */
   async function endpointConflict(trx: Kysely<Database>, scope: WebhookScope, id: string, expectedVersion: number): Promise<ApiError> {
     const { version } = await findEndpoint(trx, scope, id);
-    return new ApiError('endpoint_version_conflict', editVersionMessage('This webhook endpoint', 'its current settings', version, expectedVersion));
+    const editor = await trx.selectFrom('webhook_endpoints as e').innerJoin('users as u', 'u.id', 'e.updated_by').select('u.name').where('e.id', '=', id).executeTakeFirst();
+    return new ApiError('endpoint_version_conflict', editVersionMessage('This webhook endpoint', 'its current settings', version, expectedVersion, editor?.name ?? null));
   }
 
   async function deleteEndpoint(scope: WebhookScope, id: string): Promise<void> {

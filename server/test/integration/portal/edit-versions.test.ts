@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import * as m0024 from '../../../src/db/migrations/0024-edit-versions.js';
+import * as m0025 from '../../../src/db/migrations/0025-edit-authors.js';
 import { ManualClock } from '../../../src/lib/clock.js';
 import { createTestDatabase, dialectMatrix, type TestDatabase } from '../../support/databases.js';
 import { PortalClient, type PortalResponse } from '../../support/portal-client.js';
@@ -80,7 +81,7 @@ describe.each(await dialectMatrix())('edits of endpoints and dealers name the ve
       expect(stale.status, JSON.stringify(stale.body)).toBe(409);
       expect(errorOf(stale.raw)).toMatchObject({
         error: 'endpoint_version_conflict',
-        message: 'This webhook endpoint was changed by someone else since you loaded it (version 1; it is now at 2); reload to see its current settings, then make your change again.',
+        message: 'This webhook endpoint was changed by Ada Admin since you loaded it (version 1; it is now at 2); reload to see its current settings, then make your change again.',
       });
       expect((await developer.get(url)).body).toEqual(afterSave);
 
@@ -88,6 +89,9 @@ describe.each(await dialectMatrix())('edits of endpoints and dealers name the ve
       const retried = await developer.patch(url, { expected_version: 2, description: 'Refunds only' });
       expect(retried.status, JSON.stringify(retried.body)).toBe(200);
       expect(retried.body.endpoint).toMatchObject({ url: 'https://hooks.example.com/two', description: 'Refunds only', events: ['*'], version: 3 });
+      // The 409 names whoever made the last edit: now the developer.
+      const staleAdmin = await admin.patch(url, { expected_version: 2, description: 'Late' });
+      expect(errorOf(staleAdmin.raw).message).toBe('This webhook endpoint was changed by Dev Developer since you loaded it (version 2; it is now at 3); reload to see its current settings, then make your change again.');
 
       // A version it never had (a made-up one) is refused as well, saying so.
       const future = await admin.patch(url, { expected_version: 9, description: 'From the future' });
@@ -170,13 +174,16 @@ describe.each(await dialectMatrix())('edits of endpoints and dealers name the ve
       expect(stale.status, JSON.stringify(stale.body)).toBe(409);
       expect(errorOf(stale.raw)).toMatchObject({
         error: 'dealer_version_conflict',
-        message: 'This dealer was changed by someone else since you loaded it (version 1; it is now at 2); reload to see its current details, then make your change again.',
+        message: 'This dealer was changed by Ada Admin since you loaded it (version 1; it is now at 2); reload to see its current details, then make your change again.',
       });
       expect((await developer.get(url)).body).toEqual(afterSave);
 
       const retried = await developer.patch(url, { expected_version: 2, state: 'KY' });
       expect(retried.status, JSON.stringify(retried.body)).toBe(200);
       expect(retried.body).toMatchObject({ name: 'Riverside Honda of Dayton', state: 'KY', version: 3 });
+      // The 409 names whoever made the last edit: now the developer.
+      const staleAdmin = await admin.patch(url, { expected_version: 2, name: 'Late Motors' });
+      expect(errorOf(staleAdmin.raw).message).toBe('This dealer was changed by Dev Developer since you loaded it (version 2; it is now at 3); reload to see its current details, then make your change again.');
 
       const future = await admin.patch(url, { expected_version: 7, name: 'Future Motors' });
       expect(errorOf(future.raw)).toMatchObject({ error: 'dealer_version_conflict', message: 'This dealer is at version 3; expected_version 7 is not one it has had: send the version its GET answered.' });
@@ -235,5 +242,18 @@ describe.each(await dialectMatrix())('edits of endpoints and dealers name the ve
     expect((await admin.get(`/portal/api/dealers/sandbox/dealers/${dealerId}`)).body).toMatchObject({ version: 1 });
     expect((await admin.patch(`/portal/api/webhooks/sandbox/endpoints/${endpointId}`, { expected_version: 1, description: 'Edited' })).body.endpoint).toMatchObject({ description: 'Edited', version: 2 });
     expect((await admin.patch(`/portal/api/dealers/sandbox/dealers/${dealerId}`, { expected_version: 1, name: 'Old Motors Renamed' })).body).toMatchObject({ name: 'Old Motors Renamed', version: 2 });
+  });
+
+  it('migration 0025: an edit made before it has no editor on record, and its 409 says "someone else"; the next edit names its editor', async () => {
+    const { admin, developer } = await team('Before 0025');
+    const url = `/portal/api/dealers/sandbox/dealers/${(await admin.post('/portal/api/dealers/sandbox/dealers', { name: 'Older Motors' })).body.id as string}`;
+    expect((await admin.patch(url, { expected_version: 1, name: 'Older Motors I' })).status).toBe(200);
+    const migration = t.ctx.storage.db as unknown as Kysely<unknown>;
+    await m0025.down(migration);
+    await m0025.up(migration);
+    const stale = await developer.patch(url, { expected_version: 1, name: 'Stale' });
+    expect(errorOf(stale.raw).message).toBe('This dealer was changed by someone else since you loaded it (version 1; it is now at 2); reload to see its current details, then make your change again.');
+    expect((await developer.patch(url, { expected_version: 2, name: 'Older Motors II' })).status).toBe(200);
+    expect(errorOf((await admin.patch(url, { expected_version: 2, name: 'Late' })).raw).message).toMatch(/^This dealer was changed by Dev Developer since you loaded it/);
   });
 });
