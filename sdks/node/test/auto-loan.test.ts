@@ -14,7 +14,6 @@ import type * as Sdk from '../src/index.js';
 import {
   AutoLoanDecision,
   CreditDecisions,
-  CreditDecisionsError,
   Decision,
   InvalidRequestError,
   NotFoundError,
@@ -23,6 +22,7 @@ import {
   type Fetch,
 } from '../src/index.js';
 import { autoLoanTenant, vin, type AutoLoanTenant } from './support/portal.js';
+import { failure } from './support/failure.js';
 import { newConsumer, SDK_ROOT, startService, type Service } from './support/service.js';
 
 let service: Service;
@@ -59,17 +59,6 @@ async function rawGet(id: string): Promise<unknown> {
   return r.json();
 }
 
-async function failure(promise: Promise<unknown>): Promise<CreditDecisionsError> {
-  const e = await promise.then(
-    () => undefined,
-    (err: unknown) => err,
-  );
-  expect(e).toBeInstanceOf(CreditDecisionsError);
-  const error = e as CreditDecisionsError;
-  expect(error.requestId).toMatch(/^req_/);
-  expect(error.body).toEqual({ error: error.code, message: error.message, request_id: error.requestId });
-  return error;
-}
 
 describe('auto-loan decisions against the real service', () => {
   it('approves a direct loan: every auto-loan field typed, buy = contract rate, no reserve, LTV of the amount financed', async () => {

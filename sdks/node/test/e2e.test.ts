@@ -14,7 +14,6 @@ import type * as Sdk from '../src/index.js';
 import {
   AuthenticationError,
   CreditDecisions,
-  CreditDecisionsError,
   Decision,
   IdempotencyConflictError,
   InvalidRequestError,
@@ -26,6 +25,7 @@ import {
   type BnplCreateParams,
   type DecisionFinalizedData,
 } from '../src/index.js';
+import { failure } from './support/failure.js';
 import { furniture, newConsumer, SDK_ROOT, startService, type Service } from './support/service.js';
 
 let service: Service;
@@ -46,19 +46,6 @@ async function rawGet(id: string): Promise<unknown> {
   return r.json();
 }
 
-/** The error a call fails with, checked to be one of ours with a request id. */
-async function failure(promise: Promise<unknown>): Promise<CreditDecisionsError> {
-  const e = await promise.then(
-    () => undefined,
-    (err: unknown) => err,
-  );
-  expect(e).toBeInstanceOf(CreditDecisionsError);
-  const error = e as CreditDecisionsError;
-  expect(error.requestId).toMatch(/^req_/);
-  expect(error.headers['request-id']).toBe(error.requestId);
-  expect(error.body).toEqual({ error: error.code, message: error.message, request_id: error.requestId });
-  return error;
-}
 
 describe('decisions against the real service', () => {
   it('approves the seeded soft consumer in the create response, every field typed', async () => {

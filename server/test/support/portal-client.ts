@@ -64,10 +64,14 @@ export class PortalClient {
     return this.request('DELETE', url);
   }
 
-  /** The anonymous CSRF token first (as the web app does on load), then sign-up. */
-  async signUp(input: { company: string; name?: string; email: string; password?: string }): Promise<PortalResponse> {
+  /** The anonymous CSRF token first (as the web app does on load), then sign-up (from `ip`: sign-ups are limited per address). */
+  async signUp(input: { company: string; name?: string; email: string; password?: string; ip?: string }): Promise<PortalResponse> {
     await this.get('/portal/api/session');
-    return this.post('/portal/api/signup', { company_name: input.company, name: input.name ?? 'Alex Admin', email: input.email, password: input.password ?? 'correct horse battery' });
+    return this.post(
+      '/portal/api/signup',
+      { company_name: input.company, name: input.name ?? 'Alex Admin', email: input.email, password: input.password ?? 'correct horse battery' },
+      input.ip ? { ip: input.ip } : {},
+    );
   }
 
   /**

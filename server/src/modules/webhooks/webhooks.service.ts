@@ -306,8 +306,8 @@ export function createWebhooksService(deps: WebhooksDeps) {
 
   /** Why an edit matched no row: 404 when there is no such endpoint here, else 409 (it moved on since it was loaded), naming who edited it last. */
   async function endpointConflict(trx: Kysely<Database>, scope: WebhookScope, id: string, expectedVersion: number): Promise<ApiError> {
-    const { version } = await findEndpoint(trx, scope, id);
-    const editor = await trx.selectFrom('webhook_endpoints as e').innerJoin('users as u', 'u.id', 'e.updated_by').select('u.name').where('e.id', '=', id).executeTakeFirst();
+    const { version, updated_by: editorId } = await findEndpoint(trx, scope, id);
+    const editor = editorId === null ? undefined : await trx.selectFrom('users').select('name').where('id', '=', editorId).executeTakeFirst();
     return new ApiError('endpoint_version_conflict', editVersionMessage('This webhook endpoint', 'its current settings', version, expectedVersion, editor?.name ?? null));
   }
 

@@ -39,8 +39,7 @@ describe.each(await dialectMatrix())('edits of endpoints and dealers name the ve
   async function team(company: string) {
     const admin = new PortalClient(t.app);
     const ip = `10.19.${++counter % 250}.${counter % 200}`;
-    await admin.get('/portal/api/session');
-    const signed = await admin.post('/portal/api/signup', { company_name: company, name: 'Ada Admin', email: uniqueEmail('admin'), password: 'correct horse battery' }, { ip });
+    const signed = await admin.signUp({ company, name: 'Ada Admin', email: uniqueEmail('admin'), ip });
     expect(signed.status, JSON.stringify(signed.body)).toBe(201);
     const { member: developer, accepted } = await admin.invite('developer', uniqueEmail('developer'), { name: 'Dev Developer', ip });
     expect(accepted.status, JSON.stringify(accepted.body)).toBe(201);

@@ -63,8 +63,7 @@ describe.each(await dialectMatrix())('adverse-action notices [%s]', (dialect) =>
   async function team(company: string) {
     const admin = new PortalClient(t.app);
     const ip = `10.9.${++counter % 250}.${counter % 200}`;
-    await admin.get('/portal/api/session');
-    const signed = await admin.post('/portal/api/signup', { company_name: company, name: 'Ada Admin', email: uniqueEmail('admin'), password: 'correct horse battery' }, { ip });
+    const signed = await admin.signUp({ company, name: 'Ada Admin', email: uniqueEmail('admin'), ip });
     expect(signed.status, JSON.stringify(signed.body)).toBe(201);
     const members: Record<'admin' | 'underwriter' | 'viewer', PortalClient> = { admin, underwriter: admin, viewer: admin };
     for (const role of ['underwriter', 'viewer'] as const) {
@@ -395,14 +394,9 @@ describe.each(await dialectMatrix())('adverse-action notices [%s]', (dialect) =>
     expect((viaApi as unknown as Notice).principal_reasons.reasons).toEqual(declined.decline_reasons);
 
     // An approval in full took no adverse action: its own code (a 404, as the notice does not exist).
-    const seeded = (await members.admin.get('/portal/api/sandbox/consumers?seeded=true')).body.data as Array<{ id: string }>;
-    const approved = await t.app.inject({
-      method: 'POST',
-      url: '/v1/decisions/bnpl',
-      headers: { ...bearer(apiKey), 'content-type': 'application/json' },
-      payload: JSON.stringify({ consumer: { consumer_id: seeded[0]!.id }, transaction: { amount: '100.00', currency: 'USD', merchant_name: 'Acme', merchant_category: 'general' } }),
-    });
-    const none = await get('bnpl', (approved.json() as { decision_id: string }).decision_id);
+    const approved = await decide(apiKey, '2468', '100.00', 'Ines');
+    expect(approved.outcome).toBe('approved');
+    const none = await get('bnpl', approved.decision_id);
     expect(none.statusCode).toBe(404);
     expect(errorOf(none)).toMatchObject({ error: 'no_adverse_action', message: 'This decision has no adverse-action notice: it was approved as requested.' });
 

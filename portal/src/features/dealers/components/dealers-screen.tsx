@@ -21,6 +21,7 @@ import { formatDateTime } from '../../../lib/format';
 import { setQuery, useLocation } from '../../../lib/router';
 import { useSignedIn } from '../../../lib/session';
 import { useAsync } from '../../../lib/use-async';
+import { useVersionedSave } from '../../../lib/use-versioned-save';
 import { dealersApi, type Dealer } from '../api/dealers-api';
 import { DealerFields, useDealerForm } from './dealer-form';
 import { US_STATES } from './us-states';
@@ -40,9 +41,9 @@ function DealerDialog({ dealer, onClose, onSaved, onReloaded }: { dealer?: Deale
   // The dealer as last loaded: what the form compares with, and the version an edit sends.
   const [loaded, setLoaded] = useState(dealer);
   const form = useDealerForm(loaded);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<ApiError | null>(null);
-  const [conflict, setConflict] = useState<string | null>(null);
+  // `conflict`: someone else edited it since it was loaded; nothing was saved, and Reload offers the dealer as it now is.
+  const edit = useVersionedSave('dealer_version_conflict');
+  const { busy, error, conflict } = edit;
 
   const submit = async () => {
     form.touch();
@@ -52,35 +53,20 @@ function DealerDialog({ dealer, onClose, onSaved, onReloaded }: { dealer?: Deale
       onClose();
       return;
     }
-    setBusy(true);
-    setError(null);
-    try {
+    await edit.save(async () => {
       const saved = loaded ? await dealersApi.update(environment, loaded.id, changes, loaded.version) : await dealersApi.create(environment, form.value);
       onSaved(saved, loaded ? `${saved.name} was updated.` : `${saved.name} was added. Indirect auto loans can name it by its dealer ID.`);
-    } catch (err) {
-      const e = err as ApiError;
-      // Someone else edited it since it was loaded: nothing was saved; say so, and offer the dealer as it now is.
-      if (e.code === 'dealer_version_conflict') setConflict(e.message);
-      else setError(e);
-      setBusy(false);
-    }
+    });
   };
 
   const reload = async () => {
     if (!loaded) return;
-    setBusy(true);
-    setError(null);
-    try {
+    await edit.reload(async () => {
       const fresh = await dealersApi.get(environment, loaded.id);
       setLoaded(fresh);
       form.reset(fresh);
-      setConflict(null);
       onReloaded?.(fresh);
-    } catch (err) {
-      setError(err as ApiError);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   const title = dealer ? 'Edit dealer' : `Add ${environment} dealer`;

@@ -9,10 +9,10 @@ import { Button } from '../../../components/button';
 import { ConflictNotice, ErrorNotice, Loading, Notice } from '../../../components/feedback';
 import { TextAreaField, TextField } from '../../../components/form';
 import { Card, DetailList, PageHeader } from '../../../components/page';
-import type { ApiError } from '../../../lib/api-client';
 import { formatDateTime } from '../../../lib/format';
 import { useSignedIn } from '../../../lib/session';
 import { useAsync } from '../../../lib/use-async';
+import { useVersionedSave } from '../../../lib/use-versioned-save';
 import { noticesApi, type NoticeSettings, type NoticeSettingsInput } from '../api/notices-api';
 
 type Form = Record<keyof NoticeSettingsInput, string>;
@@ -45,46 +45,28 @@ const WHY = {
 
 function SettingsForm({ settings, onSaved }: { settings: NoticeSettings | null; onSaved(saved: NoticeSettings | null): void }) {
   const [form, setForm] = useState(() => formOf(settings));
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<ApiError | null>(null);
-  /** Another admin saved since this screen loaded: their message, until Reload. */
-  const [conflict, setConflict] = useState<string | null>(null);
+  /** `conflict`: another admin saved since this screen loaded (their message, until Reload). */
+  const { busy, error, conflict, save, reload: reloadAfter } = useVersionedSave('settings_version_conflict');
   const [done, setDone] = useState(false);
   const set = (key: keyof Form) => (e: { target: { value: string } }) => setForm({ ...form, [key]: e.target.value });
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();
-    setBusy(true);
-    setError(null);
     setDone(false);
-    try {
-      // Saved over the version this screen showed: if another admin saved since, the service says who (409).
+    // Saved over the version this screen showed: if another admin saved since, the service says who (409).
+    await save(async () => {
       onSaved((await noticesApi.saveSettings(inputOf(form), settings?.version ?? 0)).settings);
       setDone(true);
-    } catch (err) {
-      const failure = err as ApiError;
-      if (failure.code === 'settings_version_conflict') setConflict(failure.message);
-      else setError(failure);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   /** The settings as the other admin saved them, in the form and the page: what is typed here is replaced. */
-  const reload = async () => {
-    setBusy(true);
-    setError(null);
-    try {
+  const reload = () =>
+    reloadAfter(async () => {
       const fresh = (await noticesApi.settings()).settings;
       onSaved(fresh);
       setForm(formOf(fresh));
-      setConflict(null);
-    } catch (err) {
-      setError(err as ApiError);
-    } finally {
-      setBusy(false);
-    }
-  };
+    });
 
   // The service is the one judge of what is required (its message names the field); the form
   // does not repeat its rules, so the two cannot disagree.

@@ -20,6 +20,7 @@ import { formatDateTime, titleCase } from '../../../lib/format';
 import { Link, navigate, setQuery, useLocation } from '../../../lib/router';
 import { useSignedIn } from '../../../lib/session';
 import { useAsync } from '../../../lib/use-async';
+import { useVersionedSave } from '../../../lib/use-versioned-save';
 import { webhooksApi, type WebhookDelivery, type WebhookEndpoint } from '../api/webhooks-api';
 import { EndpointFields, useEndpointForm } from './endpoint-form';
 import { EndpointStateBadge } from './webhooks-screen';
@@ -208,39 +209,21 @@ function EditEndpointDialog({ endpoint, onClose, onSaved, onReloaded }: { endpoi
   // The endpoint as last loaded: the version an edit sends.
   const [loaded, setLoaded] = useState(endpoint);
   const form = useEndpointForm({ url: endpoint.url, description: endpoint.description, events: endpoint.events });
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<ApiError | null>(null);
-  const [conflict, setConflict] = useState<string | null>(null);
-  const save = async () => {
-    setBusy(true);
-    setError(null);
-    try {
+  // `conflict`: someone else edited it since it was loaded; nothing was saved, and Reload offers the endpoint as it now is.
+  const edit = useVersionedSave('endpoint_version_conflict');
+  const { busy, error, conflict } = edit;
+  const save = () =>
+    edit.save(async () => {
       await webhooksApi.update(environment, loaded.id, form.value, loaded.version);
       onSaved();
-    } catch (err) {
-      const e = err as ApiError;
-      // Someone else edited it since it was loaded: nothing was saved; say so, and offer the endpoint as it now is.
-      if (e.code === 'endpoint_version_conflict') setConflict(e.message);
-      else setError(e);
-    } finally {
-      setBusy(false);
-    }
-  };
-  const reload = async () => {
-    setBusy(true);
-    setError(null);
-    try {
+    });
+  const reload = () =>
+    edit.reload(async () => {
       const fresh = (await webhooksApi.get(environment, loaded.id)).endpoint;
       setLoaded(fresh);
       form.reset({ url: fresh.url, description: fresh.description, events: fresh.events });
-      setConflict(null);
       onReloaded();
-    } catch (err) {
-      setError(err as ApiError);
-    } finally {
-      setBusy(false);
-    }
-  };
+    });
   return (
     <Dialog
       open
