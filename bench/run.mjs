@@ -30,6 +30,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { withPg } from './lib/pg.mjs';
 import { logSummary } from '../soak/report.mjs';
 import { cpuOfProcesses, freePort, machineBusyMs, processCpuMs } from './lib/proc.mjs';
+import { runWrk, wrkVersion } from './lib/wrk.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 // `let`: --dist points it at another build (A/B runs); importers see the live binding.
@@ -134,6 +135,8 @@ function options() {
     logLevel: values['log-level'],
     applicants: positiveInt('applicants', values.applicants),
     scenarios: values.scenarios ? values.scenarios.split(',').map((x) => x.trim()).filter(Boolean) : null,
+    // The `*_wrk` scenarios run when wrk is installed, and are skipped (and say so) when it is not.
+    wrk: wrkVersion(),
   };
 }
 
@@ -686,7 +689,6 @@ async function runLoad({ server, apiServers = [], seconds, connections, rate = 0
   const servers = [server, ...apiServers];
   const stagger = slices > 1;
   slices = Math.ceil(Math.max(slices, servers.length) / servers.length) * servers.length;
-  const cpuOfServers = () => cpuOfProcesses(servers);
   const check = newCheck();
   const latencies = [];
   const perSecond = [];
@@ -694,9 +696,7 @@ async function runLoad({ server, apiServers = [], seconds, connections, rate = 0
   let non2xx = 0;
   let transportErrors = 0;
   let timeouts = 0;
-  const databaseCpu0 = databaseCpu ? await databaseCpu().catch(() => null) : null;
-  const serverCpu0 = cpuOfServers();
-  const machine0 = machineBusyMs();
+  const measure = await startMeasuring({ servers, databaseCpu });
   const clientCpu0 = process.cpuUsage();
   const t0 = performance.now();
 
@@ -735,18 +735,9 @@ async function runLoad({ server, apiServers = [], seconds, connections, rate = 0
     completed += done;
     requestsPerS += done / Math.max(elapsedS, result.duration || 0, 1e-9);
   }
-  const serverCpu1 = cpuOfServers();
-  const machine1 = machineBusyMs();
   const clientCpu = process.cpuUsage(clientCpu0);
   const wallS = (performance.now() - t0) / 1000;
-  let databaseCpuMs = null;
-  if (databaseCpu0) {
-    const databaseCpu1 = await databaseCpu().catch(() => null);
-    if (databaseCpu1) {
-      databaseCpuMs = 0;
-      for (const [pid, ms] of databaseCpu1) databaseCpuMs += ms - (databaseCpu0.get(pid) ?? 0);
-    }
-  }
+  const measured = await measure.stop(completed, (clientCpu.user + clientCpu.system) / 1000);
 
   const sorted = Float64Array.from(latencies).sort();
   const fullSeconds = perSecond.slice(0, Math.max(1, Math.floor(wallS))).map((x) => x ?? 0);
@@ -766,14 +757,68 @@ async function runLoad({ server, apiServers = [], seconds, connections, rate = 0
     failedChecks: check.failures,
     failureSamples: check.samples,
     errors: transportErrors + timeouts + check.failures,
-    serverCpuMsPerRequest: serverCpu0 !== null && serverCpu1 !== null && completed ? round((serverCpu1 - serverCpu0) / completed, 4) : null,
-    serverCpuUtilisation: serverCpu0 !== null && serverCpu1 !== null ? round((serverCpu1 - serverCpu0) / 1000 / wallS, 2) : null,
-    databaseBackendCpuMsPerRequest: databaseCpuMs !== null && completed ? round(databaseCpuMs / completed, 4) : null,
-    databaseBackendCpuUtilisation: databaseCpuMs !== null ? round(databaseCpuMs / 1000 / wallS, 2) : null,
-    loadGeneratorCpuUtilisation: round((clientCpu.user + clientCpu.system) / 1e6 / wallS, 2),
-    // Everything on the machine (server, load generator, PostgreSQL, other tenants of a shared host), in cores.
-    machineCpuBusyCores: machine0 !== null && machine1 !== null ? round((machine1 - machine0) / 1000 / wallS, 2) : null,
+    ...measured,
     perSecond: fullSeconds,
+  };
+}
+
+/**
+ * The CPU around one load: the servers', PostgreSQL's backends' (when `databaseCpu` samples them),
+ * the whole machine's, and the load generator's as the caller measured it (`stop(completed, ms)`).
+ */
+async function startMeasuring({ servers, databaseCpu }) {
+  const databaseCpu0 = databaseCpu ? await databaseCpu().catch(() => null) : null;
+  const serverCpu0 = cpuOfProcesses(servers);
+  const machine0 = machineBusyMs();
+  const t0 = performance.now();
+  return {
+    async stop(completed, loadGeneratorCpuMs) {
+      const serverCpu1 = cpuOfProcesses(servers);
+      const machine1 = machineBusyMs();
+      const wallS = (performance.now() - t0) / 1000;
+      let databaseCpuMs = null;
+      if (databaseCpu0) {
+        const databaseCpu1 = await databaseCpu().catch(() => null);
+        if (databaseCpu1) {
+          databaseCpuMs = 0;
+          for (const [pid, ms] of databaseCpu1) databaseCpuMs += ms - (databaseCpu0.get(pid) ?? 0);
+        }
+      }
+      return {
+        serverCpuMsPerRequest: serverCpu0 !== null && serverCpu1 !== null && completed ? round((serverCpu1 - serverCpu0) / completed, 4) : null,
+        serverCpuUtilisation: serverCpu0 !== null && serverCpu1 !== null ? round((serverCpu1 - serverCpu0) / 1000 / wallS, 2) : null,
+        databaseBackendCpuMsPerRequest: databaseCpuMs !== null && completed ? round(databaseCpuMs / completed, 4) : null,
+        databaseBackendCpuUtilisation: databaseCpuMs !== null ? round(databaseCpuMs / 1000 / wallS, 2) : null,
+        loadGeneratorCpuUtilisation: round(loadGeneratorCpuMs / 1000 / wallS, 2),
+        loadGeneratorCpuMsPerRequest: completed ? round(loadGeneratorCpuMs / completed, 4) : null,
+        // Everything on the machine (server, load generator, PostgreSQL, other tenants of a shared host), in cores.
+        machineCpuBusyCores: machine0 !== null && machine1 !== null ? round((machine1 - machine0) / 1000 / wallS, 2) : null,
+      };
+    },
+  };
+}
+
+/**
+ * A flat-out /healthz or poll load from wrk instead of autocannon (scenarios `*_wrk`; lib/wrk.mjs
+ * says why), measured and shaped as runLoad's results. One server only.
+ */
+async function runWrkLoad({ server, kind, seconds, connections, tenant, ids, dir, databaseCpu }) {
+  const measure = await startMeasuring({ servers: [server], databaseCpu });
+  const r = await runWrk({ url: server.url, kind, seconds, connections, apiKey: tenant.apiKey, ids, dir });
+  const measured = await measure.stop(r.completed, r.cpuMs);
+  return {
+    requestsPerS: Math.round(r.requestsPerS),
+    completed: r.completed,
+    latencyMs: { p50: round(r.latencyMs.p50, 3), p90: round(r.latencyMs.p90, 3), p99: round(r.latencyMs.p99, 3), max: round(r.latencyMs.max, 3) },
+    non2xx: r.non2xx,
+    statusCodes: {},
+    transportErrors: r.transportErrors,
+    timeouts: r.timeouts,
+    failedChecks: r.failedChecks,
+    failureSamples: r.failureSamples,
+    errors: r.transportErrors + r.timeouts + r.failedChecks,
+    ...measured,
+    perSecond: [],
   };
 }
 
@@ -798,6 +843,10 @@ function scenarioList(opts) {
       { id: 'poll_at_rate_one_burst', label: `GET /v1/decisions/bnpl/{id} at ${POLL_RATE}/s, plain autocannon -R (one burst a second)`, kind: 'poll', rate: POLL_RATE, slices: 1, connections: c },
       // The machine's and the load generator's own tail at the poll's rate: the floor under the poll's p99 target.
       { id: 'healthz_at_rate', label: `GET /healthz at ${POLL_RATE}/s (the tail of the machine and the load generator)`, kind: 'healthz', rate: POLL_RATE, slices: RATE_SLICES, connections: c },
+      // The same two flat-out reads from wrk, a C load generator (lib/wrk.mjs): the poll's ratio to
+      // /healthz without autocannon's heavier per-response cost on the same two cores.
+      { id: 'healthz_wrk', label: 'GET /healthz from wrk (the ceiling for poll_wrk)', kind: 'healthz', generator: 'wrk', connections: c },
+      { id: 'poll_wrk', label: 'GET /v1/decisions/bnpl/{id} from wrk', kind: 'poll', generator: 'wrk', connections: c },
       { id: 'healthz_again', label: 'GET /healthz again (drift of the shared machine during the run)', kind: 'healthz', connections: c },
     );
   }
@@ -869,9 +918,16 @@ async function benchDatabase(kind, opts, runTag) {
       log(`[${kind}] ANALYZE after the warm-up (--pg-analyze)`);
     }
 
-    let trivial = null;
+    // The ceiling of each load generator: a ratio compares loads from the same one.
+    const trivial = {};
     for (const s of scenarioList(opts)) {
       for (const s of [server, ...apiServers]) if (!s.alive()) throw new Error(`server died:\n${s.tail()}`);
+      if (s.generator === 'wrk' && (!opts.wrk || apiServers.length)) {
+        const why = opts.wrk ? 'one server only (--api-processes)' : 'wrk is not installed (Debian: apt-get install wrk)';
+        log(`[${kind}] ${s.id}: skipped, ${why}`);
+        result.skippedScenarios = [...(result.skippedScenarios ?? []), { id: s.id, why }];
+        continue;
+      }
       await sleep(opts.quick ? 100 : 500);
       const makeRequests =
         s.kind === 'healthz'
@@ -880,8 +936,12 @@ async function benchDatabase(kind, opts, runTag) {
             ? (check) => createRequests({ tenant, ledger, check, idempotent: !!s.idempotent, runTag: `${runTag}-${s.id}`, collectIds: true })
             : (check) => pollRequests({ tenant, ids: ledger.pollIds, check });
       log(`[${kind}] ${s.label} (${loadLabel(s)}, ${opts.duration} s)…`);
-      const r = await runLoad({ server, apiServers, seconds: opts.duration, connections: s.connections, rate: s.rate, slices: s.slices ?? 1, makeRequests, databaseCpu });
-      if (s.id === 'healthz') trivial = r.requestsPerS;
+      const generator = s.generator ?? 'autocannon';
+      const r =
+        generator === 'wrk'
+          ? await runWrkLoad({ server, kind: s.kind, seconds: opts.duration, connections: s.connections, tenant, ids: ledger.pollIds, dir: dataDir, databaseCpu })
+          : await runLoad({ server, apiServers, seconds: opts.duration, connections: s.connections, rate: s.rate, slices: s.slices ?? 1, makeRequests, databaseCpu });
+      if (s.kind === 'healthz' && !s.rate && trivial[generator] === undefined) trivial[generator] = r.requestsPerS;
       const row = {
         id: s.id,
         label: s.label,
@@ -889,13 +949,14 @@ async function benchDatabase(kind, opts, runTag) {
         targetRatePerS: s.rate ?? null,
         connections: s.connections,
         durationS: opts.duration,
+        generator,
         ...r,
-        ratioToTrivial: !s.rate && trivial ? round(r.requestsPerS / trivial, 3) : null,
+        ratioToTrivial: !s.rate && trivial[generator] ? round(r.requestsPerS / trivial[generator], 3) : null,
       };
       result.scenarios.push(row);
       log(
         `[${kind}]   ${row.requestsPerS} req/s, p50 ${row.latencyMs.p50} ms, p99 ${row.latencyMs.p99} ms, max ${row.latencyMs.max} ms, non-2xx ${row.non2xx}, errors ${row.errors}` +
-          (row.ratioToTrivial !== null && s.id !== 'healthz' ? `, ${row.ratioToTrivial}x /healthz` : '') +
+          (row.ratioToTrivial !== null && s.kind !== 'healthz' ? `, ${row.ratioToTrivial}x /healthz` : '') +
           (row.failureSamples.length ? `\n    e.g. ${row.failureSamples[0]}` : ''),
       );
     }
@@ -988,18 +1049,18 @@ const fmtInt = (x) => (x === null || x === undefined ? '–' : Math.round(x).toL
 
 function markdownTable(report) {
   const lines = [
-    '| Database | Scenario | Load | req/s | p50 ms | p90 ms | p99 ms | max ms | non-2xx | errors | vs /healthz | CPU ms/req: server (+ PostgreSQL) | CPU cores busy: server (+ PostgreSQL) / machine | processes |',
-    '|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|',
+    '| Database | Scenario | Load | req/s | p50 ms | p90 ms | p99 ms | max ms | non-2xx | errors | vs /healthz | CPU ms/req: server (+ PostgreSQL) | CPU ms/req: load generator | CPU cores busy: server (+ PostgreSQL) / machine | processes |',
+    '|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|',
   ];
   for (const db of report.databases) {
     if (db.skipped) {
-      lines.push(`| ${db.database} | skipped: ${db.skipped} | | | | | | | | | | | | |`);
+      lines.push(`| ${db.database} | skipped: ${db.skipped} | | | | | | | | | | | | | |`);
       continue;
     }
-    if (!db.scenarios.length) lines.push(`| ${db.database} | FAILED: ${String(db.error).split('\n')[0]} | | | | | | | | | | | | |`);
+    if (!db.scenarios.length) lines.push(`| ${db.database} | FAILED: ${String(db.error).split('\n')[0]} | | | | | | | | | | | | | |`);
     for (const s of db.scenarios) {
       lines.push(
-        `| ${db.database} | ${s.label} | ${s.load} | ${fmtInt(s.requestsPerS)} | ${fmt(s.latencyMs.p50)} | ${fmt(s.latencyMs.p90)} | ${fmt(s.latencyMs.p99)} | ${fmt(s.latencyMs.max)} | ${s.non2xx} | ${s.errors} | ${s.ratioToTrivial === null ? '–' : s.ratioToTrivial.toFixed(2)} | ${fmt(s.serverCpuMsPerRequest, 3)}${s.databaseBackendCpuMsPerRequest !== null ? ` (+ ${fmt(s.databaseBackendCpuMsPerRequest, 3)})` : ''} | ${fmt(s.serverCpuUtilisation)}${s.databaseBackendCpuUtilisation !== null ? ` (+ ${fmt(s.databaseBackendCpuUtilisation)})` : ''} / ${fmt(s.machineCpuBusyCores)} | ${db.processes} |`,
+        `| ${db.database} | ${s.label} | ${s.load} | ${fmtInt(s.requestsPerS)} | ${fmt(s.latencyMs.p50)} | ${fmt(s.latencyMs.p90)} | ${fmt(s.latencyMs.p99)} | ${fmt(s.latencyMs.max)} | ${s.non2xx} | ${s.errors} | ${s.ratioToTrivial === null ? '–' : s.ratioToTrivial.toFixed(2)} | ${fmt(s.serverCpuMsPerRequest, 3)}${s.databaseBackendCpuMsPerRequest !== null ? ` (+ ${fmt(s.databaseBackendCpuMsPerRequest, 3)})` : ''} | ${fmt(s.loadGeneratorCpuMsPerRequest ?? null, 3)} | ${fmt(s.serverCpuUtilisation)}${s.databaseBackendCpuUtilisation !== null ? ` (+ ${fmt(s.databaseBackendCpuUtilisation)})` : ''} / ${fmt(s.machineCpuBusyCores)} | ${db.processes} |`,
       );
     }
   }
@@ -1024,6 +1085,7 @@ function targetsTable(report) {
     if (by.create) lines.push(`| ${db.database} | issue 10: create ≥ ${t.createPerS.toLocaleString('en-US')}/s | ${fmtInt(by.create.requestsPerS)}/s | ${yes(by.create.requestsPerS >= t.createPerS)} |`);
     if (createP99 !== undefined) lines.push(`| ${db.database} | issue 10: create p99 ≤ ${t.createP99AtRateMs} ms at ${CREATE_RATE}/s | ${fmt(createP99)} ms (achieved ${fmtInt(by.create_at_rate.requestsPerS)}/s) | ${yes(createP99 <= t.createP99AtRateMs && by.create_at_rate.requestsPerS >= CREATE_RATE * 0.95)} |`);
     if (by.poll?.ratioToTrivial !== null && by.poll) lines.push(`| ${db.database} | issue 10: poll ≥ ${ISSUE_TARGETS.pollRatioToTrivial}× /healthz | ${by.poll.ratioToTrivial.toFixed(2)}× | ${yes(by.poll.ratioToTrivial >= ISSUE_TARGETS.pollRatioToTrivial)} |`);
+    if (by.poll_wrk?.ratioToTrivial != null) lines.push(`| ${db.database} | issue 10: poll ≥ ${ISSUE_TARGETS.pollRatioToTrivial}× /healthz, both from wrk | ${by.poll_wrk.ratioToTrivial.toFixed(2)}× (load generator ${fmt(by.poll_wrk.loadGeneratorCpuMsPerRequest, 3)} ms of CPU per poll, ${fmt(by.healthz_wrk.loadGeneratorCpuMsPerRequest, 3)} per /healthz; autocannon ${fmt(by.poll?.loadGeneratorCpuMsPerRequest ?? null, 3)} and ${fmt(by.healthz?.loadGeneratorCpuMsPerRequest ?? null, 3)}) | ${yes(by.poll_wrk.ratioToTrivial >= ISSUE_TARGETS.pollRatioToTrivial)} |`);
     const pollP99 = by.poll_at_rate?.latencyMs.p99;
     const floorP99 = by.healthz_at_rate?.latencyMs.p99;
     if (pollP99 !== undefined) lines.push(`| ${db.database} | issue 10: poll p99 ≤ ${ISSUE_TARGETS.pollP99AtRateMs} ms at ${POLL_RATE}/s | ${fmt(pollP99)} ms (achieved ${fmtInt(by.poll_at_rate.requestsPerS)}/s${floorP99 !== undefined ? `; /healthz at the same rate: ${fmt(floorP99)} ms` : ''}) | ${yes(pollP99 <= ISSUE_TARGETS.pollP99AtRateMs && by.poll_at_rate.requestsPerS >= POLL_RATE * 0.95)} |`);
@@ -1050,7 +1112,7 @@ function markdownReport(report) {
     `# Benchmark results (${report.mode})`,
     '',
     `${report.date} · ${m.nproc} CPUs (${m.cpuModel}), ${m.memoryGb} GB · ${m.platform} · Node ${m.node} · load average at start ${m.loadAverageAtStart.join(' / ')}`,
-    `${report.settings.durationS} s per scenario · ${report.settings.connections} connections, pipelining 1 · load generator (autocannon) on the same machine as the server · latencies measured by the client, every response included`,
+    `${report.settings.durationS} s per scenario · ${report.settings.connections} connections, pipelining 1 · load generator (autocannon${report.settings.wrk ? '; the rows "from wrk": wrk' : ''}) on the same machine as the server · latencies measured by the client, every response included`,
     `Server: ${report.settings.server}`,
     '',
     'Rows "at N/s" are fixed-rate runs: req/s is the rate achieved, and their latencies only mean "at N/s" when it reached N. "vs /healthz" is the throughput as a fraction of the trivial route of the same server in the same run. See docs/performance.md.',
@@ -1071,6 +1133,7 @@ function markdownReport(report) {
     }
     if (db.error) out.push(`- ${db.database}: **FAILED**: ${String(db.error).split('\n')[0]}`);
     for (const c of db.checks ?? []) out.push(`- ${db.database}: ${c.ok ? 'ok' : '**FAILED**'}: ${c.name}: ${c.detail}`);
+    for (const k of db.skippedScenarios ?? []) out.push(`- ${db.database}: scenario ${k.id} skipped: ${k.why}`);
     if (db.postgresSettings) {
       const ps = db.postgresSettings;
       out.push(
@@ -1194,6 +1257,7 @@ async function main() {
       rateSlices: RATE_SLICES,
       server: `node server/dist/cli/main.js serve (role all), LOG_LEVEL=${opts.logLevel}, RATE_LIMIT_*_PER_S=1000000${opts.redisUrl ? `, REDIS_URL=${opts.redisUrl} (rate limits shared through Redis)` : ''}`,
       loadGenerator: `autocannon ${JSON.parse(await readFile(path.join(ROOT, 'node_modules', 'autocannon', 'package.json'), 'utf8')).version}, same process as this script`,
+      wrk: opts.wrk ? `${opts.wrk}, one thread, for the *_wrk scenarios` : null,
     },
     targets: { specCreateP99Ms: SPEC_CREATE_P99_MS, issue10: ISSUE_TARGETS },
     databases: [],

@@ -44,6 +44,16 @@ export function processCpuMs(pid) {
   }
 }
 
+/**
+ * CPU time (ms) of this process's children that have exited and been reaped, user + system
+ * (/proc/self/stat's cutime and cstime): a child's whole CPU, read after it is gone.
+ */
+export function reapedChildrenCpuMs() {
+  const stat = readFileSync('/proc/self/stat', 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[13]) + Number(fields[14])) * 1000) / clockTicks;
+}
+
 /** Sum of the CPU time (ms) of these processes (`{ pid }`) so far, or null where one cannot be read. */
 export function cpuOfProcesses(processes) {
   let sum = 0;
