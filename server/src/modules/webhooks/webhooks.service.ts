@@ -459,12 +459,17 @@ export function createWebhooksService(deps: WebhooksDeps) {
    */
   async function listDeliveriesOfEvents(scope: WebhookScope, eventIds: readonly string[]): Promise<WebhookDeliveryView[]> {
     if (eventIds.length === 0) return [];
+    // The deliveries to the scope's endpoints (a delivery's scope is its endpoint's), by the unique
+    // (endpoint_id, event_id) index: there is none on event_id alone (migration 0026), and a scope
+    // has few endpoints. A condition on the delivery's own tenant_id would let SQLite's planner
+    // walk the scope's whole history by (tenant_id, environment, created_at) instead.
     const rows = await deps.readDb
       .selectFrom('webhook_deliveries')
       .selectAll()
+      .where('endpoint_id', 'in', (eb) =>
+        eb.selectFrom('webhook_endpoints').select('id').where('tenant_id', '=', scope.tenantId).where('environment', '=', scope.environment),
+      )
       .where('event_id', 'in', [...eventIds].slice(0, 500))
-      .where('tenant_id', '=', scope.tenantId)
-      .where('environment', '=', scope.environment)
       .orderBy('created_at')
       .orderBy('id')
       .execute();

@@ -35,13 +35,13 @@ describe.skipIf(!(await isPostgresReachable()))('delivery queue autovacuum [post
     (await sql<{ reloptions: string[] | null }>`select reloptions from pg_class where relname = ${table} and relkind = 'r'`.execute(storage.db)).rows[0]?.reloptions ?? [];
 
   it('vacuums webhook_deliveries after 5,000 dead rows whatever its size; other tables keep the defaults; down restores them', async () => {
-    // fillfactor=75 is migration 0015's (room for a claim's HOT update, ADR 0021).
-    expect((await optionsOf('webhook_deliveries')).sort()).toEqual(['autovacuum_vacuum_scale_factor=0', 'autovacuum_vacuum_threshold=5000', 'fillfactor=75']);
+    // fillfactor=50 is migration 0026's (room for a claim's HOT update, ADRs 0021 and 0049).
+    expect((await optionsOf('webhook_deliveries')).sort()).toEqual(['autovacuum_vacuum_scale_factor=0', 'autovacuum_vacuum_threshold=5000', 'fillfactor=50']);
     expect(await optionsOf('webhook_attempts')).toEqual([]);
     await m0014.down(storage.db as unknown as Kysely<unknown>);
-    expect(await optionsOf('webhook_deliveries')).toEqual(['fillfactor=75']);
+    expect(await optionsOf('webhook_deliveries')).toEqual(['fillfactor=50']);
     await m0014.up(storage.db as unknown as Kysely<unknown>);
-    expect((await optionsOf('webhook_deliveries')).sort()).toEqual(['autovacuum_vacuum_scale_factor=0', 'autovacuum_vacuum_threshold=5000', 'fillfactor=75']);
+    expect((await optionsOf('webhook_deliveries')).sort()).toEqual(['autovacuum_vacuum_scale_factor=0', 'autovacuum_vacuum_threshold=5000', 'fillfactor=50']);
   });
 
   it('0015: the in-flight counts table (fillfactor 50) replaces the lease index, the unread due index goes; down restores both and the fill factor', async () => {
