@@ -62,6 +62,8 @@ const USAGE = `Usage: node bench/run.mjs [options]   (npm run bench -- [options]
   --pg-analyze       run ANALYZE on the bench database after the warm-up (what autovacuum does on a
                      real deployment; the CI PostgreSQL here runs with autovacuum off)
   --cpu-prof DIR     run the server under node --cpu-prof, writing .cpuprofile files into DIR
+  --node-args=ARGS   more node options for the server (the process with every role), e.g.
+                     --node-args=--perf-basic-prof so that \`perf record -p PID\` names JavaScript frames
   --scenarios LIST   only these scenario ids (e.g. healthz,poll; see docs/performance.md); the
                      warm-up creates still run, so polls have decisions to read
   --api-processes N  PostgreSQL only: N server processes on one database (the first with every role,
@@ -96,6 +98,7 @@ function options() {
       postgres: { type: 'string', default: process.env.BENCH_POSTGRES_URL ?? 'postgres://root@127.0.0.1:5432/postgres' },
       out: { type: 'string' },
       'cpu-prof': { type: 'string' },
+      'node-args': { type: 'string' },
       'sql-timing': { type: 'boolean', default: false },
       scenarios: { type: 'string' },
       'pg-analyze': { type: 'boolean', default: false },
@@ -127,6 +130,7 @@ function options() {
     postgresUrl: values.postgres,
     out: values.out ?? (values.quick ? 'quick' : 'latest'),
     cpuProfDir: values['cpu-prof'] ? path.resolve(values['cpu-prof']) : null,
+    nodeArgs: values['node-args'] ? values['node-args'].split(/\s+/).filter(Boolean) : [],
     sqlTiming: values['sql-timing'],
     pgAnalyze: values['pg-analyze'],
     dist: values.dist ? path.resolve(values.dist) : null,
@@ -280,6 +284,7 @@ async function startServer({ env, dataDir, cpuProfDir, sqlTiming, role = null, l
   // would cost the load generator's CPU too (at LOG_LEVEL=info, two lines per request did).
   const logFd = openSync(logFile, 'w');
   const nodeArgs = cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', cpuProfDir] : [];
+  if (role === null && serverNodeArgs.length) nodeArgs.push(...serverNodeArgs);
   if (sqlTiming) {
     const preload = path.join(dataDir, 'sql-timing.cjs');
     await writeFile(preload, SQL_TIMING_PRELOAD);
@@ -1233,6 +1238,9 @@ function latencySvg(report) {
 // Main
 // ---------------------------------------------------------------------------------------------
 
+/** Node options for the server process with every role (`--node-args`), e.g. `--perf-basic-prof` for `perf record`. */
+let serverNodeArgs = [];
+
 /** Serve (and run `cds`) from another build's `dist` folder, for A/B runs (`--dist`). */
 function useDist(dist) {
   CLI = path.join(path.resolve(dist), 'cli', 'main.js');
@@ -1241,6 +1249,7 @@ function useDist(dist) {
 async function main() {
   const opts = options();
   if (opts.dist) useDist(opts.dist);
+  serverNodeArgs = opts.nodeArgs;
   if (!existsSync(CLI)) throw new Error(`${path.relative(ROOT, CLI)} is missing: run \`npm run build\` first (\`npm run bench\` does)`);
   const runTag = `${Date.now().toString(36)}${process.pid.toString(36)}`;
   const report = {
