@@ -7,6 +7,7 @@
  * of the 35 µs a poll costs the server (docs/performance.md, "thirty-fifth session"). The strings
  * are nearly always plain ASCII that needs no escape, and a date is a few divisions.
  */
+import { fromDayNumber } from './calendar.js';
 
 /**
  * `JSON.stringify(value)` for a string. Printable ASCII other than `"` and `\` needs no escape, so
@@ -34,24 +35,15 @@ const FOUR_DIGIT_YEARS_UNTIL = 253_402_300_800_000;
 
 /**
  * `new Date(ms).toISOString()` for an integer number of milliseconds since the epoch, without a
- * Date: the proleptic Gregorian calendar date from the day count (H. Hinnant's days_from_civil
- * inverse, "chrono-Compatible Low-Level Date Algorithms"), then the time of day. Outside the
- * four-digit years, or for a non-integer, it is toISOString itself (which also throws for an
- * invalid time, as callers expect).
+ * Date: the proleptic Gregorian calendar date of the day count (lib/calendar.ts), then the time
+ * of day. Outside the four-digit years, or for a non-integer, it is toISOString itself (which
+ * also throws for an invalid time, as callers expect).
  */
 export function isoTimestamp(ms: number): string {
   if (!Number.isInteger(ms) || ms < FOUR_DIGIT_YEARS_FROM || ms >= FOUR_DIGIT_YEARS_UNTIL) return new Date(ms).toISOString();
   const days = Math.floor(ms / DAY_MS);
   let rest = ms - days * DAY_MS;
-  const z = days + 719_468;
-  const era = Math.floor(z / 146_097);
-  const dayOfEra = z - era * 146_097;
-  const yearOfEra = Math.floor((dayOfEra - Math.floor(dayOfEra / 1460) + Math.floor(dayOfEra / 36_524) - Math.floor(dayOfEra / 146_096)) / 365);
-  const dayOfYear = dayOfEra - (365 * yearOfEra + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100));
-  const mp = Math.floor((5 * dayOfYear + 2) / 153);
-  const day = dayOfYear - Math.floor((153 * mp + 2) / 5) + 1;
-  const month = mp < 10 ? mp + 3 : mp - 9;
-  const year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0);
+  const { year, month, day } = fromDayNumber(days);
   const hours = Math.floor(rest / 3_600_000);
   rest -= hours * 3_600_000;
   const minutes = Math.floor(rest / 60_000);

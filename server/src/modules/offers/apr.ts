@@ -23,6 +23,7 @@
  * places a real schedule (calendar dates) first, choosing the unit-period and counting the periods.
  * Dates are plain calendar dates (UTC); the month arithmetic here is also the one schedules use.
  */
+import { dayNumber, fromDayNumber, type CalendarDate } from '../../lib/calendar.js';
 import type { Cents } from '../../lib/money.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -142,13 +143,7 @@ export function formatApr(exactPercent: number): string {
 // Calendar dates (proleptic Gregorian, no time zone): pure integer arithmetic
 // ---------------------------------------------------------------------------------------------
 
-export interface CalendarDate {
-  year: number;
-  /** 1-12 */
-  month: number;
-  /** 1-31 */
-  day: number;
-}
+export type { CalendarDate };
 
 /** A calendar date as "YYYY-MM-DD", or a Date read in UTC. */
 export type DateInput = string | Date;
@@ -184,29 +179,6 @@ export function isLeapYear(year: number): boolean {
 export function daysInMonth(year: number, month: number): number {
   if (month === 2) return isLeapYear(year) ? 29 : 28;
   return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
-}
-
-/** Days since 1970-01-01 (Howard Hinnant's days_from_civil). */
-function dayNumber(date: CalendarDate): number {
-  const y = date.month <= 2 ? date.year - 1 : date.year;
-  const era = Math.floor(y / 400);
-  const yoe = y - era * 400;
-  const mp = (date.month + 9) % 12;
-  const doy = Math.floor((153 * mp + 2) / 5) + date.day - 1;
-  const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy;
-  return era * 146097 + doe - 719468;
-}
-
-function fromDayNumber(n: number): CalendarDate {
-  const z = n + 719468;
-  const era = Math.floor(z / 146097);
-  const doe = z - era * 146097;
-  const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36524) - Math.floor(doe / 146096)) / 365);
-  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
-  const mp = Math.floor((5 * doy + 2) / 153);
-  const day = doy - Math.floor((153 * mp + 2) / 5) + 1;
-  const month = mp < 10 ? mp + 3 : mp - 9;
-  return { year: yoe + era * 400 + (month <= 2 ? 1 : 0), month, day };
 }
 
 /** Whole days from a to b ((b)(5)(i): the number of 24-hour intervals); negative if b is earlier. */
