@@ -152,6 +152,8 @@ export interface DealersTable {
   version: number;
   /** Migration 0025: the portal user who made the last of those edits (null before one). */
   updated_by: string | null;
+  /** Migration 0027: when the last of those edits was made (epoch ms; null before one). */
+  edited_at: number | null;
 }
 
 export interface DecisionAuditsTable {
@@ -235,6 +237,8 @@ export interface WebhookEndpointsTable {
   version: number;
   /** Migration 0025: the portal user who made the last of those edits (null before one). */
   updated_by: string | null;
+  /** Migration 0027: when the last of those edits was made (epoch ms; null before one). */
+  edited_at: number | null;
 }
 
 export interface WebhookDeliveriesTable {

@@ -77,7 +77,7 @@ describe.skipIf(!chromiumAvailable())('two people editing the same endpoint or d
     await adminEdit.getByLabel('Description (optional)').fill('Servicing and collections');
     await adminEdit.getByRole('button', { name: 'Save changes' }).click();
     const conflict = adminEdit.getByRole('status').filter({ hasText: 'Someone else saved this endpoint first' });
-    await conflict.getByText('This webhook endpoint was changed by Devon Developer since you loaded it (version 1; it is now at 2); reload to see its current settings, then make your change again.').waitFor();
+    await conflict.getByText(/^This webhook endpoint was changed by Devon Developer at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z since you loaded it \(version 1; it is now at 2\); reload to see its current settings, then make your change again\.$/).waitFor();
     expect(await adminEdit.getByRole('button', { name: 'Save changes' }).isDisabled()).toBe(true);
     await shots.screen(admin, 'endpoint-conflict');
     // Nothing of the admin's was written.
@@ -128,7 +128,7 @@ describe.skipIf(!chromiumAvailable())('two people editing the same endpoint or d
     await adminEdit.getByLabel('License number (optional)').fill('IA-D-3302');
     await adminEdit.getByRole('button', { name: 'Save changes' }).click();
     const conflict = adminEdit.getByRole('status').filter({ hasText: 'Someone else saved this dealer first' });
-    await conflict.getByText('This dealer was changed by Devon Developer since you loaded it (version 1; it is now at 2); reload to see its current details, then make your change again.').waitFor();
+    await conflict.getByText(/^This dealer was changed by Devon Developer at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z since you loaded it \(version 1; it is now at 2\); reload to see its current details, then make your change again\.$/).waitFor();
     expect(await adminEdit.getByRole('button', { name: 'Save changes' }).isDisabled()).toBe(true);
     await shots.screen(admin, 'dealer-conflict');
     expect((await pageFetch(admin, 'GET', `/portal/api/dealers/sandbox/dealers/${dealerId}`)).body).toMatchObject({ name: 'Riverbend Motors of Ames', license_number: 'IA-D-3301', state: 'NE', version: 2 });

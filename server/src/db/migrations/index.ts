@@ -29,6 +29,7 @@ import * as m0023 from './0023-notice-settings.js';
 import * as m0024 from './0024-edit-versions.js';
 import * as m0025 from './0025-edit-authors.js';
 import * as m0026 from './0026-delivery-rows-lighter.js';
+import * as m0027 from './0027-edit-times.js';
 
 export const migrations: Record<string, Migration> = {
   '0001-foundation': m0001,
@@ -57,4 +58,5 @@ export const migrations: Record<string, Migration> = {
   '0024-edit-versions': m0024,
   '0025-edit-authors': m0025,
   '0026-delivery-rows-lighter': m0026,
+  '0027-edit-times': m0027,
 };

@@ -59,12 +59,14 @@ export function numberOutOfRangeMessage(field: string, value: number, min: numbe
  * An edit that named a version the row is not at (portal edits of endpoints and dealers): either
  * someone else saved since it was loaded, or the version is one the row never had. `subject`
  * "This dealer", `what` "its current details", `editor` the name of who made the last edit
- * (migration 0025; null for an edit from before it: users are deactivated, never deleted).
+ * (migration 0025; null for an edit from before it: users are deactivated, never deleted),
+ * `editedAt` when (epoch ms, migration 0027; null for an edit from before it: no time is given).
  */
-export function editVersionMessage(subject: string, what: string, version: number, expectedVersion: number, editor: string | null = null): string {
+export function editVersionMessage(subject: string, what: string, version: number, expectedVersion: number, editor: string | null = null, editedAt: number | null = null): string {
+  const when = editedAt === null ? '' : ` at ${new Date(editedAt).toISOString()}`;
   return expectedVersion > version
     ? `${subject} is at version ${version}; expected_version ${expectedVersion} is not one it has had: send the version its GET answered.`
-    : `${subject} was changed by ${editor ?? 'someone else'} since you loaded it (version ${expectedVersion}; it is now at ${version}); reload to see ${what}, then make your change again.`;
+    : `${subject} was changed by ${editor ?? 'someone else'}${when} since you loaded it (version ${expectedVersion}; it is now at ${version}); reload to see ${what}, then make your change again.`;
 }
 
 export function requiredMessage(field: string, when = ''): string {

@@ -93,6 +93,7 @@ export function createDealersService(deps: { db: Kysely<Database>; readDb: Kysel
       disabled_at: null,
       version: 1,
       updated_by: null,
+      edited_at: null,
     };
     await db.transaction().execute(async (trx) => {
       await trx.insertInto('dealers').values(row).execute();
@@ -107,7 +108,8 @@ export function createDealersService(deps: { db: Kysely<Database>; readDb: Kysel
    * the version.
    */
   async function updateDealer(scope: DealerScope, id: string, patch: DealerInput | Partial<DealerInput>, expectedVersion: number, editorId: string | null = null): Promise<Dealer> {
-    const changes: Partial<DealersTable> = { updated_at: clock.now().getTime(), version: expectedVersion + 1, updated_by: editorId };
+    const now = clock.now().getTime();
+    const changes: Partial<DealersTable> = { updated_at: now, version: expectedVersion + 1, updated_by: editorId, edited_at: now };
     if (patch.name !== undefined) changes.name = cleanName(patch.name);
     if (patch.licenseNumber !== undefined) changes.license_number = cleanOptional(patch.licenseNumber);
     if (patch.state !== undefined) changes.state = patch.state;
@@ -128,7 +130,7 @@ export function createDealersService(deps: { db: Kysely<Database>; readDb: Kysel
       const row = await findRow(trx, scope, id);
       if (!row) throw notFound();
       const editor = row.updated_by === null ? undefined : await trx.selectFrom('users').select('name').where('id', '=', row.updated_by).executeTakeFirst();
-      throw versionConflict(row.version, expectedVersion, editor?.name ?? null);
+      throw versionConflict(row.version, expectedVersion, editor?.name ?? null, row.edited_at);
     });
   }
 
@@ -166,9 +168,9 @@ function notFound(): ApiError {
   return new ApiError('not_found', 'No dealer with this id exists in this environment.');
 }
 
-/** The 409 of an edit that matched no row although the dealer is there, naming who edited it last (migration 0025). */
-function versionConflict(version: number, expectedVersion: number, editor: string | null): ApiError {
-  return new ApiError('dealer_version_conflict', editVersionMessage('This dealer', 'its current details', version, expectedVersion, editor));
+/** The 409 of an edit that matched no row although the dealer is there, naming who edited it last and when (migrations 0025, 0027). */
+function versionConflict(version: number, expectedVersion: number, editor: string | null, editedAt: number | null): ApiError {
+  return new ApiError('dealer_version_conflict', editVersionMessage('This dealer', 'its current details', version, expectedVersion, editor, editedAt));
 }
 
 function cleanName(name: string): string {

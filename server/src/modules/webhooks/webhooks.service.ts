@@ -236,6 +236,7 @@ export function createWebhooksService(deps: WebhooksDeps) {
         updated_at: now,
         version: 1,
         updated_by: null,
+        edited_at: null,
       };
       await trx.insertInto('webhook_endpoints').values(row).execute();
       return { endpoint: endpointView(row), secret };
@@ -285,13 +286,14 @@ export function createWebhooksService(deps: WebhooksDeps) {
     if (patch.description !== undefined) changes.description = checkDescription(patch.description);
     if (patch.events !== undefined) changes.event_types_json = JSON.stringify(normalizeEventTypes(patch.events));
     return db.transaction().execute(async (trx) => {
+      const now = clock.now().getTime();
       // One conditional statement, not a read and then a write: of two saves from the same version
       // the second finds no row at that version (on PostgreSQL it waits for the first's row lock and
       // then reads the committed row), so both cannot win. It returns the row as written; only an
       // edit that matched nothing reads, to tell "not here" from "moved on".
       const updated = await trx
         .updateTable('webhook_endpoints')
-        .set({ ...changes, updated_at: clock.now().getTime(), version: expectedVersion + 1, updated_by: editorId })
+        .set({ ...changes, updated_at: now, version: expectedVersion + 1, updated_by: editorId, edited_at: now })
         .where('id', '=', id)
         .where('tenant_id', '=', scope.tenantId)
         .where('environment', '=', scope.environment)
@@ -304,11 +306,11 @@ export function createWebhooksService(deps: WebhooksDeps) {
     });
   }
 
-  /** Why an edit matched no row: 404 when there is no such endpoint here, else 409 (it moved on since it was loaded), naming who edited it last. */
+  /** Why an edit matched no row: 404 when there is no such endpoint here, else 409 (it moved on since it was loaded), naming who edited it last and when. */
   async function endpointConflict(trx: Kysely<Database>, scope: WebhookScope, id: string, expectedVersion: number): Promise<ApiError> {
-    const { version, updated_by: editorId } = await findEndpoint(trx, scope, id);
+    const { version, updated_by: editorId, edited_at: editedAt } = await findEndpoint(trx, scope, id);
     const editor = editorId === null ? undefined : await trx.selectFrom('users').select('name').where('id', '=', editorId).executeTakeFirst();
-    return new ApiError('endpoint_version_conflict', editVersionMessage('This webhook endpoint', 'its current settings', version, expectedVersion, editor?.name ?? null));
+    return new ApiError('endpoint_version_conflict', editVersionMessage('This webhook endpoint', 'its current settings', version, expectedVersion, editor?.name ?? null, editedAt));
   }
 
   async function deleteEndpoint(scope: WebhookScope, id: string): Promise<void> {

@@ -13,6 +13,7 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import * as m0024 from '../../../src/db/migrations/0024-edit-versions.js';
 import * as m0025 from '../../../src/db/migrations/0025-edit-authors.js';
+import * as m0027 from '../../../src/db/migrations/0027-edit-times.js';
 import { ManualClock } from '../../../src/lib/clock.js';
 import { createTestDatabase, dialectMatrix, type TestDatabase } from '../../support/databases.js';
 import { PortalClient, type PortalResponse } from '../../support/portal-client.js';
@@ -80,7 +81,7 @@ describe.each(await dialectMatrix())('edits of endpoints and dealers name the ve
       expect(stale.status, JSON.stringify(stale.body)).toBe(409);
       expect(errorOf(stale.raw)).toMatchObject({
         error: 'endpoint_version_conflict',
-        message: 'This webhook endpoint was changed by Ada Admin since you loaded it (version 1; it is now at 2); reload to see its current settings, then make your change again.',
+        message: 'This webhook endpoint was changed by Ada Admin at 2026-06-01T10:01:00.000Z since you loaded it (version 1; it is now at 2); reload to see its current settings, then make your change again.',
       });
       expect((await developer.get(url)).body).toEqual(afterSave);
 
@@ -90,7 +91,7 @@ describe.each(await dialectMatrix())('edits of endpoints and dealers name the ve
       expect(retried.body.endpoint).toMatchObject({ url: 'https://hooks.example.com/two', description: 'Refunds only', events: ['*'], version: 3 });
       // The 409 names whoever made the last edit: now the developer.
       const staleAdmin = await admin.patch(url, { expected_version: 2, description: 'Late' });
-      expect(errorOf(staleAdmin.raw).message).toBe('This webhook endpoint was changed by Dev Developer since you loaded it (version 2; it is now at 3); reload to see its current settings, then make your change again.');
+      expect(errorOf(staleAdmin.raw).message).toBe('This webhook endpoint was changed by Dev Developer at 2026-06-01T10:02:00.000Z since you loaded it (version 2; it is now at 3); reload to see its current settings, then make your change again.');
 
       // A version it never had (a made-up one) is refused as well, saying so.
       const future = await admin.patch(url, { expected_version: 9, description: 'From the future' });
@@ -146,6 +147,14 @@ describe.each(await dialectMatrix())('edits of endpoints and dealers name the ve
       const edited = await developer.patch(url, { expected_version: 1, description: 'Loaded before the rotation' });
       expect(edited.status, JSON.stringify(edited.body)).toBe(200);
       expect(edited.body.endpoint).toMatchObject({ description: 'Loaded before the rotation', state: 'active', version: 2, previous_secret_expires_at: expect.any(String) });
+      // A rotation and a re-enable after the edit move updated_at, not the time the 409 gives (migration 0027).
+      const editedAt = clock.now().toISOString();
+      clock.advance(60_000);
+      expect((await admin.post(`${url}/rotate-secret`, { overlap_hours: 1 })).status).toBe(200);
+      await t.ctx.storage.db.updateTable('webhook_endpoints').set({ state: 'disabled', disabled_reason: '50 consecutive failed deliveries', disabled_at: clock.now().getTime() }).where('id', '=', id).execute();
+      expect((await admin.post(`${url}/reenable`, {})).status).toBe(200);
+      expect((await admin.get(url)).body.endpoint).toMatchObject({ updated_at: clock.now().toISOString(), version: 2 });
+      expect(errorOf((await admin.patch(url, { expected_version: 1, description: 'Stale' })).raw).message).toMatch(new RegExp(`^This webhook endpoint was changed by Dev Developer at ${editedAt.replace(/\./g, '\\.')} since you loaded it`));
     });
   });
 
@@ -165,7 +174,8 @@ describe.each(await dialectMatrix())('edits of endpoints and dealers name the ve
       clock.advance(60_000);
       const saved = await admin.patch(url, { expected_version: 1, name: 'Riverside Honda of Dayton', license_number: null });
       expect(saved.status, JSON.stringify(saved.body)).toBe(200);
-      expect(saved.body).toMatchObject({ name: 'Riverside Honda of Dayton', license_number: null, state: 'OH', version: 2, updated_at: clock.now().toISOString() });
+      const savedAt = clock.now().toISOString();
+      expect(saved.body).toMatchObject({ name: 'Riverside Honda of Dayton', license_number: null, state: 'OH', version: 2, updated_at: savedAt });
       const afterSave = (await developer.get(url)).body;
 
       clock.advance(60_000);
@@ -173,7 +183,7 @@ describe.each(await dialectMatrix())('edits of endpoints and dealers name the ve
       expect(stale.status, JSON.stringify(stale.body)).toBe(409);
       expect(errorOf(stale.raw)).toMatchObject({
         error: 'dealer_version_conflict',
-        message: 'This dealer was changed by Ada Admin since you loaded it (version 1; it is now at 2); reload to see its current details, then make your change again.',
+        message: `This dealer was changed by Ada Admin at ${savedAt} since you loaded it (version 1; it is now at 2); reload to see its current details, then make your change again.`,
       });
       expect((await developer.get(url)).body).toEqual(afterSave);
 
@@ -182,7 +192,7 @@ describe.each(await dialectMatrix())('edits of endpoints and dealers name the ve
       expect(retried.body).toMatchObject({ name: 'Riverside Honda of Dayton', state: 'KY', version: 3 });
       // The 409 names whoever made the last edit: now the developer.
       const staleAdmin = await admin.patch(url, { expected_version: 2, name: 'Late Motors' });
-      expect(errorOf(staleAdmin.raw).message).toBe('This dealer was changed by Dev Developer since you loaded it (version 2; it is now at 3); reload to see its current details, then make your change again.');
+      expect(errorOf(staleAdmin.raw).message).toBe(`This dealer was changed by Dev Developer at ${clock.now().toISOString()} since you loaded it (version 2; it is now at 3); reload to see its current details, then make your change again.`);
 
       const future = await admin.patch(url, { expected_version: 7, name: 'Future Motors' });
       expect(errorOf(future.raw)).toMatchObject({ error: 'dealer_version_conflict', message: 'This dealer is at version 3; expected_version 7 is not one it has had: send the version its GET answered.' });
@@ -226,7 +236,11 @@ describe.each(await dialectMatrix())('edits of endpoints and dealers name the ve
       expect(edited.status, JSON.stringify(edited.body)).toBe(200);
       // The edit does not touch the status: the dealer stays disabled.
       expect(edited.body).toMatchObject({ name: 'Status Motors West', status: 'disabled', version: 2 });
-      expect((await admin.post(`${base}/${id}/enable`)).body).toMatchObject({ status: 'active', version: 2 });
+      const editedAt = clock.now().toISOString();
+      clock.advance(60_000);
+      expect((await admin.post(`${base}/${id}/enable`)).body).toMatchObject({ status: 'active', version: 2, updated_at: clock.now().toISOString() });
+      // Enabling moved updated_at, not the time of the last edit that the 409 gives (migration 0027).
+      expect(errorOf((await admin.patch(`${base}/${id}`, { expected_version: 1, name: 'Stale' })).raw).message).toMatch(new RegExp(`^This dealer was changed by Dev Developer at ${editedAt.replace(/\./g, '\\.')} since you loaded it`));
     });
   });
 
@@ -243,6 +257,21 @@ describe.each(await dialectMatrix())('edits of endpoints and dealers name the ve
     expect((await admin.patch(`/portal/api/dealers/sandbox/dealers/${dealerId}`, { expected_version: 1, name: 'Old Motors Renamed' })).body).toMatchObject({ name: 'Old Motors Renamed', version: 2 });
   });
 
+  it('migration 0027: an edit made before it has no time on record, and its 409 gives none; the next edit gives its time', async () => {
+    const { admin, developer } = await team('Before 0027');
+    const url = `/portal/api/dealers/sandbox/dealers/${(await admin.post('/portal/api/dealers/sandbox/dealers', { name: 'Timeless Motors' })).body.id as string}`;
+    expect((await admin.patch(url, { expected_version: 1, name: 'Timeless Motors I' })).status).toBe(200);
+    const migration = t.ctx.storage.db as unknown as Kysely<unknown>;
+    await m0027.down(migration);
+    await m0027.up(migration);
+    expect(errorOf((await developer.patch(url, { expected_version: 1, name: 'Stale' })).raw).message).toBe(
+      'This dealer was changed by Ada Admin since you loaded it (version 1; it is now at 2); reload to see its current details, then make your change again.',
+    );
+    clock.advance(1_000);
+    expect((await developer.patch(url, { expected_version: 2, name: 'Timeless Motors II' })).status).toBe(200);
+    expect(errorOf((await admin.patch(url, { expected_version: 2, name: 'Late' })).raw).message).toMatch(new RegExp(`^This dealer was changed by Dev Developer at ${clock.now().toISOString().replace(/\./g, '\\.')} since you loaded it`));
+  });
+
   it('migration 0025: an edit made before it has no editor on record, and its 409 says "someone else"; the next edit names its editor', async () => {
     const { admin, developer } = await team('Before 0025');
     const url = `/portal/api/dealers/sandbox/dealers/${(await admin.post('/portal/api/dealers/sandbox/dealers', { name: 'Older Motors' })).body.id as string}`;
@@ -251,8 +280,8 @@ describe.each(await dialectMatrix())('edits of endpoints and dealers name the ve
     await m0025.down(migration);
     await m0025.up(migration);
     const stale = await developer.patch(url, { expected_version: 1, name: 'Stale' });
-    expect(errorOf(stale.raw).message).toBe('This dealer was changed by someone else since you loaded it (version 1; it is now at 2); reload to see its current details, then make your change again.');
+    expect(errorOf(stale.raw).message).toBe(`This dealer was changed by someone else at ${clock.now().toISOString()} since you loaded it (version 1; it is now at 2); reload to see its current details, then make your change again.`);
     expect((await developer.patch(url, { expected_version: 2, name: 'Older Motors II' })).status).toBe(200);
-    expect(errorOf((await admin.patch(url, { expected_version: 2, name: 'Late' })).raw).message).toMatch(/^This dealer was changed by Dev Developer since you loaded it/);
+    expect(errorOf((await admin.patch(url, { expected_version: 2, name: 'Late' })).raw).message).toMatch(/^This dealer was changed by Dev Developer at \S+ since you loaded it/);
   });
 });
