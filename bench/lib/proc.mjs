@@ -33,11 +33,19 @@ try {
   /* the Linux default */
 }
 
+/**
+ * A /proc/<pid>/stat file's fields after the command name (which may hold spaces): index 0 is
+ * field 3 (state), so utime and stime are 11 and 12, cutime and cstime 13 and 14.
+ */
+function statFields(file) {
+  const stat = readFileSync(file, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+}
+
 /** CPU time (ms) a process has used so far, user + system, from /proc (Linux only; else null). */
 export function processCpuMs(pid) {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const fields = statFields(`/proc/${pid}/stat`);
     return ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicks;
   } catch {
     return null;
@@ -49,8 +57,7 @@ export function processCpuMs(pid) {
  * (/proc/self/stat's cutime and cstime): a child's whole CPU, read after it is gone.
  */
 export function reapedChildrenCpuMs() {
-  const stat = readFileSync('/proc/self/stat', 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const fields = statFields('/proc/self/stat');
   return ((Number(fields[13]) + Number(fields[14])) * 1000) / clockTicks;
 }
 

@@ -61,8 +61,9 @@ const shapes: Array<[string, DecisionsTable, string | null]> = [
   ['approved BNPL', base, null],
   // The hand-built text's own quoting and date (lib/json-text.ts) against JSON.stringify's and toISOString's.
   ['approved, strings that need escapes', { ...base, application_id: 'app "7" \\ é \u2028 \ud800 \u0001', currency: 'U\tD', apr: null }, null],
-  ['approved, expiring before 1970 and in year 0042', { ...base, expires_at: -1_234_567_890_123 }, null],
-  ['approved, expiring at the last instant of 9999 and past it', { ...base, expires_at: 253_402_300_799_999 }, null],
+  ['approved, expiring before 1970', { ...base, expires_at: -1_234_567_890_123 }, null],
+  ['approved, expiring in year 0042', { ...base, expires_at: Date.parse('0042-03-04T05:06:07.089Z') }, null],
+  ['approved, expiring at the last instant of 9999', { ...base, expires_at: 253_402_300_799_999 }, null],
   ['approved, expiring in year 10000', { ...base, expires_at: 253_402_300_800_000 }, null],
   ['approved auto loan', { ...base, product: 'auto_loan', term_months: 60, apr: '6.99', buy_rate: '6.49', contract_rate: '6.99', dealer_reserve_cents: 41_250, ltv: '85.23' }, null],
   ['approved auto loan without the auto-loan columns', { ...base, product: 'auto_loan', buy_rate: undefined, contract_rate: undefined, ltv: undefined }, null],

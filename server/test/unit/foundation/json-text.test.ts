@@ -35,7 +35,9 @@ describe('isoTimestamp', () => {
       Date.UTC(2000, 1, 29, 23, 59, 59, 999), Date.UTC(2000, 2, 1), Date.UTC(1900, 1, 28, 12), Date.UTC(1900, 2, 1),
       Date.UTC(2100, 1, 28), Date.UTC(2100, 2, 1), Date.UTC(2024, 1, 29), Date.UTC(2026, 11, 31, 23, 59, 59, 999),
       -62_167_219_200_000, -62_167_219_200_001, 253_402_300_799_999, 253_402_300_800_000,
-      Date.UTC(1, 0, 1) - 1, Date.UTC(999, 11, 31, 23, 59, 59, 999), 8.64e15, -8.64e15, 1.5, -0.5,
+      // Date.UTC reads years 0 to 99 as 1900 to 1999: the years before 1000 are parsed from text.
+      Date.parse('0001-01-01T00:00:00.000Z') - 1, Date.parse('0042-03-04T05:06:07.089Z'), Date.parse('0999-12-31T23:59:59.999Z'),
+      8.64e15, -8.64e15, 1.5, -0.5,
     ];
     for (const ms of instants) expect(isoTimestamp(ms), String(ms)).toBe(new Date(ms).toISOString());
   });
