@@ -13,6 +13,7 @@ import { createSecretBox, type SecretBox } from '../lib/crypto.js';
 import { createLogger } from '../lib/logger.js';
 import { createApiKeysService, SQLITE_MAX_AGE_MS, type ApiKeysService } from '../modules/api-keys/api-keys.service.js';
 import { ApiKeyCache } from '../modules/api-keys/api-key-cache.js';
+import { DecisionCache } from '../modules/decisions/decision-cache.js';
 import { localInvalidationFeed, postgresInvalidationFeed, type PostgresFeedOptions } from '../modules/api-keys/api-key-invalidation.js';
 import { createIdempotencyService, type IdempotencyService } from '../modules/idempotency/idempotency.service.js';
 import { createLocalRateLimiter, createRedisRateLimiter, type RateLimiter } from '../modules/rate-limit/rate-limiter.js';
@@ -46,6 +47,8 @@ export interface AppContext {
   secretBox: SecretBox;
   rateLimiter: RateLimiter;
   apiKeys: ApiKeysService;
+  /** PostgreSQL: the poll cache (ADR 0050); null on SQLite or with DECISION_CACHE_MB=0. */
+  decisionCache: DecisionCache | null;
   tenants: TenantsService;
   idempotency: IdempotencyService;
   /** The group commit every state change runs through (db/group-commit.ts); its `stats()` for tests and the bench. */
@@ -117,9 +120,12 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
   // Cached key lookups; on PostgreSQL kept current across processes by LISTEN/NOTIFY (api-keys.service.ts).
   const cacheable = config.apiKeyCacheSize > 0 && (storage.dialect === 'sqlite' || config.databaseUrl !== null);
   const apiKeyCache = cacheable ? new ApiKeyCache(config.apiKeyCacheSize, storage.dialect === 'sqlite' ? SQLITE_MAX_AGE_MS : Infinity) : null;
+  const listening = apiKeyCache !== null && storage.dialect === 'postgres' && config.databaseUrl !== null;
+  // PostgreSQL: poll answers cached per process, kept current by the same listener (ADR 0050).
+  const decisionCache = listening && config.decisionCacheMb > 0 ? new DecisionCache(config.decisionCacheMb * 1024 * 1024) : null;
   const apiKeyFeed =
-    apiKeyCache && storage.dialect === 'postgres' && config.databaseUrl
-      ? postgresInvalidationFeed({ databaseUrl: config.databaseUrl, cache: apiKeyCache, logger, ...overrides.apiKeyInvalidation })
+    listening && config.databaseUrl
+      ? postgresInvalidationFeed({ databaseUrl: config.databaseUrl, cache: apiKeyCache!, decisions: decisionCache, logger, ...overrides.apiKeyInvalidation })
       : localInvalidationFeed();
   const apiKeys = createApiKeysService({ db: storage.db, readDb: storage.readDb, clock, random, cache: apiKeyCache, feed: apiKeyFeed });
   const consumers = createConsumersService({ db: storage.db, readDb: storage.readDb, clock, random, secretBox, dialect: storage.dialect });
@@ -162,6 +168,7 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
     findActiveDealer: (scope, dealerId) => dealers.findActiveDealer(scope, dealerId),
     // PostgreSQL: the poll's read goes out on the API-key listener, as the next freshness barrier.
     readByIds: (table, columns) => storage.readByIds(table, columns, { via: apiKeyFeed.readInBarrier?.bind(apiKeyFeed) }),
+    pollCache: decisionCache ? { cache: decisionCache, ready: () => apiKeyFeed.ready() } : null,
     merchantDefaultsFor: async (tenantId) => {
       const tenant = await tenants.getTenant(tenantId);
       return {
@@ -188,7 +195,7 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
   const notices = createNoticesService({ db: storage.db, readDb: storage.readDb, clock, reporting, consumers, underwriting });
 
   return {
-    config, storage, clock, random, logger, secretBox, rateLimiter, apiKeys, tenants, idempotency, transactions, consumers, outbox, decisions, verification, webhooks, webhookDelivery,
+    config, storage, clock, random, logger, secretBox, rateLimiter, apiKeys, decisionCache, tenants, idempotency, transactions, consumers, outbox, decisions, verification, webhooks, webhookDelivery,
     accounts,
     dealers,
     reporting,

@@ -35,6 +35,8 @@ export interface Config {
   rateLimits: { livePerSecond: number; sandboxPerSecond: number };
   /** Successful API-key lookups cached per process (api-keys.service.ts); 0 = no cache. */
   apiKeyCacheSize: number;
+  /** PostgreSQL: the poll cache's bound in MiB per API process (modules/decisions/decision-cache.ts, ADR 0050); 0 = no cache. */
+  decisionCacheMb: number;
   logLevel: string;
   production: boolean;
   /** Live credit data: the lender's credit-data gateway (docs/credit-gateway.md); null = none configured. */
@@ -144,6 +146,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     sandboxPerSecond: integer('RATE_LIMIT_SANDBOX_PER_S', 25, 1, 1_000_000),
   };
   const apiKeyCacheSize = integer('API_KEY_CACHE_SIZE', 10_000, 0, 1_000_000);
+  const decisionCacheMb = integer('DECISION_CACHE_MB', 64, 0, 65_536);
   const webhookAllowPrivateNetworks = flag('WEBHOOK_ALLOW_PRIVATE_NETWORKS');
   const webhookRetryDelaysMs = retryDelays(get('WEBHOOK_RETRY_DELAYS_MS'), production, problems);
   const gatewayUrl = get('CREDIT_GATEWAY_URL');
@@ -196,7 +199,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze({
     port, host, databaseUrl, dataDir, redisUrl, publicBaseUrl, dataEncryptionKey, dataEncryptionKeySource,
-    webhookAllowPrivateNetworks, webhookRetryDelaysMs, tls, rateLimits: Object.freeze(rateLimits), apiKeyCacheSize, logLevel, production, creditGateway, smtp, smsGateway,
+    webhookAllowPrivateNetworks, webhookRetryDelaysMs, tls, rateLimits: Object.freeze(rateLimits), apiKeyCacheSize, decisionCacheMb, logLevel, production, creditGateway, smtp, smsGateway,
     databasePoolSize, sqliteWriterThread, databaseStatementTimeoutMs, httpRequestTimeoutMs, webhookDelivery: Object.freeze(webhookDelivery), shutdownDrainMs, trustProxy: Array.isArray(trustProxy) ? Object.freeze(trustProxy) as string[] : trustProxy,
   });
 }

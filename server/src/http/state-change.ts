@@ -14,6 +14,8 @@ export async function respondWithStateChange(
   request: FastifyRequest,
   reply: FastifyReply,
   prepare: () => Promise<WriteStep>,
+  /** Runs once this request's own work has committed with a 2xx answer (not for a replay, a refusal or a failure). */
+  committed?: () => void,
 ): Promise<FastifyReply> {
   const key = parseIdempotencyKey(request.headers['idempotency-key'], request.raw.rawHeaders);
   const result = await ctx.idempotency.execute({
@@ -32,7 +34,9 @@ export async function respondWithStateChange(
     // A fresh result came out of a group-commit unit: it is on disk already.
     markDurable(request);
   }
-  return reply.send(result.body);
+  reply.send(result.body);
+  if (committed && !result.replayed && result.statusCode < 300) committed();
+  return reply;
 }
 
 /** Serialize a success body once, so the bytes stored for replay are the bytes sent. */

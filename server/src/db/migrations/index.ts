@@ -30,6 +30,7 @@ import * as m0024 from './0024-edit-versions.js';
 import * as m0025 from './0025-edit-authors.js';
 import * as m0026 from './0026-delivery-rows-lighter.js';
 import * as m0027 from './0027-edit-times.js';
+import * as m0028 from './0028-decision-change-notifications.js';
 
 export const migrations: Record<string, Migration> = {
   '0001-foundation': m0001,
@@ -59,4 +60,5 @@ export const migrations: Record<string, Migration> = {
   '0025-edit-authors': m0025,
   '0026-delivery-rows-lighter': m0026,
   '0027-edit-times': m0027,
+  '0028-decision-change-notifications': m0028,
 };

@@ -34,6 +34,11 @@
  * re-established with back-off. Started lazily by the first `ready()`, so CLI commands that
  * never authenticate never open it.
  *
+ * The same connection LISTENs on `cds_decision_changes` for the poll cache (ADR 0050, migration
+ * 0028): a decision's id when its row changes, `*` on TRUNCATE. Both channels' notifications come
+ * before the ReadyForQuery that ends a barrier, so one barrier covers both caches; both are emptied
+ * together when the connection is lost and again once it listens.
+ *
  * SQLite: one server process, and every change goes through its services, which invalidate the
  * cache themselves (`localInvalidationFeed`); the cache's maximum age bounds what another process
  * writing the file (an operator's sqlite3 shell) can leave stale.
@@ -43,6 +48,13 @@ import type { Logger } from 'pino';
 import type { ApiKeyCache } from './api-key-cache.js';
 
 export const AUTH_CHANGES_CHANNEL = 'cds_auth_changes';
+export const DECISION_CHANGES_CHANNEL = 'cds_decision_changes';
+
+/** The poll cache as the listener sees it (modules/decisions/decision-cache.ts). */
+export interface DecisionChangeSink {
+  invalidate(decisionId: string): void;
+  clear(): void;
+}
 
 export type FeedState = 'local' | 'idle' | 'connecting' | 'listening' | 'down' | 'closed';
 
@@ -88,6 +100,8 @@ export function localInvalidationFeed(): InvalidationFeed {
 export interface PostgresFeedOptions {
   databaseUrl: string;
   cache: ApiKeyCache;
+  /** The poll cache, kept current from the same connection (ADR 0050); none: decision changes are not listened for. */
+  decisions?: DecisionChangeSink | null;
   logger: Logger;
   /** A barrier slower than this counts as a lost connection (default 2 s). */
   barrierTimeoutMs?: number;
@@ -101,6 +115,7 @@ function lostError(): Error {
 
 export function postgresInvalidationFeed(options: PostgresFeedOptions): InvalidationFeed {
   const { cache, logger } = options;
+  const decisions = options.decisions ?? null;
   const barrierTimeoutMs = options.barrierTimeoutMs ?? 2_000;
   const baseDelayMs = options.reconnectDelayMs ?? 200;
   let state: FeedState = 'idle';
@@ -125,7 +140,12 @@ export function postgresInvalidationFeed(options: PostgresFeedOptions): Invalida
     }
   }
 
-  function apply(payload: string | undefined): void {
+  function apply(channel: string, payload: string | undefined): void {
+    if (channel === DECISION_CHANGES_CHANNEL) {
+      if (payload === undefined || payload === '*') decisions?.clear();
+      else decisions?.invalidate(payload);
+      return;
+    }
     if (payload?.startsWith('key:')) cache.invalidateKeyHash(payload.slice(4));
     else if (payload?.startsWith('tenant:')) cache.invalidateTenant(payload.slice(7));
     else cache.clear();
@@ -153,11 +173,11 @@ export function postgresInvalidationFeed(options: PostgresFeedOptions): Invalida
     c.on('error', (err) => lost(c, err));
     c.on('end', () => lost(c, new Error('connection ended')));
     c.on('notification', (message) => {
-      if (client === c) apply(message.payload);
+      if (client === c) apply(message.channel, message.payload);
     });
     try {
       await c.connect();
-      await c.query(`LISTEN ${AUTH_CHANGES_CHANNEL}`);
+      await c.query(decisions ? `LISTEN ${AUTH_CHANGES_CHANNEL}; LISTEN ${DECISION_CHANGES_CHANNEL}` : `LISTEN ${AUTH_CHANGES_CHANNEL}`);
     } catch (err) {
       lost(c, err);
       return;
@@ -165,6 +185,7 @@ export function postgresInvalidationFeed(options: PostgresFeedOptions): Invalida
     if (client !== c) return;
     // Whatever changed while nobody listened is unknown: start empty.
     cache.clear();
+    decisions?.clear();
     if (failures > 0) logger.info('API-key cache: listening for revocations again; cache back on');
     failures = 0;
     setState('listening');
@@ -175,6 +196,7 @@ export function postgresInvalidationFeed(options: PostgresFeedOptions): Invalida
     client = null;
     abandon();
     cache.clear();
+    decisions?.clear();
     c.removeAllListeners('notification');
     c.end().catch(() => undefined);
     if (state === 'closed') return;
@@ -304,6 +326,7 @@ export function postgresInvalidationFeed(options: PostgresFeedOptions): Invalida
       client = null;
       abandon();
       cache.clear();
+      decisions?.clear();
       await c?.end().catch(() => undefined);
     },
   };

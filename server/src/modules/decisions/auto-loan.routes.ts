@@ -9,6 +9,7 @@ import type { AppContext } from '../../app/context.js';
 import { ApiError } from '../../http/errors/error-registry.js';
 import { errorResponses } from '../../http/openapi.js';
 import { respondWithStateChange } from '../../http/state-change.js';
+import type { CreatedDecision } from './decisions.service.js';
 import type { AutoLoanCreateBody } from './auto-loan-request.js';
 import { autoLoanCreateBodySchema, autoLoanDecisionResponseSchema } from './auto-loan.schemas.js';
 import { decisionIdParamsSchema } from './bnpl.schemas.js';
@@ -39,11 +40,24 @@ export function registerAutoLoanRoutes(v1: FastifyInstance, ctx: AppContext): vo
         response: { 200: autoLoanDecisionResponseSchema, ...errorResponses(400, 401, 409, 413, 415, 422, 429, 500, 503) },
       },
     },
-    async (request, reply) =>
-      respondWithStateChange(ctx, request, reply, async () => {
-        const write = await ctx.decisions.prepareAutoLoanDecision(request.auth, request.body);
-        return mapUnit(write, (created) => ({ statusCode: 200, body: created.json }));
-      }),
+    async (request, reply) => {
+      // The answer is also the decision's first poll answer: the poll cache keeps it once committed (ADR 0050).
+      const generation = ctx.decisions.pollCacheGeneration();
+      let created: CreatedDecision | null = null;
+      return respondWithStateChange(
+        ctx, request, reply,
+        async () => {
+          const write = await ctx.decisions.prepareAutoLoanDecision(request.auth, request.body);
+          return mapUnit(write, (c) => {
+            created = c;
+            return { statusCode: 200, body: c.json };
+          });
+        },
+        () => {
+          if (created) ctx.decisions.rememberCreated(created, generation);
+        },
+      );
+    },
   );
 
   v1.get<{ Params: { decision_id: string } }>(
@@ -57,9 +71,12 @@ export function registerAutoLoanRoutes(v1: FastifyInstance, ctx: AppContext): vo
         params: decisionIdParamsSchema,
         response: { 200: autoLoanDecisionResponseSchema, ...errorResponses(400, 401, 404, 429, 500, 503) },
       },
+      // As the BNPL poll: started before authentication, to share its round trip (http/plugins/prefetch.ts).
+      config: { prefetch: (request) => ctx.decisions.prefetchPoll((request.params as { decision_id: string }).decision_id) },
     },
     async (request, reply) => {
-      const json = await ctx.decisions.getDecisionJson(request.auth, 'auto_loan', request.params.decision_id);
+      const prefetched = request.prefetched as ReturnType<typeof ctx.decisions.prefetchPoll>;
+      const json = await ctx.decisions.getDecisionJson(request.auth, 'auto_loan', request.params.decision_id, prefetched);
       if (json === null) throw new ApiError('not_found', 'No auto-loan decision with this decision_id exists for this API key.');
       return reply.type('application/json; charset=utf-8').send(json);
     },

@@ -8,6 +8,7 @@ import type { AppContext } from '../../app/context.js';
 import { ApiError } from '../../http/errors/error-registry.js';
 import { errorResponses } from '../../http/openapi.js';
 import { respondWithStateChange } from '../../http/state-change.js';
+import type { CreatedDecision } from './decisions.service.js';
 import type { BnplCreateBody } from './bnpl-request.js';
 import { bnplCreateBodySchema, decisionIdParamsSchema, decisionResponseSchema } from './bnpl.schemas.js';
 
@@ -35,11 +36,24 @@ export function registerBnplRoutes(v1: FastifyInstance, ctx: AppContext): void {
         response: { 200: decisionResponseSchema, ...errorResponses(400, 401, 409, 413, 415, 422, 429, 500, 503) },
       },
     },
-    async (request, reply) =>
-      respondWithStateChange(ctx, request, reply, async () => {
-        const write = await ctx.decisions.prepareBnplDecision(request.auth, request.body);
-        return mapUnit(write, (created) => ({ statusCode: 200, body: created.json }));
-      }),
+    async (request, reply) => {
+      // The answer is also the decision's first poll answer: the poll cache keeps it once committed (ADR 0050).
+      const generation = ctx.decisions.pollCacheGeneration();
+      let created: CreatedDecision | null = null;
+      return respondWithStateChange(
+        ctx, request, reply,
+        async () => {
+          const write = await ctx.decisions.prepareBnplDecision(request.auth, request.body);
+          return mapUnit(write, (c) => {
+            created = c;
+            return { statusCode: 200, body: c.json };
+          });
+        },
+        () => {
+          if (created) ctx.decisions.rememberCreated(created, generation);
+        },
+      );
+    },
   );
 
   v1.get<{ Params: { decision_id: string } }>(

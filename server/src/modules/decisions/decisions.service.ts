@@ -43,6 +43,7 @@ import { monthlyTermFor, type Plan } from '../offers/schedule.js';
 import { formatLtv, ltvPctForPolicy, normalizeAutoLoanRequest, type AutoLoanApplication, type AutoLoanCreateBody } from './auto-loan-request.js';
 import { normalizeBnplRequest, type ApplicantRef, type BnplApplication, type BnplCreateBody } from './bnpl-request.js';
 import { PRESENTED_COLUMNS, presentDecision, presentDecisionJson } from './decision.presenter.js';
+import type { CachedDecision, DecisionCache } from './decision-cache.js';
 import { verifyLink } from '../kyc/verify-links.js';
 
 export interface Scope {
@@ -78,6 +79,12 @@ export interface DecisionsDeps {
   findActiveDealer(scope: Scope, dealerId: string): Promise<{ id: string; name: string } | null>;
   /** The storage's batched reads by id (`Storage.readByIds`): the poll's read. */
   readByIds: Storage['readByIds'];
+  /**
+   * PostgreSQL: the poll cache (decision-cache.ts, ADR 0050) and the freshness barrier a hit waits
+   * for (the API-key listener's `ready()`: true once every change committed before the call has
+   * reached the cache, false when it cannot say so and the poll must read). None: every poll reads.
+   */
+  pollCache?: { cache: DecisionCache; ready(): boolean | Promise<boolean> } | null;
 }
 
 /** What a poll reads: the presenter's columns, the scope it is checked against, the pending state's sealed token. */
@@ -96,6 +103,18 @@ export function pollRowOf(v: readonly unknown[]): PollRow {
     buy_rate: v[15], contract_rate: v[16], dealer_reserve_cents: v[17], ltv: v[18], tenant_id: v[19], environment: v[20], verification_token_sealed: v[21],
   } satisfies Record<keyof PollRow, unknown> as PollRow;
 }
+
+/** A poll's row read while the poll cache is on, with the cache generation the read started at (its fill is refused if that changed). */
+interface ReadForCache {
+  readonly values: RowValues;
+  readonly generation: number;
+}
+
+/**
+ * What a poll's lookup found: the row's values (no poll cache), a cached answer, a row read to be
+ * cached, or nothing (no decision has that id).
+ */
+export type PollFound = RowValues | CachedDecision | ReadForCache | undefined;
 
 /** One line of a consumer's application history (portal). */
 export interface ConsumerApplication {
@@ -480,22 +499,32 @@ export function createDecisionsService(deps: DecisionsDeps) {
 
   /**
    * The poll's body as JSON text: the bytes of JSON.stringify(getDecision().body), built without
-   * re-parsing stored JSON, from a read of only the columns it needs (`pollRead`), or the one
-   * `prefetchPoll(decisionId)` started for this request.
+   * re-parsing stored JSON, from a read of only the columns it needs (`pollRead`) or from the poll
+   * cache, or from what `prefetchPoll(decisionId)` started for this request.
    */
-  async function getDecisionJson(scope: Scope, product: Product | null, decisionId: string, prefetched: Promise<RowValues | undefined> | null = null): Promise<string | null> {
-    const row = await pollRow(scope, product, decisionId, prefetched);
-    if (row === null) return null;
+  async function getDecisionJson(scope: Scope, product: Product | null, decisionId: string, prefetched: Promise<PollFound> | null = null): Promise<string | null> {
+    const found = await (prefetched ?? lookUpPoll(decisionId.toLowerCase()));
+    if (found === undefined) return null;
+    if (!Array.isArray(found) && 'json' in found) {
+      // A cached answer, checked against the key's scope as the row would have been.
+      if (found.tenantId !== scope.tenantId || found.environment !== scope.environment || (product !== null && found.product !== product)) return null;
+      return found.json;
+    }
+    const row = pollRowOf(Array.isArray(found) ? found : found.values);
+    if (row.tenant_id !== scope.tenantId || row.environment !== scope.environment || (product !== null && row.product !== product)) return null;
     if (row.status === 'needs_consumer_action' && row.expires_at <= clock.now().getTime()) {
       const current = await currentRow(scope, product, decisionId);
       return current ? presentDecisionJson(current, consumerCompleteUrlOf(current)) : null;
     }
-    return presentDecisionJson(row, consumerCompleteUrlOf(row));
+    const json = presentDecisionJson(row, consumerCompleteUrlOf(row));
+    if (!Array.isArray(found)) cachePoll(row, json, found.generation);
+    return json;
   }
 
   // Batched per turn of the event loop: concurrent polls share one statement (prepared once on SQLite)
   // (database.ts `readByIds`, batched-read.ts).
   const pollRead = deps.readByIds('decisions', POLL_COLUMNS);
+  const pollCache = deps.pollCache ?? null;
 
   /**
    * The poll's read, started before authentication (http/plugins/prefetch.ts) so that on
@@ -503,17 +532,56 @@ export function createDecisionsService(deps: DecisionsDeps) {
    * `getDecisionJson` checks the row against the key's scope as for any read. Only for an id of a
    * UUID's length: anything else fails validation before the handler, so reading it is a waste.
    */
-  function prefetchPoll(decisionId: string): Promise<RowValues | undefined> | null {
-    return decisionId.length === 36 ? pollRead(decisionId.toLowerCase()) : null;
+  function prefetchPoll(decisionId: string): Promise<PollFound> | null {
+    return decisionId.length === 36 ? lookUpPoll(decisionId.toLowerCase()) : null;
   }
 
-  /** As readRow, for a poll: by primary key alone, scope checked here; `prefetched` is `prefetchPoll(decisionId)` if it ran. */
-  async function pollRow(scope: Scope, product: Product | null, decisionId: string, prefetched: Promise<RowValues | undefined> | null): Promise<PollRow | null> {
-    const values = await (prefetched ?? pollRead(decisionId.toLowerCase()));
-    if (values === undefined) return null;
-    const row = pollRowOf(values);
-    if (row.tenant_id !== scope.tenantId || row.environment !== scope.environment || (product !== null && row.product !== product)) return null;
-    return row;
+  /**
+   * A poll's lookup. A decision in the poll cache is answered from it once the freshness barrier
+   * asked for now has come back (the one the API-key cache waits for, so one round trip serves
+   * both), and only if it is still there then: its notification, if it changed, came first.
+   * Anything else is read, on PostgreSQL as that same barrier's statement.
+   */
+  function lookUpPoll(id: string): Promise<PollFound> {
+    if (pollCache === null) return pollRead(id);
+    if (!pollCache.cache.has(id)) return readForCache(id);
+    const fresh = pollCache.ready();
+    if (fresh === false) return pollRead(id);
+    if (fresh === true) return cachedOrRead(id);
+    return fresh.then((ok) => (ok ? cachedOrRead(id) : pollRead(id)));
+  }
+
+  function cachedOrRead(id: string): Promise<PollFound> {
+    const entry = pollCache!.cache.get(id, clock.now().getTime());
+    return entry !== undefined ? Promise.resolve(entry) : readForCache(id);
+  }
+
+  function readForCache(id: string): Promise<PollFound> {
+    const generation = pollCache!.cache.generation;
+    return pollRead(id).then((values) => (values === undefined ? undefined : { values, generation }));
+  }
+
+  /** Keeps a poll's answer; refused if a decision changed since `generation` (decision-cache.ts). */
+  function cachePoll(row: Pick<DecisionsTable, 'id' | 'tenant_id' | 'environment' | 'product' | 'status' | 'expires_at'>, json: string, generation: number): void {
+    pollCache?.cache.set(
+      row.id,
+      { json, tenantId: row.tenant_id, environment: row.environment, product: row.product, servedUntilMs: row.status === 'needs_consumer_action' ? row.expires_at : Infinity },
+      generation,
+    );
+  }
+
+  /** The poll cache's generation now: what a create notes before it starts, for `rememberCreated`. */
+  function pollCacheGeneration(): number {
+    return pollCache?.cache.generation ?? 0;
+  }
+
+  /**
+   * A create's answer is its decision's first poll answer: kept once its transaction has committed
+   * (the caller knows; never for a replay or a create that rolled back), if no decision changed
+   * since the create started.
+   */
+  function rememberCreated(created: CreatedDecision, generation: number): void {
+    cachePoll(created.row, created.json, generation);
   }
 
   async function currentRow(scope: Scope, product: Product | null, decisionId: string): Promise<DecisionsTable | null> {
@@ -611,6 +679,8 @@ export function createDecisionsService(deps: DecisionsDeps) {
     getDecision,
     getDecisionJson,
     prefetchPoll,
+    pollCacheGeneration,
+    rememberCreated,
     getAuditRecord,
     listForConsumer,
     prepareVerifiedCompletion,

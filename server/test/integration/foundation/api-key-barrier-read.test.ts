@@ -224,7 +224,9 @@ describe.runIf(await isPostgresReachable())('the poll read as the API-key freshn
     let a: TestApp;
     let b: TestApp;
     const clock = new ManualClock('2026-11-27T10:00:00.000Z');
-    const env = { RATE_LIMIT_SANDBOX_PER_S: '100000' };
+    // The poll cache off (ADR 0050): these polls are about the read that is the barrier, which a
+    // cached answer would not need (poll-cache.test.ts covers the cache's own barrier).
+    const env = { RATE_LIMIT_SANDBOX_PER_S: '100000', DECISION_CACHE_MB: '0' };
     let decisionId: string;
 
     beforeAll(async () => {

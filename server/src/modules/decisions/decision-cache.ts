@@ -1,0 +1,124 @@
+/**
+ * The in-process cache of poll answers on PostgreSQL (ADR 0050): a decision's JSON text, as
+ * `presentDecisionJson` built it, by decision id, so that polling a decision again (what a lender
+ * does every 2 to 3 s while the consumer verifies) costs no read.
+ *
+ * How it works. A poll's answer depends on the decision's row alone (and on the clock, for a
+ * pending decision past its deadline). Migration 0028's triggers `pg_notify` the decision's id in
+ * the transaction that updates or deletes its row, and `*` when the table is truncated; the API-key
+ * listener (api-key-invalidation.ts) LISTENs on that channel too and calls `invalidate`/`clear`. A
+ * cached answer is served only after the listener's freshness barrier sent after the poll arrived
+ * has come back, the same barrier a cached API key waits for (ADR 0015), so every change committed
+ * before the poll arrived has been applied by then: a poll never sees an older state than a read
+ * would have shown it. While the listener is down every poll reads, and the cache is emptied
+ * whenever it is lost and again once it listens.
+ *
+ * Filled from two places: a create, once its transaction has committed (its response body is the
+ * first poll's answer), and a poll that read the row. Either fills only if nothing was invalidated
+ * since it started (`generation`): a change whose notification is applied while the read or the
+ * create is in flight can never be overwritten by the older state that read or create saw.
+ *
+ * Bounded by an estimate of its bytes (`DECISION_CACHE_MB`): the oldest insertion goes first, and
+ * a hit does not reorder, so a hit costs one Map lookup. What each entry carries besides its text
+ * (the scope a hit is checked against, a pending decision's deadline) is what the read would have
+ * let the poll check.
+ */
+import type { DecisionsTable } from '../../db/schema.js';
+
+export interface CachedDecision {
+  /** The poll's body, byte for byte. */
+  readonly json: string;
+  readonly tenantId: string;
+  readonly environment: DecisionsTable['environment'];
+  readonly product: DecisionsTable['product'];
+  /** Past this instant (ms) the entry is not served: a pending decision's deadline (lazy expiry). Infinity otherwise. */
+  readonly servedUntilMs: number;
+}
+
+/**
+ * What an entry costs besides its text, as an estimate: the id (a 36-character key string), the
+ * entry object, the Map's slot and the tenant id string a row read brings. Measured with
+ * `process.memoryUsage().heapUsed` over 100,000 entries (docs/performance.md, thirty-sixth session).
+ */
+export const ENTRY_OVERHEAD_BYTES = 240;
+
+export interface DecisionCacheStats {
+  entries: number;
+  bytes: number;
+  hits: number;
+  misses: number;
+}
+
+export class DecisionCache {
+  private readonly entries = new Map<string, CachedDecision>();
+  private bytes = 0;
+  private current = 0;
+  private hitCount = 0;
+  private missCount = 0;
+
+  constructor(readonly maxBytes: number) {}
+
+  /** Bumped by every invalidation: a fill that started at another generation is refused. */
+  get generation(): number {
+    return this.current;
+  }
+
+  /** Whether a poll of `id` may be answered from here (once its barrier is back). Not counted. */
+  has(id: string): boolean {
+    return this.entries.has(id);
+  }
+
+  /** The entry of `id` still servable at `nowMs`, else undefined (and it is dropped if it expired). */
+  get(id: string, nowMs: number): CachedDecision | undefined {
+    const entry = this.entries.get(id);
+    if (entry === undefined) {
+      this.missCount++;
+      return undefined;
+    }
+    if (nowMs >= entry.servedUntilMs) {
+      this.remove(id, entry);
+      this.missCount++;
+      return undefined;
+    }
+    this.hitCount++;
+    return entry;
+  }
+
+  /** Fill after a read or a create that started at `generation`; false when it is no longer safe to (or it would not fit). */
+  set(id: string, entry: CachedDecision, generation: number): boolean {
+    if (generation !== this.current) return false;
+    const size = entry.json.length + ENTRY_OVERHEAD_BYTES;
+    if (size > this.maxBytes) return false;
+    const old = this.entries.get(id);
+    if (old !== undefined) this.remove(id, old);
+    this.entries.set(id, entry);
+    this.bytes += size;
+    while (this.bytes > this.maxBytes) {
+      const oldest = this.entries.entries().next().value!;
+      this.remove(oldest[0], oldest[1]);
+    }
+    return true;
+  }
+
+  /** The decision changed (or is gone): drop it, and refuse fills that started before. */
+  invalidate(id: string): void {
+    this.current++;
+    const entry = this.entries.get(id);
+    if (entry !== undefined) this.remove(id, entry);
+  }
+
+  clear(): void {
+    this.current++;
+    this.entries.clear();
+    this.bytes = 0;
+  }
+
+  stats(): DecisionCacheStats {
+    return { entries: this.entries.size, bytes: this.bytes, hits: this.hitCount, misses: this.missCount };
+  }
+
+  private remove(id: string, entry: CachedDecision): void {
+    this.entries.delete(id);
+    this.bytes -= entry.json.length + ENTRY_OVERHEAD_BYTES;
+  }
+}
