@@ -46,6 +46,8 @@ const ISSUE_TARGETS = {
 };
 const CREATE_RATE = 1000;
 const POLL_RATE = 2000;
+/** How many of the latest decisions `poll_recent` cycles over: about what a busy lender has pending at once. */
+const RECENT_POLL_IDS = 1000;
 const RATE_SLICES = 10; // staggered autocannon instances for the fixed-rate runs (see rateLoad)
 
 const USAGE = `Usage: node bench/run.mjs [options]   (npm run bench -- [options] builds first)
@@ -853,6 +855,11 @@ function scenarioList(opts) {
       // /healthz without autocannon's heavier per-response cost on the same two cores.
       { id: 'healthz_wrk', label: 'GET /healthz from wrk (the ceiling for poll_wrk)', kind: 'healthz', generator: 'wrk', connections: c },
       { id: 'poll_wrk', label: 'GET /v1/decisions/bnpl/{id} from wrk', kind: 'poll', generator: 'wrk', connections: c },
+      // Polls as a lender makes them: the same few decisions again and again while they are pending
+      // (every 2 to 3 s each), not every decision ever made in turn as `poll` does. On PostgreSQL
+      // these are answered from the poll cache (ADR 0050) after their first read; `poll` is the
+      // cache's worst case, a cycle over more decisions than it holds.
+      { id: 'poll_recent', label: `GET /v1/decisions/bnpl/{id}, the ${RECENT_POLL_IDS.toLocaleString('en-US')} latest decisions in turn (as a lender polls)`, kind: 'poll', recent: RECENT_POLL_IDS, connections: c },
       { id: 'healthz_again', label: 'GET /healthz again (drift of the shared machine during the run)', kind: 'healthz', connections: c },
     );
   }
@@ -940,7 +947,7 @@ async function benchDatabase(kind, opts, runTag) {
           ? (check) => healthzRequests(check)
           : s.kind === 'create'
             ? (check) => createRequests({ tenant, ledger, check, idempotent: !!s.idempotent, runTag: `${runTag}-${s.id}`, collectIds: true })
-            : (check) => pollRequests({ tenant, ids: ledger.pollIds, check });
+            : (check) => pollRequests({ tenant, ids: s.recent ? ledger.pollIds.slice(-s.recent) : ledger.pollIds, check });
       log(`[${kind}] ${s.label} (${loadLabel(s)}, ${opts.duration} s)…`);
       const generator = s.generator ?? 'autocannon';
       const r =
@@ -1091,6 +1098,7 @@ function targetsTable(report) {
     if (by.create) lines.push(`| ${db.database} | issue 10: create ≥ ${t.createPerS.toLocaleString('en-US')}/s | ${fmtInt(by.create.requestsPerS)}/s | ${yes(by.create.requestsPerS >= t.createPerS)} |`);
     if (createP99 !== undefined) lines.push(`| ${db.database} | issue 10: create p99 ≤ ${t.createP99AtRateMs} ms at ${CREATE_RATE}/s | ${fmt(createP99)} ms (achieved ${fmtInt(by.create_at_rate.requestsPerS)}/s) | ${yes(createP99 <= t.createP99AtRateMs && by.create_at_rate.requestsPerS >= CREATE_RATE * 0.95)} |`);
     if (by.poll?.ratioToTrivial !== null && by.poll) lines.push(`| ${db.database} | issue 10: poll ≥ ${ISSUE_TARGETS.pollRatioToTrivial}× /healthz | ${by.poll.ratioToTrivial.toFixed(2)}× | ${yes(by.poll.ratioToTrivial >= ISSUE_TARGETS.pollRatioToTrivial)} |`);
+    if (by.poll_recent?.ratioToTrivial != null) lines.push(`| ${db.database} | issue 10: poll ≥ ${ISSUE_TARGETS.pollRatioToTrivial}× /healthz, the ${RECENT_POLL_IDS.toLocaleString('en-US')} latest decisions${db.database === 'postgres' ? ' (poll cache hits)' : ''} | ${by.poll_recent.ratioToTrivial.toFixed(2)}× (${fmtInt(by.poll_recent.requestsPerS)}/s) | ${yes(by.poll_recent.ratioToTrivial >= ISSUE_TARGETS.pollRatioToTrivial)} |`);
     if (by.poll_wrk?.ratioToTrivial != null) lines.push(`| ${db.database} | issue 10: poll ≥ ${ISSUE_TARGETS.pollRatioToTrivial}× /healthz, both from wrk | ${by.poll_wrk.ratioToTrivial.toFixed(2)}× (load generator ${fmt(by.poll_wrk.loadGeneratorCpuMsPerRequest, 3)} ms of CPU per poll, ${fmt(by.healthz_wrk.loadGeneratorCpuMsPerRequest, 3)} per /healthz; autocannon ${fmt(by.poll?.loadGeneratorCpuMsPerRequest ?? null, 3)} and ${fmt(by.healthz?.loadGeneratorCpuMsPerRequest ?? null, 3)}) | ${yes(by.poll_wrk.ratioToTrivial >= ISSUE_TARGETS.pollRatioToTrivial)} |`);
     const pollP99 = by.poll_at_rate?.latencyMs.p99;
     const floorP99 = by.healthz_at_rate?.latencyMs.p99;

@@ -37,10 +37,11 @@ export interface CachedDecision {
 
 /**
  * What an entry costs besides its text, as an estimate: the id (a 36-character key string), the
- * entry object, the Map's slot and the tenant id string a row read brings. Measured with
- * `process.memoryUsage().heapUsed` over 100,000 entries (docs/performance.md, thirty-sixth session).
+ * entry object, the Map's slot, the tenant id string a row read brings. About 600 bytes measured
+ * with `process.memoryUsage().heapUsed` over 100,000 entries of 930-character answers (heap per
+ * entry 1,550 bytes; docs/performance.md, thirty-sixth session).
  */
-export const ENTRY_OVERHEAD_BYTES = 240;
+export const ENTRY_OVERHEAD_BYTES = 600;
 
 export interface DecisionCacheStats {
   entries: number;
@@ -89,6 +90,10 @@ export class DecisionCache {
     if (generation !== this.current) return false;
     const size = entry.json.length + ENTRY_OVERHEAD_BYTES;
     if (size > this.maxBytes) return false;
+    // The presenter builds its text by concatenation: a rope of dozens of pieces, about five times
+    // the text's size in the heap until something flattens it. Reading a character flattens it in
+    // place (sending it would anyway), so an entry costs its text once.
+    entry.json.charCodeAt(0);
     const old = this.entries.get(id);
     if (old !== undefined) this.remove(id, old);
     this.entries.set(id, entry);
