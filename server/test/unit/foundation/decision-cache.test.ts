@@ -70,3 +70,35 @@ describe('DecisionCache', () => {
     expect(cache.stats().bytes).toBe(0);
   });
 });
+
+describe('DecisionCache under churn', () => {
+  it('keeps evicting the oldest insertion after many invalidations and replacements, with its queue bounded', () => {
+    const cache = new DecisionCache(100 * (100 + ENTRY_OVERHEAD_BYTES));
+    const text = 'y'.repeat(100);
+    // Replaced and invalidated entries leave stale items in the insertion queue; none may be evicted for them.
+    for (let round = 0; round < 50; round++) {
+      for (let i = 0; i < 100; i++) cache.set(`r${i}`, entry(text), cache.generation);
+      for (let i = 0; i < 100; i += 2) cache.invalidate(`r${i}`);
+    }
+    expect(cache.stats().entries).toBe(50);
+    const queued = (cache as unknown as { orderIds: string[]; head: number }).orderIds.length - (cache as unknown as { head: number }).head;
+    expect(queued).toBeLessThanOrEqual(2 * 50 + 1024 + 1);
+    // Now full: 50 more evict exactly the 50 odd ones, oldest first, then the new ones go in order.
+    for (let i = 0; i < 50; i++) cache.set(`n${i}`, entry(text), cache.generation);
+    expect(cache.stats().entries).toBe(100);
+    cache.set('last', entry(text), cache.generation);
+    expect(cache.has('r1')).toBe(false);
+    expect(cache.has('r3')).toBe(true);
+    expect(cache.has('n0')).toBe(true);
+    expect(cache.stats().bytes).toBe(100 * (100 + ENTRY_OVERHEAD_BYTES));
+  });
+
+  it('evicts the oldest insertions in order through 200,000 fills of a cache of 50,000 (each fill evicts one: no walk over what was evicted before)', () => {
+    const cache = new DecisionCache(50_000 * (10 + ENTRY_OVERHEAD_BYTES));
+    const text = 'z'.repeat(10);
+    for (let i = 0; i < 200_000; i++) cache.set(`id${i}`, entry(text), cache.generation);
+    expect(cache.stats().entries).toBe(50_000);
+    expect(cache.has('id149999')).toBe(false);
+    expect(cache.has('id150000')).toBe(true);
+  });
+});
