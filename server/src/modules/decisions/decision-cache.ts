@@ -14,7 +14,8 @@
  * whenever it is lost and again once it listens.
  *
  * Filled from two places: a create, once its transaction has committed (its response body is the
- * first poll's answer), and a poll that read the row. Either fills only if nothing was invalidated
+ * first poll's answer), and a poll that read a decision that can still change (pending, referred:
+ * decisions.service.ts says why only those). Either fills only if nothing was invalidated
  * since it started (`generation`): a change whose notification is applied while the read or the
  * create is in flight can never be overwritten by the older state that read or create saw.
  *
@@ -45,6 +46,9 @@ export interface CachedDecision {
  * entry 1,550 bytes; docs/performance.md, thirty-sixth session).
  */
 export const ENTRY_OVERHEAD_BYTES = 600;
+
+/** What a consumed queue item holds instead of its entry. */
+const RELEASED: CachedDecision = Object.freeze({ json: '', tenantId: '', environment: 'sandbox', product: 'bnpl', servedUntilMs: 0 });
 
 export interface DecisionCacheStats {
   entries: number;
@@ -124,6 +128,8 @@ export class DecisionCache {
   private evictOldest(): void {
     const id = this.orderIds[this.head]!;
     const entry = this.orderEntries[this.head]!;
+    // Consumed: let go of the entry now (its text is a kilobyte), not when the front is dropped.
+    this.orderEntries[this.head] = RELEASED;
     this.head++;
     if (this.entries.get(id) === entry) this.remove(id, entry);
     // Drop the consumed front now and then (amortised: each item is copied at most once).

@@ -517,7 +517,10 @@ export function createDecisionsService(deps: DecisionsDeps) {
       return current ? presentDecisionJson(current, consumerCompleteUrlOf(current)) : null;
     }
     const json = presentDecisionJson(row, consumerCompleteUrlOf(row));
-    if (!Array.isArray(found)) cachePoll(row, json, found.generation);
+    // Kept after a read only while the decision can still change: what a lender polls again and
+    // again. A final decision read is most often read once (a reconciliation, a webhook's
+    // follow-up); keeping each would evict what is polled repeatedly (ADR 0050).
+    if (!Array.isArray(found) && (row.status === 'needs_consumer_action' || row.outcome === 'referred')) cachePoll(row, json, found.generation);
     return json;
   }
 

@@ -80,16 +80,25 @@ describe.runIf(await isPostgresReachable())('the poll cache (PostgreSQL)', () =>
     expect(cached.headers['content-type']).toBe(read.headers['content-type']);
   });
 
-  it('fills from a read in a process that did not create the decision; its next poll is a hit', async () => {
-    const id = await approved(a);
+  it('fills from a read of a pending decision in a process that did not create it; its next poll is a hit', async () => {
+    const id = (await create(a, { consumer: { consumer_id: enhanced }, transaction: txn('1500.00') })).json<{ decision_id: string }>().decision_id;
     const before = statements(b);
     const first = await poll(b, id);
+    expect(first.json<{ status: string }>().status).toBe('needs_consumer_action');
     expect(statements(b).reads - before.reads).toBe(1);
     const hits = stats(b).hits;
     const second = await poll(b, id);
     expect(stats(b).hits - hits).toBe(1);
     expect(statements(b).reads - before.reads).toBe(1);
     expect(second.body).toBe(first.body);
+  });
+
+  it('keeps no final decision it only read (a one-off read would evict what is polled again): each poll reads', async () => {
+    const id = await approved(a);
+    const before = statements(b);
+    for (let i = 0; i < 3; i++) expect((await poll(b, id)).json<{ outcome: string }>().outcome).toBe('approved');
+    expect(statements(b).reads - before.reads).toBe(3);
+    expect(b.ctx.decisionCache!.has(id)).toBe(false);
   });
 
   it('shares one barrier among concurrent hits and the API key: fewer statements than polls, none a read', async () => {
@@ -121,18 +130,23 @@ describe.runIf(await isPostgresReachable())('the poll cache (PostgreSQL)', () =>
   });
 
   it("shows every one of 30 operator's updates in the next poll of both processes, polled concurrently with the change", async () => {
-    const id = await approved(a);
+    const id = (await create(a, { consumer: { consumer_id: enhanced }, transaction: txn('1500.00') })).json<{ decision_id: string }>().decision_id;
     await Promise.all([poll(a, id), poll(b, id)]);
+    const { rows } = await admin.query<{ expires_at: string }>('select expires_at from decisions where id = $1', [id]);
+    const deadline = Number(rows[0]!.expires_at);
+    let previous = (await poll(a, id)).json<{ expires_at: string }>().expires_at;
     for (let i = 1; i <= 30; i++) {
-      const cents = 10_000 + i;
       // Polls in flight while the update commits may show either state; the poll after it, only the new one.
       const during = [poll(a, id), poll(b, id)];
-      await admin.query('update decisions set approved_amount_cents = $1 where id = $2', [cents, id]);
-      const expected = (cents / 100).toFixed(2);
-      for (const t of [a, b]) expect((await poll(t, id)).json<{ approved_amount: string }>().approved_amount).toBe(expected);
+      await admin.query('update decisions set expires_at = $1 where id = $2', [deadline + i * 1000, id]);
+      const expected = (await poll(uncached, id)).body;
+      expect(JSON.parse(expected).expires_at).not.toBe(previous);
+      previous = JSON.parse(expected).expires_at;
+      for (const t of [a, b]) expect((await poll(t, id)).body).toBe(expected);
       for (const r of await Promise.all(during)) expect(r.statusCode).toBe(200);
     }
-    expect(a.ctx.decisionCache!.has(id)).toBe(true); // polls after the last change filled it again
+    // Polls after the last change filled both again.
+    expect([a.ctx.decisionCache!.has(id), b.ctx.decisionCache!.has(id)]).toEqual([true, true]);
   });
 
   it("answers 404 for another tenant's key and for the other product's route, cached or not", async () => {
@@ -183,7 +197,7 @@ describe.runIf(await isPostgresReachable())('the poll cache (PostgreSQL)', () =>
     try {
       await t.ctx.apiKeys.startCache();
       const k = t.tenant.sandbox.apiKey;
-      const r = await t.app.inject({ method: 'POST', url: '/v1/decisions/bnpl', headers: { ...bearer(k), ...json }, payload: JSON.stringify({ consumer: { consumer_id: t.tenant.sandbox.consumers[0]!.consumerId }, transaction: txn('149.97') }) });
+      const r = await t.app.inject({ method: 'POST', url: '/v1/decisions/bnpl', headers: { ...bearer(k), ...json }, payload: JSON.stringify({ consumer: { consumer_id: t.tenant.sandbox.consumers[1]!.consumerId }, transaction: txn('1500.00') }) });
       const id = r.json<{ decision_id: string }>().decision_id;
       expect(t.ctx.decisionCache!.has(id)).toBe(true);
       // Its listener's backend ended (as a failover would): changes made meanwhile would be missed.
@@ -195,7 +209,7 @@ describe.runIf(await isPostgresReachable())('the poll cache (PostgreSQL)', () =>
       const hits = t.ctx.decisionCache!.stats().hits;
       expect((await poll(t, id, k)).body).toBe(r.body);
       await t.ctx.apiKeys.whenCacheFeed('listening');
-      expect((await poll(t, id, k)).body).toBe(r.body); // read, and kept
+      expect((await poll(t, id, k)).body).toBe(r.body); // read, and kept (pending: it can still change)
       expect((await poll(t, id, k)).body).toBe(r.body); // a hit
       expect(t.ctx.decisionCache!.stats().hits - hits).toBe(1);
     } finally {
