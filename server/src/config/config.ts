@@ -146,7 +146,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     sandboxPerSecond: integer('RATE_LIMIT_SANDBOX_PER_S', 25, 1, 1_000_000),
   };
   const apiKeyCacheSize = integer('API_KEY_CACHE_SIZE', 10_000, 0, 1_000_000);
-  const decisionCacheMb = integer('DECISION_CACHE_MB', 64, 0, 65_536);
+  const decisionCacheMb = integer('DECISION_CACHE_MB', 32, 0, 65_536);
   const webhookAllowPrivateNetworks = flag('WEBHOOK_ALLOW_PRIVATE_NETWORKS');
   const webhookRetryDelaysMs = retryDelays(get('WEBHOOK_RETRY_DELAYS_MS'), production, problems);
   const gatewayUrl = get('CREDIT_GATEWAY_URL');
