@@ -1,6 +1,6 @@
 /**
  * The in-process cache of poll answers on PostgreSQL (ADR 0050): a decision's JSON text, as
- * `presentDecisionJson` built it, by decision id, so that polling a decision again (what a lender
+ * `presentDecisionJson` built it, kept as UTF-8 bytes (`answerBytes`), by decision id, so that polling a decision again (what a lender
  * does every 2 to 3 s while the consumer verifies) costs no read.
  *
  * How it works. A poll's answer depends on the decision's row alone (and on the clock, for a
@@ -13,9 +13,10 @@
  * would have shown it. While the listener is down every poll reads, and the cache is emptied
  * whenever it is lost and again once it listens.
  *
- * Filled from two places: a create, once its transaction has committed (its response body is the
- * first poll's answer), and a poll that read a decision that can still change (pending, referred:
- * decisions.service.ts says why only those). Either fills only if nothing was invalidated
+ * What is kept: decisions that can still change (pending verification, referred), the ones a
+ * lender polls again and again (decisions.service.ts `cachePoll` says why only those). Filled from
+ * two places: a create, once its transaction has committed (its response body is the first poll's
+ * answer), and a poll that read the row. Either fills only if nothing was invalidated
  * since it started (`generation`): a change whose notification is applied while the read or the
  * create is in flight can never be overwritten by the older state that read or create saw.
  *
@@ -30,8 +31,8 @@
 import type { DecisionsTable } from '../../db/schema.js';
 
 export interface CachedDecision {
-  /** The poll's body, byte for byte. */
-  readonly json: string;
+  /** The poll's body, byte for byte, as UTF-8 (`answerBytes`). */
+  readonly body: Buffer;
   readonly tenantId: string;
   readonly environment: DecisionsTable['environment'];
   readonly product: DecisionsTable['product'];
@@ -40,15 +41,30 @@ export interface CachedDecision {
 }
 
 /**
- * What an entry costs besides its text, as an estimate: the id (a 36-character key string), the
- * entry object, the Map's slot, the tenant id string a row read brings. About 600 bytes measured
- * with `process.memoryUsage().heapUsed` over 100,000 entries of 930-character answers (heap per
- * entry 1,550 bytes; docs/performance.md, thirty-sixth session).
+ * What an entry costs besides its bytes, as an estimate: the id (a 36-character key string), the
+ * entry object, the Buffer's objects and its allocation, the Map's slot, the queue's two slots.
+ * About 800 bytes measured with `process.memoryUsage()` (heap and external) over 100,000 entries
+ * of 934-byte answers: 1,734 bytes an entry, and 2,323 of resident set (docs/performance.md,
+ * thirty-sixth session).
  */
-export const ENTRY_OVERHEAD_BYTES = 600;
+export const ENTRY_OVERHEAD_BYTES = 800;
 
 /** What a consumed queue item holds instead of its entry. */
-const RELEASED: CachedDecision = Object.freeze({ json: '', tenantId: '', environment: 'sandbox', product: 'bnpl', servedUntilMs: 0 });
+const RELEASED: CachedDecision = Object.freeze({ body: Buffer.alloc(0), tenantId: '', environment: 'sandbox', product: 'bnpl', servedUntilMs: 0 });
+
+/**
+ * A poll's JSON text as the bytes the cache keeps. Outside V8's heap on purpose: kept as strings,
+ * 32 MiB of answers grew the server's resident set by about 120 MB in the memory bench, because
+ * V8 lets its old generation grow to a multiple of what is live before collecting it, and the
+ * cache made what is live larger. Bytes in a buffer of their own (never a slice of Node's shared
+ * 8 KiB pool, which one cached answer would keep whole) cost their length, and a hit writes them
+ * to the socket with no encoding.
+ */
+export function answerBytes(json: string): Buffer {
+  const bytes = Buffer.allocUnsafeSlow(Buffer.byteLength(json));
+  bytes.write(json);
+  return bytes;
+}
 
 export interface DecisionCacheStats {
   entries: number;
@@ -102,12 +118,8 @@ export class DecisionCache {
   /** Fill after a read or a create that started at `generation`; false when it is no longer safe to (or it would not fit). */
   set(id: string, entry: CachedDecision, generation: number): boolean {
     if (generation !== this.current) return false;
-    const size = entry.json.length + ENTRY_OVERHEAD_BYTES;
+    const size = entry.body.length + ENTRY_OVERHEAD_BYTES;
     if (size > this.maxBytes) return false;
-    // The presenter builds its text by concatenation: a rope of dozens of pieces, about five times
-    // the text's size in the heap until something flattens it. Reading a character flattens it in
-    // place (sending it would anyway), so an entry costs its text once.
-    entry.json.charCodeAt(0);
     const old = this.entries.get(id);
     if (old !== undefined) this.remove(id, old);
     this.entries.set(id, entry);
@@ -162,6 +174,6 @@ export class DecisionCache {
 
   private remove(id: string, entry: CachedDecision): void {
     this.entries.delete(id);
-    this.bytes -= entry.json.length + ENTRY_OVERHEAD_BYTES;
+    this.bytes -= entry.body.length + ENTRY_OVERHEAD_BYTES;
   }
 }

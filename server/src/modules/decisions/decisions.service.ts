@@ -43,7 +43,7 @@ import { monthlyTermFor, type Plan } from '../offers/schedule.js';
 import { formatLtv, ltvPctForPolicy, normalizeAutoLoanRequest, type AutoLoanApplication, type AutoLoanCreateBody } from './auto-loan-request.js';
 import { normalizeBnplRequest, type ApplicantRef, type BnplApplication, type BnplCreateBody } from './bnpl-request.js';
 import { PRESENTED_COLUMNS, presentDecision, presentDecisionJson } from './decision.presenter.js';
-import type { CachedDecision, DecisionCache } from './decision-cache.js';
+import { answerBytes, type CachedDecision, type DecisionCache } from './decision-cache.js';
 import { verifyLink } from '../kyc/verify-links.js';
 
 export interface Scope {
@@ -499,16 +499,17 @@ export function createDecisionsService(deps: DecisionsDeps) {
 
   /**
    * The poll's body as JSON text: the bytes of JSON.stringify(getDecision().body), built without
-   * re-parsing stored JSON, from a read of only the columns it needs (`pollRead`) or from the poll
-   * cache, or from what `prefetchPoll(decisionId)` started for this request.
+   * re-parsing stored JSON, from a read of only the columns it needs (`pollRead`), or from the
+   * poll cache as UTF-8 bytes; either way from what `prefetchPoll(decisionId)` started for this
+   * request if it ran.
    */
-  async function getDecisionJson(scope: Scope, product: Product | null, decisionId: string, prefetched: Promise<PollFound> | null = null): Promise<string | null> {
+  async function getDecisionJson(scope: Scope, product: Product | null, decisionId: string, prefetched: Promise<PollFound> | null = null): Promise<string | Buffer | null> {
     const found = await (prefetched ?? lookUpPoll(decisionId.toLowerCase()));
     if (found === undefined) return null;
-    if (!Array.isArray(found) && 'json' in found) {
+    if (!Array.isArray(found) && 'body' in found) {
       // A cached answer, checked against the key's scope as the row would have been.
       if (found.tenantId !== scope.tenantId || found.environment !== scope.environment || (product !== null && found.product !== product)) return null;
-      return found.json;
+      return found.body;
     }
     const row = pollRowOf(Array.isArray(found) ? found : found.values);
     if (row.tenant_id !== scope.tenantId || row.environment !== scope.environment || (product !== null && row.product !== product)) return null;
@@ -517,10 +518,7 @@ export function createDecisionsService(deps: DecisionsDeps) {
       return current ? presentDecisionJson(current, consumerCompleteUrlOf(current)) : null;
     }
     const json = presentDecisionJson(row, consumerCompleteUrlOf(row));
-    // Kept after a read only while the decision can still change: what a lender polls again and
-    // again. A final decision read is most often read once (a reconciliation, a webhook's
-    // follow-up); keeping each would evict what is polled repeatedly (ADR 0050).
-    if (!Array.isArray(found) && (row.status === 'needs_consumer_action' || row.outcome === 'referred')) cachePoll(row, json, found.generation);
+    if (!Array.isArray(found)) cachePoll(row, json, found.generation);
     return json;
   }
 
@@ -564,11 +562,18 @@ export function createDecisionsService(deps: DecisionsDeps) {
     return pollRead(id).then((values) => (values === undefined ? undefined : { values, generation }));
   }
 
-  /** Keeps a poll's answer; refused if a decision changed since `generation` (decision-cache.ts). */
-  function cachePoll(row: Pick<DecisionsTable, 'id' | 'tenant_id' | 'environment' | 'product' | 'status' | 'expires_at'>, json: string, generation: number): void {
+  /**
+   * Keeps a poll's answer if the decision can still change (pending verification, referred): the
+   * decisions a lender polls every few seconds until they end. A final decision is answered by its
+   * create and at most read once more (a reconciliation, a webhook's follow-up); keeping those
+   * would only replace what is polled again at the rate decisions are made or scanned, and grow
+   * the heap (ADR 0050). Refused if a decision changed since `generation` (decision-cache.ts).
+   */
+  function cachePoll(row: Pick<DecisionsTable, 'id' | 'tenant_id' | 'environment' | 'product' | 'status' | 'outcome' | 'expires_at'>, json: string, generation: number): void {
+    if (row.status !== 'needs_consumer_action' && row.outcome !== 'referred') return;
     pollCache?.cache.set(
       row.id,
-      { json, tenantId: row.tenant_id, environment: row.environment, product: row.product, servedUntilMs: row.status === 'needs_consumer_action' ? row.expires_at : Infinity },
+      { body: answerBytes(json), tenantId: row.tenant_id, environment: row.environment, product: row.product, servedUntilMs: row.status === 'needs_consumer_action' ? row.expires_at : Infinity },
       generation,
     );
   }

@@ -58,15 +58,18 @@ describe.runIf(await isPostgresReachable())('the poll cache (PostgreSQL)', () =>
   const statements = (t: TestApp) => t.ctx.apiKeys.cacheStats().feedStatements!;
   const stats = (t: TestApp) => t.ctx.decisionCache!.stats();
   const approved = async (t = a) => (await create(t, { consumer: { consumer_id: soft }, transaction: txn('149.97') })).json<{ decision_id: string }>().decision_id;
+  /** A decision waiting for the consumer's verification (the seeded enhanced consumer, 1,500.00): one that can still change. */
+  const pending = async (t = a) => (await create(t, { consumer: { consumer_id: enhanced }, transaction: txn('1500.00') })).json<{ decision_id: string }>().decision_id;
 
   it('is on for PostgreSQL API processes, off with DECISION_CACHE_MB=0', () => {
     expect(a.ctx.decisionCache).not.toBeNull();
     expect(uncached.ctx.decisionCache).toBeNull();
   });
 
-  it("answers a create's first poll from the cache: the same bytes as a read, no read sent, one empty barrier", async () => {
-    const created = await create(a, { consumer: { consumer_id: soft }, transaction: txn('149.97') });
-    const id = created.json<{ decision_id: string }>().decision_id;
+  it("answers a pending decision's first poll from what its create kept: the same bytes as a read, no read sent, one empty barrier", async () => {
+    const created = await create(a, { consumer: { consumer_id: enhanced }, transaction: txn('1500.00') });
+    const id = created.json<{ decision_id: string; status: string }>().decision_id;
+    expect(created.json<{ status: string }>().status).toBe('needs_consumer_action');
     const before = statements(a);
     const hits = stats(a).hits;
     const cached = await poll(a, id);
@@ -78,6 +81,18 @@ describe.runIf(await isPostgresReachable())('the poll cache (PostgreSQL)', () =>
     expect(cached.body).toBe(read.body);
     expect(cached.body).toBe(created.body);
     expect(cached.headers['content-type']).toBe(read.headers['content-type']);
+    expect(cached.headers['content-length']).toBe(read.headers['content-length']);
+  });
+
+  it('keeps no final decision, created here or read (it is answered by its create, polled again rarely): each poll reads', async () => {
+    const id = await approved(a);
+    expect(a.ctx.decisionCache!.has(id)).toBe(false);
+    for (const t of [a, b]) {
+      const before = statements(t);
+      for (let i = 0; i < 3; i++) expect((await poll(t, id)).json<{ outcome: string }>().outcome).toBe('approved');
+      expect(statements(t).reads - before.reads).toBe(3);
+      expect(t.ctx.decisionCache!.has(id)).toBe(false);
+    }
   });
 
   it('fills from a read of a pending decision in a process that did not create it; its next poll is a hit', async () => {
@@ -93,16 +108,8 @@ describe.runIf(await isPostgresReachable())('the poll cache (PostgreSQL)', () =>
     expect(second.body).toBe(first.body);
   });
 
-  it('keeps no final decision it only read (a one-off read would evict what is polled again): each poll reads', async () => {
-    const id = await approved(a);
-    const before = statements(b);
-    for (let i = 0; i < 3; i++) expect((await poll(b, id)).json<{ outcome: string }>().outcome).toBe('approved');
-    expect(statements(b).reads - before.reads).toBe(3);
-    expect(b.ctx.decisionCache!.has(id)).toBe(false);
-  });
-
   it('shares one barrier among concurrent hits and the API key: fewer statements than polls, none a read', async () => {
-    const id = await approved(a);
+    const id = await pending(a);
     await poll(a, id);
     const before = statements(a);
     const answers = await Promise.all(Array.from({ length: 20 }, () => poll(a, id)));
@@ -150,7 +157,7 @@ describe.runIf(await isPostgresReachable())('the poll cache (PostgreSQL)', () =>
   });
 
   it("answers 404 for another tenant's key and for the other product's route, cached or not", async () => {
-    const id = await approved(a);
+    const id = await pending(a);
     expect((await poll(a, id)).statusCode).toBe(200);
     expect(a.ctx.decisionCache!.has(id)).toBe(true);
     const other = await a.ctx.tenants.createTenant({ name: 'Other Lender' });
@@ -158,7 +165,7 @@ describe.runIf(await isPostgresReachable())('the poll cache (PostgreSQL)', () =>
       const r = await poll(a, id, k, product);
       expect(r.statusCode).toBe(404);
       expect(errorOf(r).error).toBe('not_found');
-      expect(r.body).not.toContain('approved');
+      expect(r.body).not.toContain('needs_consumer_action');
     }
   });
 
@@ -182,7 +189,8 @@ describe.runIf(await isPostgresReachable())('the poll cache (PostgreSQL)', () =>
 
   it('caches nothing for a replayed create, and a replay answers the same bytes the poll does', async () => {
     const headers = { 'idempotency-key': `poll-cache-${Date.now()}` };
-    const body = { consumer: { consumer_id: soft }, transaction: txn('88.00') };
+    // Pending: a decision the cache would keep from its create.
+    const body = { consumer: { consumer_id: enhanced }, transaction: txn('1500.00') };
     const first = await create(b, body, headers);
     const id = first.json<{ decision_id: string }>().decision_id;
     a.ctx.decisionCache!.invalidate(id);

@@ -4,16 +4,16 @@
  * decision not served at or past its deadline, hits and misses counted.
  */
 import { describe, expect, it } from 'vitest';
-import { DecisionCache, ENTRY_OVERHEAD_BYTES, type CachedDecision } from '../../../src/modules/decisions/decision-cache.js';
+import { answerBytes, DecisionCache, ENTRY_OVERHEAD_BYTES, type CachedDecision } from '../../../src/modules/decisions/decision-cache.js';
 
-const entry = (json: string, servedUntilMs = Infinity): CachedDecision => ({ json, tenantId: 't1', environment: 'sandbox', product: 'bnpl', servedUntilMs });
+const entry = (json: string, servedUntilMs = Infinity): CachedDecision => ({ body: answerBytes(json), tenantId: 't1', environment: 'sandbox', product: 'bnpl', servedUntilMs });
 const sized = (bytes: number) => 'x'.repeat(bytes - ENTRY_OVERHEAD_BYTES);
 
 describe('DecisionCache', () => {
   it('serves what it was given, and counts hits and misses', () => {
     const cache = new DecisionCache(10_000);
     expect(cache.set('a', entry('{"a":1}'), cache.generation)).toBe(true);
-    expect(cache.get('a', 0)?.json).toBe('{"a":1}');
+    expect(cache.get('a', 0)?.body.toString()).toBe('{"a":1}');
     expect(cache.get('b', 0)).toBeUndefined();
     expect(cache.stats()).toEqual({ entries: 1, bytes: 7 + ENTRY_OVERHEAD_BYTES, hits: 1, misses: 1 });
   });
@@ -59,6 +59,13 @@ describe('DecisionCache', () => {
     expect(cache.stats().bytes).toBe(1_000);
     cache.clear();
     expect(cache.stats()).toMatchObject({ entries: 0, bytes: 0 });
+  });
+
+  it('keeps an answer as its UTF-8 bytes in a buffer of its own, not a slice of a shared pool', () => {
+    const bytes = answerBytes('{"merchant_name":"Café Zürich"}');
+    expect(bytes.toString('utf8')).toBe('{"merchant_name":"Café Zürich"}');
+    expect(bytes.length).toBe(Buffer.byteLength('{"merchant_name":"Café Zürich"}'));
+    expect(bytes.buffer.byteLength).toBe(bytes.length);
   });
 
   it('does not serve an entry at or past its deadline, and forgets it', () => {
