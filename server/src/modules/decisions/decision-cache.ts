@@ -1,7 +1,8 @@
 /**
  * The in-process cache of poll answers on PostgreSQL (ADR 0050): a decision's JSON text, as
- * `presentDecisionJson` built it, kept as UTF-8 bytes (`answerBytes`), by decision id, so that polling a decision again (what a lender
- * does every 2 to 3 s while the consumer verifies) costs no read.
+ * `presentDecisionJson` built it, kept as UTF-8 bytes (`answerBytes`), by decision id, so that
+ * polling a decision again (what a lender does every 2 to 3 s while the consumer verifies) costs
+ * no read.
  *
  * How it works. A poll's answer depends on the decision's row alone (and on the clock, for a
  * pending decision past its deadline). Migration 0028's triggers `pg_notify` the decision's id in
@@ -16,17 +17,17 @@
  * What is kept: decisions that can still change (pending verification, referred), the ones a
  * lender polls again and again (decisions.service.ts `cachePoll` says why only those). Filled from
  * two places: a create, once its transaction has committed (its response body is the first poll's
- * answer), and a poll that read the row. Either fills only if nothing was invalidated
- * since it started (`generation`): a change whose notification is applied while the read or the
- * create is in flight can never be overwritten by the older state that read or create saw.
+ * answer), and a poll that read the row. Either fills only if nothing was invalidated since it
+ * started (`generation`): a change whose notification is applied while the read or the create is
+ * in flight can never be overwritten by the older state that read or create saw.
  *
  * Bounded by an estimate of its bytes (`DECISION_CACHE_MB`): the oldest insertion goes first, and
  * a hit does not reorder, so a hit costs one Map lookup. The insertion order is a queue of its own
- * (`order`), not the Map's: finding a Map's first live entry walks past every entry deleted since
- * the Map last rehashed, up to half its capacity, and with tens of thousands of entries that walk
- * made every fill a scan (the full run of 2026-12-04 19:40: 0.079 ms of server CPU a poll). What each entry carries besides its text
- * (the scope a hit is checked against, a pending decision's deadline) is what the read would have
- * let the poll check.
+ * (`orderIds`, `orderEntries`), not the Map's: finding a Map's first live entry walks past every
+ * entry deleted since the Map last rehashed, up to half its capacity, and with tens of thousands
+ * of entries that walk made every fill a scan (the full run of 2026-12-04 19:40: 0.079 ms of
+ * server CPU a poll). What each entry carries besides its bytes (the scope a hit is checked
+ * against, a pending decision's deadline) is what the read would have let the poll check.
  */
 import type { DecisionsTable } from '../../db/schema.js';
 
@@ -53,12 +54,12 @@ export const ENTRY_OVERHEAD_BYTES = 800;
 const RELEASED: CachedDecision = Object.freeze({ body: Buffer.alloc(0), tenantId: '', environment: 'sandbox', product: 'bnpl', servedUntilMs: 0 });
 
 /**
- * A poll's JSON text as the bytes the cache keeps. Outside V8's heap on purpose: kept as strings,
- * 32 MiB of answers grew the server's resident set by about 120 MB in the memory bench, because
- * V8 lets its old generation grow to a multiple of what is live before collecting it, and the
- * cache made what is live larger. Bytes in a buffer of their own (never a slice of Node's shared
- * 8 KiB pool, which one cached answer would keep whole) cost their length, and a hit writes them
- * to the socket with no encoding.
+ * A poll's JSON text as the bytes the cache keeps: outside V8's heap, where strings would enlarge
+ * what V8 counts as live, and V8 lets its old generation grow to a multiple of that before it
+ * collects (in the memory bench, with every create kept, 32 MiB of answers grew the resident set
+ * by about 120 MB as strings and about 95 MB as bytes; keeping only decisions that can still
+ * change did the rest). In a buffer of their own, never a slice of Node's shared 8 KiB pool, which
+ * one cached answer would keep whole. A hit writes them to the socket with no encoding.
  */
 export function answerBytes(json: string): Buffer {
   const bytes = Buffer.allocUnsafeSlow(Buffer.byteLength(json));
@@ -140,7 +141,7 @@ export class DecisionCache {
   private evictOldest(): void {
     const id = this.orderIds[this.head]!;
     const entry = this.orderEntries[this.head]!;
-    // Consumed: let go of the entry now (its text is a kilobyte), not when the front is dropped.
+    // Consumed: let go of the entry now (about a kilobyte), not when the front is dropped.
     this.orderEntries[this.head] = RELEASED;
     this.head++;
     if (this.entries.get(id) === entry) this.remove(id, entry);
