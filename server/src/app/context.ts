@@ -124,8 +124,8 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
   // PostgreSQL: poll answers cached per process, kept current by the same listener (ADR 0050).
   const decisionCache = listening && config.decisionCacheMb > 0 ? new DecisionCache(config.decisionCacheMb * 1024 * 1024) : null;
   const apiKeyFeed =
-    listening && config.databaseUrl
-      ? postgresInvalidationFeed({ databaseUrl: config.databaseUrl, cache: apiKeyCache!, decisions: decisionCache, logger, ...overrides.apiKeyInvalidation })
+    listening
+      ? postgresInvalidationFeed({ databaseUrl: config.databaseUrl, cache: apiKeyCache, decisions: decisionCache, logger, ...overrides.apiKeyInvalidation })
       : localInvalidationFeed();
   const apiKeys = createApiKeysService({ db: storage.db, readDb: storage.readDb, clock, random, cache: apiKeyCache, feed: apiKeyFeed });
   const consumers = createConsumersService({ db: storage.db, readDb: storage.readDb, clock, random, secretBox, dialect: storage.dialect });

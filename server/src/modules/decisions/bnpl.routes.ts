@@ -2,13 +2,11 @@
  * POST /v1/decisions/bnpl and GET /v1/decisions/bnpl/{decision_id}. Thin: schema, then the
  * decisions service, then the presenter's JSON through the idempotent state-change helper.
  */
-import { mapUnit } from '../../db/group-commit.js';
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../app/context.js';
 import { ApiError } from '../../http/errors/error-registry.js';
 import { errorResponses } from '../../http/openapi.js';
-import { respondWithStateChange } from '../../http/state-change.js';
-import type { CreatedDecision } from './decisions.service.js';
+import { respondWithNewDecision } from './new-decision-response.js';
 import type { BnplCreateBody } from './bnpl-request.js';
 import { bnplCreateBodySchema, decisionIdParamsSchema, decisionResponseSchema } from './bnpl.schemas.js';
 
@@ -36,24 +34,8 @@ export function registerBnplRoutes(v1: FastifyInstance, ctx: AppContext): void {
         response: { 200: decisionResponseSchema, ...errorResponses(400, 401, 409, 413, 415, 422, 429, 500, 503) },
       },
     },
-    async (request, reply) => {
-      // The answer is also the decision's first poll answer: the poll cache keeps it once committed (ADR 0050).
-      const generation = ctx.decisions.pollCacheGeneration();
-      let created: CreatedDecision | null = null;
-      return respondWithStateChange(
-        ctx, request, reply,
-        async () => {
-          const write = await ctx.decisions.prepareBnplDecision(request.auth, request.body);
-          return mapUnit(write, (c) => {
-            created = c;
-            return { statusCode: 200, body: c.json };
-          });
-        },
-        () => {
-          if (created) ctx.decisions.rememberCreated(created, generation);
-        },
-      );
-    },
+    // The new decision's answer, also kept as its first poll answer once committed (ADR 0050).
+    async (request, reply) => respondWithNewDecision(ctx, request, reply, () => ctx.decisions.prepareBnplDecision(request.auth, request.body)),
   );
 
   v1.get<{ Params: { decision_id: string } }>(

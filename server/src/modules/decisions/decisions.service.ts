@@ -547,8 +547,7 @@ export function createDecisionsService(deps: DecisionsDeps) {
     if (pollCache === null) return pollRead(id);
     if (!pollCache.cache.has(id)) return readForCache(id);
     const fresh = pollCache.ready();
-    if (fresh === false) return pollRead(id);
-    if (fresh === true) return cachedOrRead(id);
+    if (typeof fresh === 'boolean') return fresh ? cachedOrRead(id) : pollRead(id);
     return fresh.then((ok) => (ok ? cachedOrRead(id) : pollRead(id)));
   }
 

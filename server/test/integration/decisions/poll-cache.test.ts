@@ -96,7 +96,7 @@ describe.runIf(await isPostgresReachable())('the poll cache (PostgreSQL)', () =>
   });
 
   it('fills from a read of a pending decision in a process that did not create it; its next poll is a hit', async () => {
-    const id = (await create(a, { consumer: { consumer_id: enhanced }, transaction: txn('1500.00') })).json<{ decision_id: string }>().decision_id;
+    const id = await pending(a);
     const before = statements(b);
     const first = await poll(b, id);
     expect(first.json<{ status: string }>().status).toBe('needs_consumer_action');
@@ -137,7 +137,7 @@ describe.runIf(await isPostgresReachable())('the poll cache (PostgreSQL)', () =>
   });
 
   it("shows every one of 30 operator's updates in the next poll of both processes, polled concurrently with the change", async () => {
-    const id = (await create(a, { consumer: { consumer_id: enhanced }, transaction: txn('1500.00') })).json<{ decision_id: string }>().decision_id;
+    const id = await pending(a);
     await Promise.all([poll(a, id), poll(b, id)]);
     const { rows } = await admin.query<{ expires_at: string }>('select expires_at from decisions where id = $1', [id]);
     const deadline = Number(rows[0]!.expires_at);
@@ -198,6 +198,23 @@ describe.runIf(await isPostgresReachable())('the poll cache (PostgreSQL)', () =>
     expect(replay.headers['idempotent-replayed']).toBe('true');
     expect(a.ctx.decisionCache!.has(id)).toBe(false);
     expect((await poll(a, id)).body).toBe(first.body);
+  });
+
+  it('keeps only the committed decision when two processes race one Idempotency-Key: the loser, whose own decision rolled back, keeps nothing', async () => {
+    const body = { consumer: { consumer_id: enhanced }, transaction: txn('1500.00') };
+    for (let i = 0; i < 10; i++) {
+      const headers = { 'idempotency-key': `poll-cache-race-${Date.now()}-${i}` };
+      const entries = [stats(a).entries, stats(b).entries];
+      // Sent together: usually both prepare and write, and one waits on the key's unique index, then replays.
+      const [ra, rb] = await Promise.all([create(a, body, headers), create(b, body, headers)]);
+      const id = ra.json<{ decision_id: string }>().decision_id;
+      expect(rb.json<{ decision_id: string }>().decision_id).toBe(id);
+      const winner = ra.headers['idempotent-replayed'] === 'true' ? b : a;
+      const loser = winner === a ? b : a;
+      expect(winner.ctx.decisionCache!.has(id)).toBe(true);
+      expect([stats(a).entries - entries[0]!, stats(b).entries - entries[1]!]).toEqual(winner === a ? [1, 0] : [0, 1]);
+      expect(loser.ctx.decisionCache!.has(id)).toBe(false);
+    }
   });
 
   it('empties the cache when its listener is lost, serves nothing from it meanwhile, and fills again once it listens', async () => {
