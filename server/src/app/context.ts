@@ -167,7 +167,7 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
       (await creditPolicy.documentsFor(scope, product ?? 'bnpl')) as ProductEngineDocuments[P],
     findActiveDealer: (scope, dealerId) => dealers.findActiveDealer(scope, dealerId),
     // PostgreSQL: the poll's read goes out on the API-key listener, as the next freshness barrier.
-    readByIds: (table, columns) => storage.readByIds(table, columns, { via: apiKeyFeed.readInBarrier?.bind(apiKeyFeed) }),
+    readByIds: (table, columns, options) => storage.readByIds(table, columns, { ...options, via: apiKeyFeed.readInBarrier?.bind(apiKeyFeed) }),
     pollCache: decisionCache ? { cache: decisionCache, ready: () => apiKeyFeed.ready() } : null,
     merchantDefaultsFor: async (tenantId) => {
       const tenant = await tenants.getTenant(tenantId);

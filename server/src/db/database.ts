@@ -133,6 +133,40 @@ export interface ReadByIdsOptions {
    * connection.
    */
   via?: (text: string, values: unknown[], name?: string) => Promise<unknown[][]> | null;
+  /** Rows that carry a stored answer send only it and a few columns (`StoredAnswerRead`). */
+  stored?: StoredAnswerRead;
+}
+
+/**
+ * A read by id of rows that may carry their answer already rendered (ADR 0051: a final decision's
+ * poll answer, migration 0029). `column` is read only when `formatColumn` holds `format` (an
+ * answer in another format is no answer); then the columns not in `always` are read as null,
+ * since the answer already says what they would: for the database, the row is not sent; for the
+ * driver, a null costs nothing to parse, where the columns cost a string each. A row without a
+ * usable answer reads every column, and `column` as null.
+ */
+export interface StoredAnswerRead {
+  column: string;
+  formatColumn: string;
+  format: number;
+  always: readonly string[];
+}
+
+/** The select list of `readByIds`: the columns as they are, or as StoredAnswerRead says. */
+function selectList(columns: readonly string[], stored: StoredAnswerRead | undefined): string {
+  if (stored === undefined) return quoted(columns);
+  if (!Number.isSafeInteger(stored.format)) throw new Error(`readByIds: not an integer format: ${stored.format}`);
+  // Rows are matched to their callers by id.
+  if (!stored.always.includes('id')) throw new Error('readByIds: a stored answer\'s `always` must include id');
+  const [answer, format] = [quoted([stored.column]), quoted([stored.formatColumn])];
+  const usable = `${format} = ${stored.format} and ${answer} is not null`;
+  return columns
+    .map((c) => {
+      const q = quoted([c]);
+      if (c === stored.column) return `case when ${usable} then ${q} end as ${q}`;
+      return stored.always.includes(c) ? q : `case when ${usable} then null else ${q} end as ${q}`;
+    })
+    .join(', ');
 }
 
 /** One row's values by id (`Storage.readByIds`), or undefined when there is no such row. */
@@ -282,8 +316,8 @@ export function openStorage(options: StorageOptions): Storage {
       walSync,
       dialect: 'sqlite',
       location: file,
-      readByIds: (table, columns) => {
-        const text = `select ${quoted(columns)} from ${quoted([table])} where "id" in (select value from json_each(?))`;
+      readByIds: (table, columns, readOptions) => {
+        const text = `select ${selectList(columns, readOptions?.stored)} from ${quoted([table])} where "id" in (select value from json_each(?))`;
         // Prepared on first use (the tables exist only after migrations) and kept out of the
         // shared statement cache: raw mode is a property of the statement object.
         let statement: SqliteDatabase.Statement | null = null;
@@ -343,7 +377,7 @@ export function openStorage(options: StorageOptions): Storage {
     readByIds: (table, columns, readOptions) => {
       // Registered, so it runs prepared on the pool (wrapQueries) and, by its name, on `via`'s
       // connection: under load it is sent hundreds of times a second.
-      const text = preparedOnPostgres(`select ${quoted(columns)} from ${quoted([table])} where "id" = any($1::text[])`);
+      const text = preparedOnPostgres(`select ${selectList(columns, readOptions?.stored)} from ${quoted([table])} where "id" = any($1::text[])`);
       const name = preparedNameOf(text);
       const via = readOptions?.via;
       return batchedRead({

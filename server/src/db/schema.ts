@@ -132,6 +132,13 @@ export interface DecisionsTable {
   ltv?: string | null;
   /** Time the service spent deciding (ms); null until decided by the engine. Migration 0009. */
   latency_ms?: number | null;
+  /**
+   * A final decision's poll answer as JSON text, written by the statement that made it final, and
+   * the presenter format it was rendered in (migration 0029, ADR 0051). Null while pending, and
+   * after any other change to a column the answer is made from (the migration's trigger).
+   */
+  answer_json?: string | null;
+  answer_format?: number | null;
 }
 
 /** A dealer of an auto-loan tenant's network, per environment (migration 0006). */

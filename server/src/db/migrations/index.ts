@@ -31,6 +31,7 @@ import * as m0025 from './0025-edit-authors.js';
 import * as m0026 from './0026-delivery-rows-lighter.js';
 import * as m0027 from './0027-edit-times.js';
 import * as m0028 from './0028-decision-change-notifications.js';
+import * as m0029 from './0029-decision-answers.js';
 
 export const migrations: Record<string, Migration> = {
   '0001-foundation': m0001,
@@ -61,4 +62,5 @@ export const migrations: Record<string, Migration> = {
   '0026-delivery-rows-lighter': m0026,
   '0027-edit-times': m0027,
   '0028-decision-change-notifications': m0028,
+  '0029-decision-answers': m0029,
 };

@@ -23,6 +23,24 @@ export const PRESENTED_COLUMNS = [
 
 export type PresentedRow = Pick<DecisionsTable, (typeof PRESENTED_COLUMNS)[number]>;
 
+/**
+ * The format of the answers stored with final decisions (migration 0029, ADR 0051). Bump it with
+ * any change to what `presentDecisionJson` writes for a final decision: polls then ignore the
+ * answers stored before and render from the columns. The presenter's format test pins the bytes
+ * of this format and fails until it is bumped.
+ */
+export const ANSWER_FORMAT = 1;
+
+/**
+ * The stored-answer columns of a row about to be written: the answer a poll gives, for a final
+ * decision; none for a pending one (its answer carries the hosted page's URL, a bearer secret kept
+ * only sealed). The statement that writes the row's new state writes these with it.
+ */
+export function storedAnswerOf(row: PresentedRow): { answer_json: string | null; answer_format: number | null } {
+  if (row.status === 'needs_consumer_action') return { answer_json: null, answer_format: null };
+  return { answer_json: presentDecisionJson(row, null), answer_format: ANSWER_FORMAT };
+}
+
 export function pollingUrlOf(row: Pick<DecisionsTable, 'id' | 'product'>): string {
   return `/v1/decisions/${PRODUCT_PATHS[row.product]}/${row.id}`;
 }

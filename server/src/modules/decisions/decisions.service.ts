@@ -20,7 +20,7 @@ import { createHash } from 'node:crypto';
 import type { CompiledQuery, Kysely } from 'kysely';
 import type { Config, Environment } from '../../config/config.js';
 import type { RowValues } from '../../db/batched-read.js';
-import type { Storage } from '../../db/database.js';
+import type { Storage, StoredAnswerRead } from '../../db/database.js';
 import type { Database, DecisionsTable } from '../../db/schema.js';
 import { insertStatement } from '../../db/statements.js';
 import type { PlannableUnit } from '../../db/group-commit.js';
@@ -42,7 +42,7 @@ import { buildOffer, presentOffer, type BuildOfferInput, type Offer } from '../o
 import { monthlyTermFor, type Plan } from '../offers/schedule.js';
 import { formatLtv, ltvPctForPolicy, normalizeAutoLoanRequest, type AutoLoanApplication, type AutoLoanCreateBody } from './auto-loan-request.js';
 import { normalizeBnplRequest, type ApplicantRef, type BnplApplication, type BnplCreateBody } from './bnpl-request.js';
-import { PRESENTED_COLUMNS, presentDecision, presentDecisionJson } from './decision.presenter.js';
+import { ANSWER_FORMAT, PRESENTED_COLUMNS, presentDecision, presentDecisionJson, storedAnswerOf } from './decision.presenter.js';
 import { answerBytes, type CachedDecision, type DecisionCache } from './decision-cache.js';
 import { verifyLink } from '../kyc/verify-links.js';
 
@@ -87,15 +87,41 @@ export interface DecisionsDeps {
   pollCache?: { cache: DecisionCache; ready(): boolean | Promise<boolean> } | null;
 }
 
-/** What a poll reads: the presenter's columns, the scope it is checked against, the pending state's sealed token. */
-export const POLL_COLUMNS = [...PRESENTED_COLUMNS, 'tenant_id', 'environment', 'verification_token_sealed'] as const;
-type PollRow = Pick<DecisionsTable, (typeof POLL_COLUMNS)[number]>;
+/**
+ * What a poll reads: the presenter's columns, the scope it is checked against, the pending state's
+ * sealed token, and the answer stored with a final decision (ADR 0051), last.
+ */
+export const POLL_COLUMNS = [...PRESENTED_COLUMNS, 'tenant_id', 'environment', 'verification_token_sealed', 'answer_json'] as const;
+type PollRow = Pick<DecisionsTable, Exclude<(typeof POLL_COLUMNS)[number], 'answer_json'>>;
+
+/**
+ * A row with a stored answer in this build's format is read as that answer, the scope it is
+ * checked against and what the poll cache and the pending deadline look at; its other columns come
+ * back null, unread (database.ts `StoredAnswerRead`).
+ */
+const POLL_STORED_ANSWER = {
+  column: 'answer_json',
+  formatColumn: 'answer_format',
+  format: ANSWER_FORMAT,
+  always: ['id', 'tenant_id', 'environment', 'product', 'status', 'outcome', 'expires_at'],
+} as const satisfies StoredAnswerRead & { column: (typeof POLL_COLUMNS)[number]; always: readonly (typeof POLL_COLUMNS)[number][] };
+
+/** Where a poll row's values are, by column (POLL_COLUMNS order). */
+const AT = Object.fromEntries(POLL_COLUMNS.map((c, i) => [c, i])) as { readonly [C in (typeof POLL_COLUMNS)[number]]: number };
 
 /**
  * A poll's row from its values in POLL_COLUMNS order. An object literal, so V8 builds every row
  * with one shape; a loop of keyed stores cost about a microsecond a poll. The unit test of this
  * function checks the order against POLL_COLUMNS, the `satisfies` that no column is missing.
  */
+/** What the poll cache keeps of a row read as its stored answer (the columns POLL_STORED_ANSWER reads). */
+function storedAnswerRow(v: readonly unknown[]): Pick<DecisionsTable, 'id' | 'tenant_id' | 'environment' | 'product' | 'status' | 'outcome' | 'expires_at'> {
+  return { id: v[AT.id], tenant_id: v[AT.tenant_id], environment: v[AT.environment], product: v[AT.product], status: v[AT.status], outcome: v[AT.outcome], expires_at: v[AT.expires_at] } as Pick<
+    DecisionsTable,
+    'id' | 'tenant_id' | 'environment' | 'product' | 'status' | 'outcome' | 'expires_at'
+  >;
+}
+
 export function pollRowOf(v: readonly unknown[]): PollRow {
   return {
     id: v[0], application_id: v[1], product: v[2], status: v[3], kyc_tier: v[4], kyc_status: v[5], outcome: v[6], currency: v[7],
@@ -287,6 +313,9 @@ export function createDecisionsService(deps: DecisionsDeps) {
       finalizedEvent(row, scoringOf(row, evaluation)),
     ];
     const json = presentDecisionJson(row, null);
+    // Final at once: its poll answer is stored with it (ADR 0051), the bytes this response sends.
+    row.answer_json = json;
+    row.answer_format = ANSWER_FORMAT;
     // What this decision learnt of the identity: failed, matched, or (no credit data) nothing.
     const identityStatus = verificationFails ? 'failed' : kycStatus === 'matched' ? 'verified' : null;
     // The applicant, the decision, its audit record, its events and the fan-out's lookup: one
@@ -445,9 +474,12 @@ export function createDecisionsService(deps: DecisionsDeps) {
     const now = clock.now().getTime();
     const finished = { status: 'complete' as const, updated_at: now, version: row.version + 1, verification_token_sealed: null };
     const next: DecisionsTable = Object.assign({}, row, changes, finished);
+    // The final answer is stored by the statement that makes the decision final (ADR 0051).
+    const answer = storedAnswerOf(next);
+    Object.assign(next, answer);
     const result = await trx
       .updateTable('decisions')
-      .set(Object.assign({}, changes, finished))
+      .set(Object.assign({}, changes, finished, answer))
       .where('id', '=', row.id)
       .where('status', '=', 'needs_consumer_action')
       .where('version', '=', row.version)
@@ -511,7 +543,15 @@ export function createDecisionsService(deps: DecisionsDeps) {
       if (found.tenantId !== scope.tenantId || found.environment !== scope.environment || (product !== null && found.product !== product)) return null;
       return found.body;
     }
-    const row = pollRowOf(Array.isArray(found) ? found : found.values);
+    const values = Array.isArray(found) ? found : found.values;
+    const answer = values[AT.answer_json] as string | null;
+    if (answer !== null) {
+      // Stored with the decision when it became final (ADR 0051): its bytes, checked as a row is.
+      if (values[AT.tenant_id] !== scope.tenantId || values[AT.environment] !== scope.environment || (product !== null && values[AT.product] !== product)) return null;
+      if (!Array.isArray(found)) cachePoll(storedAnswerRow(values), answer, found.generation);
+      return answer;
+    }
+    const row = pollRowOf(values);
     if (row.tenant_id !== scope.tenantId || row.environment !== scope.environment || (product !== null && row.product !== product)) return null;
     if (row.status === 'needs_consumer_action' && row.expires_at <= clock.now().getTime()) {
       const current = await currentRow(scope, product, decisionId);
@@ -524,7 +564,7 @@ export function createDecisionsService(deps: DecisionsDeps) {
 
   // Batched per turn of the event loop: concurrent polls share one statement (prepared once on SQLite)
   // (database.ts `readByIds`, batched-read.ts).
-  const pollRead = deps.readByIds('decisions', POLL_COLUMNS);
+  const pollRead = deps.readByIds('decisions', POLL_COLUMNS, { stored: POLL_STORED_ANSWER });
   const pollCache = deps.pollCache ?? null;
 
   /**

@@ -43,6 +43,7 @@ import type { Clock, Random } from '../../lib/clock.js';
 import type { SecretBox } from '../../lib/crypto.js';
 import { formatMoney, parseMoney } from '../../lib/money.js';
 import type { ConsumersService } from '../consumers/consumers.service.js';
+import { storedAnswerOf } from './decision.presenter.js';
 import {
   adverseActionReason,
   autoLoanBuyRateBps,
@@ -617,9 +618,13 @@ export function createUnderwritingService(deps: UnderwritingDeps) {
   async function bumpVersion(trx: Kysely<Database>, row: DecisionsTable, changes: Partial<DecisionsTable>): Promise<DecisionsTable> {
     const now = clock.now().getTime();
     const next: DecisionsTable = { ...row, ...changes, updated_at: now, version: row.version + 1 };
+    // The answer a poll gives, rewritten with the change (ADR 0051: an update of the answer's
+    // columns that left it as it was would clear it).
+    const answer = storedAnswerOf(next);
+    Object.assign(next, answer);
     const result = await trx
       .updateTable('decisions')
-      .set({ ...changes, updated_at: now, version: next.version })
+      .set({ ...changes, updated_at: now, version: next.version, ...answer })
       .where('id', '=', row.id)
       .where('version', '=', row.version)
       .where('outcome', '=', 'referred')

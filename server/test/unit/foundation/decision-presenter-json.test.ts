@@ -1,10 +1,13 @@
 /**
  * The poll path's hand-built JSON (presentDecisionJson) must be byte for byte what
- * JSON.stringify(presentDecision(...)) gives, for every shape a decision can have.
+ * JSON.stringify(presentDecision(...)) gives, for every shape a decision can have. And the bytes of
+ * final decisions are pinned to ANSWER_FORMAT: answers stored in a format are served as they are
+ * (ADR 0051), so a change to them must come with a new format.
  */
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { DecisionsTable } from '../../../src/db/schema.js';
-import { presentDecision, presentDecisionJson } from '../../../src/modules/decisions/decision.presenter.js';
+import { ANSWER_FORMAT, presentDecision, presentDecisionJson, storedAnswerOf } from '../../../src/modules/decisions/decision.presenter.js';
 
 const schedule = [
   { num: 1, due_date: '2026-12-01', amount: '37.50' },
@@ -77,5 +80,26 @@ describe('presentDecisionJson', () => {
     const json = presentDecisionJson(row, url);
     expect(json).toBe(JSON.stringify(presentDecision(row, url)));
     expect(() => JSON.parse(json) as unknown).not.toThrow();
+  });
+});
+
+/** SHA-256 of the final shapes' bytes in each answer format. A new format adds its line; the old ones stay as a record. */
+const FORMAT_DIGESTS: Record<number, string> = {
+  1: '983a648de03a77c50b58ee07febe166ec455c6ee3702a3e2c2bbd5b049054ce8',
+};
+
+describe('storedAnswerOf (ADR 0051)', () => {
+  it('stores the poll answer of a final decision in ANSWER_FORMAT, and nothing for a pending one', () => {
+    for (const [name, row, url] of shapes) {
+      const stored = storedAnswerOf(row);
+      if (row.status === 'needs_consumer_action') expect(stored, name).toEqual({ answer_json: null, answer_format: null });
+      else expect(stored, name).toEqual({ answer_json: presentDecisionJson(row, url), answer_format: ANSWER_FORMAT });
+    }
+  });
+
+  it('the bytes of every final shape are those recorded for ANSWER_FORMAT: a change to them needs a new format (decision.presenter.ts)', () => {
+    const finals = shapes.filter(([, row]) => row.status !== 'needs_consumer_action').map(([name, row]) => `${name}\n${presentDecisionJson(row, null)}`);
+    const digest = createHash('sha256').update(finals.join('\n')).digest('hex');
+    expect({ format: ANSWER_FORMAT, digest }, 'what a poll answers with for a final decision changed: bump ANSWER_FORMAT and record its digest here').toEqual({ format: ANSWER_FORMAT, digest: FORMAT_DIGESTS[ANSWER_FORMAT] });
   });
 });
