@@ -27,7 +27,8 @@
  * - `readByIds`: the hottest read (a poll's decision by primary key) runs outside Kysely's
  *   executor: batched per turn of the event loop, prepared once per connection (SQLite, and a named
  *   prepared statement on PostgreSQL, on the pool and on the API-key listener alike), rows as arrays
- *   of values.
+ *   of values; a row that carries its answer already rendered comes back as that answer and a few
+ *   columns (`StoredAnswerRead`, ADR 0051).
  */
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
