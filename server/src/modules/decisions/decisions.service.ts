@@ -109,11 +109,6 @@ const POLL_STORED_ANSWER = {
 /** Where a poll row's values are, by column (POLL_COLUMNS order). */
 const AT = Object.fromEntries(POLL_COLUMNS.map((c, i) => [c, i])) as { readonly [C in (typeof POLL_COLUMNS)[number]]: number };
 
-/**
- * A poll's row from its values in POLL_COLUMNS order. An object literal, so V8 builds every row
- * with one shape; a loop of keyed stores cost about a microsecond a poll. The unit test of this
- * function checks the order against POLL_COLUMNS, the `satisfies` that no column is missing.
- */
 /** What the poll cache keeps of a row read as its stored answer (the columns POLL_STORED_ANSWER reads). */
 function storedAnswerRow(v: readonly unknown[]): Pick<DecisionsTable, 'id' | 'tenant_id' | 'environment' | 'product' | 'status' | 'outcome' | 'expires_at'> {
   return { id: v[AT.id], tenant_id: v[AT.tenant_id], environment: v[AT.environment], product: v[AT.product], status: v[AT.status], outcome: v[AT.outcome], expires_at: v[AT.expires_at] } as Pick<
@@ -122,6 +117,11 @@ function storedAnswerRow(v: readonly unknown[]): Pick<DecisionsTable, 'id' | 'te
   >;
 }
 
+/**
+ * A poll's row from its values in POLL_COLUMNS order. An object literal, so V8 builds every row
+ * with one shape; a loop of keyed stores cost about a microsecond a poll. The unit test of this
+ * function checks the order against POLL_COLUMNS, the `satisfies` that no column is missing.
+ */
 export function pollRowOf(v: readonly unknown[]): PollRow {
   return {
     id: v[0], application_id: v[1], product: v[2], status: v[3], kyc_tier: v[4], kyc_status: v[5], outcome: v[6], currency: v[7],
