@@ -415,6 +415,13 @@ class UnionShapeTest(unittest.TestCase):
     def test_exported(self) -> None:
         self.assertIn("TypedWebhookEvent", types.__all__)
         self.assertIn("TypedEvent", types.__all__)
+        # Also from the package itself, beside CreditDecisions and webhooks: the same objects.
+        import cds_client
+
+        self.assertIn("TypedWebhookEvent", cds_client.__all__)
+        self.assertIn("TypedEvent", cds_client.__all__)
+        self.assertIs(cds_client.TypedWebhookEvent, TypedWebhookEvent)
+        self.assertIs(cds_client.TypedEvent, TypedEvent)
 
 
 @unittest.skipUnless(os.environ.get("CDS_TEST_WEBHOOK_BODY_FILE"), "needs a delivery captured by sdks/node/test/python-sdk.test.ts")

@@ -34,6 +34,7 @@ from .errors import (
 )
 from .models import AutoLoanDecision, AutoLoanOffer, Decision, DeclineReason, Offer, Payment, TilaDisclosure
 from .resources.events import EventPage
+from .types import TypedEvent, TypedWebhookEvent
 from .webhooks import generate_test_header, verify_signature
 
 __all__ = [
@@ -48,6 +49,8 @@ __all__ = [
     "TilaDisclosure",
     "EventPage",
     "ResponseMeta",
+    "TypedEvent",
+    "TypedWebhookEvent",
     "webhooks",
     "verify_signature",
     "generate_test_header",
