@@ -1,7 +1,7 @@
 /**
  * The poll answer stored with a final decision (ADR 0051, migration 0029), on SQLite and
  * PostgreSQL. What must hold: the statement that makes a decision final stores the bytes a poll
- * answers with (a soft-tier create, a verification finished); a pending decision stores none; a
+ * answers with (a soft-tier create, a verification passed or failed, an expiry); a pending decision stores none; a
  * poll answers with the stored bytes when they are in this build's format, and renders from the
  * columns otherwise, the same bytes either way; an update by anyone else (an operator's SQL) of a
  * column the answer is made from clears it, so the next poll shows the change; an update of
@@ -11,6 +11,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/lib/clock.js';
 import { ANSWER_FORMAT } from '../../../src/modules/decisions/decision.presenter.js';
+import { PENDING_TTL_MS } from '../../../src/modules/decisions/decisions.service.js';
 import { createTestDatabase, dialectMatrix, type TestDatabase } from '../../support/databases.js';
 import { bearer, createTestApp, type TestApp } from '../../support/test-app.js';
 
@@ -128,5 +129,16 @@ describe.each(await dialectMatrix())('the answer stored with a final decision [%
     expect(live.body).not.toContain(id.slice(0, 8) + '","application_id');
     const auto = await t.app.inject({ method: 'GET', url: `/v1/decisions/auto-loan/${id}`, headers: bearer(key) });
     expect(auto.statusCode).toBe(404);
+  });
+
+  // Last: it moves this file's clock past every pending deadline.
+  it("a pending decision the sweeper expires (declined, AA-01) stores the answer its poll then gives", async () => {
+    const id = (await create({ consumer: { consumer_id: enhanced }, transaction: txn('1500.00') })).json<{ decision_id: string }>().decision_id;
+    clock.advance(PENDING_TTL_MS.enhanced);
+    expect(await t.ctx.decisions.expireOverdue()).toBeGreaterThanOrEqual(1);
+    const expired = await poll(id);
+    expect(expired.json<{ outcome: string; decline_reasons: Array<{ code: string }> }>()).toMatchObject({ outcome: 'declined', decline_reasons: [{ code: 'AA-01' }] });
+    expect(await stored(id)).toEqual({ answer_json: expired.body, answer_format: ANSWER_FORMAT });
+    expect(await renderedFromColumns(id)).toBe(expired.body);
   });
 });
