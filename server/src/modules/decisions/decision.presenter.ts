@@ -34,11 +34,12 @@ export const ANSWER_FORMAT = 1;
 /**
  * The stored-answer columns of a row about to be written: the answer a poll gives, for a final
  * decision; none for a pending one (its answer carries the hosted page's URL, a bearer secret kept
- * only sealed). The statement that writes the row's new state writes these with it.
+ * only sealed). The statement that writes the row's new state writes these with it. `rendered`:
+ * the row's `presentDecisionJson(row, null)` when the caller has it already (a create's answer).
  */
-export function storedAnswerOf(row: PresentedRow): { answer_json: string | null; answer_format: number | null } {
+export function storedAnswerOf(row: PresentedRow, rendered?: string): { answer_json: string | null; answer_format: number | null } {
   if (row.status === 'needs_consumer_action') return { answer_json: null, answer_format: null };
-  return { answer_json: presentDecisionJson(row, null), answer_format: ANSWER_FORMAT };
+  return { answer_json: rendered ?? presentDecisionJson(row, null), answer_format: ANSWER_FORMAT };
 }
 
 export function pollingUrlOf(row: Pick<DecisionsTable, 'id' | 'product'>): string {

@@ -106,16 +106,8 @@ const POLL_STORED_ANSWER = {
   always: ['id', 'tenant_id', 'environment', 'product', 'status', 'outcome', 'expires_at'],
 } as const satisfies StoredAnswerRead & { column: (typeof POLL_COLUMNS)[number]; always: readonly (typeof POLL_COLUMNS)[number][] };
 
-/** Where a poll row's values are, by column (POLL_COLUMNS order). */
-const AT = Object.fromEntries(POLL_COLUMNS.map((c, i) => [c, i])) as { readonly [C in (typeof POLL_COLUMNS)[number]]: number };
-
-/** What the poll cache keeps of a row read as its stored answer (the columns POLL_STORED_ANSWER reads). */
-function storedAnswerRow(v: readonly unknown[]): Pick<DecisionsTable, 'id' | 'tenant_id' | 'environment' | 'product' | 'status' | 'outcome' | 'expires_at'> {
-  return { id: v[AT.id], tenant_id: v[AT.tenant_id], environment: v[AT.environment], product: v[AT.product], status: v[AT.status], outcome: v[AT.outcome], expires_at: v[AT.expires_at] } as Pick<
-    DecisionsTable,
-    'id' | 'tenant_id' | 'environment' | 'product' | 'status' | 'outcome' | 'expires_at'
-  >;
-}
+/** Where a poll row's stored answer is (the last of POLL_COLUMNS). */
+const STORED_ANSWER_AT = POLL_COLUMNS.indexOf('answer_json');
 
 /**
  * A poll's row from its values in POLL_COLUMNS order. An object literal, so V8 builds every row
@@ -128,6 +120,15 @@ export function pollRowOf(v: readonly unknown[]): PollRow {
     approved_amount_cents: v[8], apr: v[9], term_months: v[10], schedule_json: v[11], tila_json: v[12], reasons_json: v[13], expires_at: v[14],
     buy_rate: v[15], contract_rate: v[16], dealer_reserve_cents: v[17], ltv: v[18], tenant_id: v[19], environment: v[20], verification_token_sealed: v[21],
   } satisfies Record<keyof PollRow, unknown> as PollRow;
+}
+
+/**
+ * Whether a decision of this tenant, environment and product may be shown to a key of `scope`
+ * asking for `product` (null: any product). Read by primary key alone, a decision of another
+ * tenant or environment is indistinguishable from one that does not exist.
+ */
+function visibleTo(scope: Scope, product: Product | null, tenantId: string, environment: string, decisionProduct: string): boolean {
+  return tenantId === scope.tenantId && environment === scope.environment && (product === null || decisionProduct === product);
 }
 
 /** A poll's row read while the poll cache is on, with the cache generation the read started at (its fill is refused if that changed). */
@@ -314,8 +315,7 @@ export function createDecisionsService(deps: DecisionsDeps) {
     ];
     const json = presentDecisionJson(row, null);
     // Final at once: its poll answer is stored with it (ADR 0051), the bytes this response sends.
-    row.answer_json = json;
-    row.answer_format = ANSWER_FORMAT;
+    Object.assign(row, storedAnswerOf(row, json));
     // What this decision learnt of the identity: failed, matched, or (no credit data) nothing.
     const identityStatus = verificationFails ? 'failed' : kycStatus === 'matched' ? 'verified' : null;
     // The applicant, the decision, its audit record, its events and the fan-out's lookup: one
@@ -538,26 +538,18 @@ export function createDecisionsService(deps: DecisionsDeps) {
   async function getDecisionJson(scope: Scope, product: Product | null, decisionId: string, prefetched: Promise<PollFound> | null = null): Promise<string | Buffer | null> {
     const found = await (prefetched ?? lookUpPoll(decisionId.toLowerCase()));
     if (found === undefined) return null;
-    if (!Array.isArray(found) && 'body' in found) {
-      // A cached answer, checked against the key's scope as the row would have been.
-      if (found.tenantId !== scope.tenantId || found.environment !== scope.environment || (product !== null && found.product !== product)) return null;
-      return found.body;
-    }
+    // A cached answer, checked against the key's scope as the row would have been.
+    if (!Array.isArray(found) && 'body' in found) return visibleTo(scope, product, found.tenantId, found.environment, found.product) ? found.body : null;
     const values = Array.isArray(found) ? found : found.values;
-    const answer = values[AT.answer_json] as string | null;
-    if (answer !== null) {
-      // Stored with the decision when it became final (ADR 0051): its bytes, checked as a row is.
-      if (values[AT.tenant_id] !== scope.tenantId || values[AT.environment] !== scope.environment || (product !== null && values[AT.product] !== product)) return null;
-      if (!Array.isArray(found)) cachePoll(storedAnswerRow(values), answer, found.generation);
-      return answer;
-    }
     const row = pollRowOf(values);
-    if (row.tenant_id !== scope.tenantId || row.environment !== scope.environment || (product !== null && row.product !== product)) return null;
-    if (row.status === 'needs_consumer_action' && row.expires_at <= clock.now().getTime()) {
+    if (!visibleTo(scope, product, row.tenant_id, row.environment, row.product)) return null;
+    // A final decision's answer as stored with it (ADR 0051: its other columns were not read), else rendered here.
+    const stored = values[STORED_ANSWER_AT] as string | null;
+    if (stored === null && row.status === 'needs_consumer_action' && row.expires_at <= clock.now().getTime()) {
       const current = await currentRow(scope, product, decisionId);
       return current ? presentDecisionJson(current, consumerCompleteUrlOf(current)) : null;
     }
-    const json = presentDecisionJson(row, consumerCompleteUrlOf(row));
+    const json = stored ?? presentDecisionJson(row, consumerCompleteUrlOf(row));
     if (!Array.isArray(found)) cachePoll(row, json, found.generation);
     return json;
   }
@@ -650,8 +642,7 @@ export function createDecisionsService(deps: DecisionsDeps) {
     // decision of another tenant or environment is indistinguishable from one that does not exist.
     const { rows } = await db.executeQuery<DecisionsTable>({ query: rowByIdQuery.query, queryId: rowByIdQuery.queryId, sql: rowByIdQuery.sql, parameters: [decisionId.toLowerCase()] });
     const row = rows[0];
-    if (!row || row.tenant_id !== scope.tenantId || row.environment !== scope.environment || (product !== null && row.product !== product)) return null;
-    return row;
+    return row && visibleTo(scope, product, row.tenant_id, row.environment, row.product) ? row : null;
   }
 
   function consumerCompleteUrlOf(row: Pick<DecisionsTable, 'id' | 'status' | 'verification_token_sealed'>): string | null {
