@@ -673,9 +673,46 @@ function createRequests({ tenant, ledger, check, idempotent, runTag, collectIds 
   ];
 }
 
-function pollRequests({ tenant, ids, check, pending = false }) {
-  let n = 0;
+/**
+ * Polls of `ids` in turn, each response checked against the decision it asked for.
+ *
+ * Flat-out runs (`slice.prebuilt`): every connection gets its own share of the ids as a fixed list
+ * of requests (autocannon's `setupClient` and `client.setRequests`, its documented way to give
+ * each connection its own requests), built once before the load starts. A request with a
+ * `setupRequest` is rebuilt by autocannon before every send (its header and default objects
+ * copied, the request line joined, a new buffer), which cost the load generator about 9 µs of CPU
+ * a poll on top of the 20 µs that sending it and parsing its answer cost: CPU the server's two
+ * cores then did not have, where `/healthz`, a fixed request, paid nothing of the kind
+ * (docs/performance.md, "thirty-eighth session"). Connection k of the run's `slice.count` ×
+ * `slice.connections` connections polls ids k, k + that count, k + twice that, …, so together
+ * they go over every id in about the order the dynamic requests did.
+ *
+ * Fixed-rate runs keep the request built per send: their slices start staggered, and building a
+ * slice's lists while the others' responses wait behind it would show in their latencies.
+ */
+function pollRequests({ tenant, ids, check, pending = false, slice = null }) {
   const headers = { authorization: `Bearer ${tenant.apiKey}` };
+  const checkBody = (status, body, id) => {
+    if (status !== 200) return;
+    if (!body.startsWith(`{"decision_id":"${id}"`)) return check.fail(`poll: body is not decision ${id}: ${body.slice(0, 200)}`);
+    if (pending ? !body.includes('"status":"needs_consumer_action"') : !body.includes('"outcome":"approved"')) check.fail(`poll: not ${pending ? 'pending' : 'approved'}: ${body.slice(0, 300)}`);
+  };
+  const poll = (id) => ({ method: 'GET', path: `/v1/decisions/bnpl/${id}`, headers, onResponse: (status, body) => checkBody(status, body, id) });
+  if (slice?.prebuilt) {
+    const stride = slice.count * slice.connections;
+    let next = slice.index * slice.connections;
+    return {
+      // Replaced by setupClient before the connection opens; never sent.
+      requests: [{ method: 'GET', path: `/v1/decisions/bnpl/${ids[0]}`, headers }],
+      setupClient: (client) => {
+        const k = next++;
+        const own = [];
+        for (let j = k % stride; j < ids.length; j += stride) own.push(poll(ids[j]));
+        client.setRequests(own.length > 0 ? own : [poll(ids[k % ids.length])]);
+      },
+    };
+  }
+  let n = 0;
   return [
     {
       method: 'GET',
@@ -686,11 +723,7 @@ function pollRequests({ tenant, ids, check, pending = false }) {
         context.id = id;
         return { ...req, path: `/v1/decisions/bnpl/${id}` };
       },
-      onResponse: (status, body, context) => {
-        if (status !== 200) return;
-        if (!body.startsWith(`{"decision_id":"${context.id}"`)) return check.fail(`poll: body is not decision ${context.id}: ${body.slice(0, 200)}`);
-        if (pending ? !body.includes('"status":"needs_consumer_action"') : !body.includes('"outcome":"approved"')) check.fail(`poll: not ${pending ? 'pending' : 'approved'}: ${body.slice(0, 300)}`);
-      },
+      onResponse: (status, body, context) => checkBody(status, body, context.id),
     },
   ];
 }
@@ -730,32 +763,56 @@ async function runLoad({ server, apiServers = [], seconds, connections, rate = 0
   let transportErrors = 0;
   let timeouts = 0;
   const measure = await startMeasuring({ servers, databaseCpu });
-  const clientCpu0 = process.cpuUsage();
-  const t0 = performance.now();
+  let clientCpu0;
+  let t0;
+  // The clock and the CPU counts start once the instances are built: autocannon builds every
+  // connection's requests when it is created (all of them, for the flat-out polls' fixed lists),
+  // synchronously, before any connection can open, so no request is sent before this.
+  const begin = () => {
+    measure.begin();
+    clientCpu0 = process.cpuUsage();
+    t0 = performance.now();
+  };
+  const perInstance = Math.max(1, Math.round(connections / slices));
 
-  const one = async (i) => {
-    if (i > 0 && stagger) await sleep((i * 1000) / slices);
-    const requests = makeRequests(check);
+  /** Builds instance `i` of `slices`; no request leaves before the caller yields. */
+  const launch = (i) => {
+    const made = makeRequests(check, { index: i, count: slices, connections: perInstance, prebuilt: !rate });
+    const { requests, setupClient } = Array.isArray(made) ? { requests: made, setupClient: undefined } : made;
     const opts = {
       url: servers[i % servers.length].url,
-      connections: Math.max(1, Math.round(connections / slices)),
+      connections: perInstance,
       pipelining: 1,
       duration: seconds,
       timeout: 10,
       requests,
+      ...(setupClient ? { setupClient } : {}),
     };
     if (rate) opts.overallRate = Math.round(rate / slices);
-    const started = performance.now();
     const instance = autocannon(opts);
     instance.on('response', (_client, statusCode, _bytes, responseTime) => {
       latencies.push(responseTime);
       const s = Math.floor((performance.now() - t0) / 1000);
       perSecond[s] = (perSecond[s] ?? 0) + 1;
     });
-    const result = await instance;
-    return { result, elapsedS: (performance.now() - started) / 1000 };
+    return instance;
   };
-  const runs = await Promise.all(Array.from({ length: slices }, (_, i) => one(i)));
+  const finished = async (instance, started) => ({ result: await instance, elapsedS: (performance.now() - started) / 1000 });
+  let runs;
+  if (stagger) {
+    begin();
+    runs = await Promise.all(
+      Array.from({ length: slices }, async (_, i) => {
+        if (i > 0) await sleep((i * 1000) / slices);
+        const started = performance.now();
+        return finished(launch(i), started);
+      }),
+    );
+  } else {
+    const instances = Array.from({ length: slices }, (_, i) => launch(i));
+    begin();
+    runs = await Promise.all(instances.map((instance) => finished(instance, t0)));
+  }
 
   let completed = 0;
   let requestsPerS = 0;
@@ -766,7 +823,8 @@ async function runLoad({ server, apiServers = [], seconds, connections, rate = 0
     for (const [code, { count }] of Object.entries(result.statusCodeStats ?? {})) statusCodes[code] = (statusCodes[code] ?? 0) + count;
     const done = Object.values(result.statusCodeStats ?? {}).reduce((a, b) => a + b.count, 0);
     completed += done;
-    requestsPerS += done / Math.max(elapsedS, result.duration || 0, 1e-9);
+    // Our own clock: autocannon's `duration` also counts the building of its requests.
+    requestsPerS += done / Math.max(elapsedS, 1e-9);
   }
   const clientCpu = process.cpuUsage(clientCpu0);
   const wallS = (performance.now() - t0) / 1000;
@@ -797,14 +855,22 @@ async function runLoad({ server, apiServers = [], seconds, connections, rate = 0
 
 /**
  * The CPU around one load: the servers', PostgreSQL's backends' (when `databaseCpu` samples them),
- * the whole machine's, and the load generator's as the caller measured it (`stop(completed, ms)`).
+ * the whole machine's, and the load generator's as the caller measured it (`stop(completed, ms)`),
+ * from `begin()` (called just before the load's first request can leave) to `stop`.
  */
 async function startMeasuring({ servers, databaseCpu }) {
+  // PostgreSQL's backends first (a query): they are idle until the load starts, and the load
+  // starts only after `begin`, which reads the rest synchronously.
   const databaseCpu0 = databaseCpu ? await databaseCpu().catch(() => null) : null;
-  const serverCpu0 = cpuOfProcesses(servers);
-  const machine0 = machineBusyMs();
-  const t0 = performance.now();
+  let serverCpu0 = null;
+  let machine0 = null;
+  let t0 = 0;
   return {
+    begin() {
+      serverCpu0 = cpuOfProcesses(servers);
+      machine0 = machineBusyMs();
+      t0 = performance.now();
+    },
     async stop(completed, loadGeneratorCpuMs) {
       const serverCpu1 = cpuOfProcesses(servers);
       const machine1 = machineBusyMs();
@@ -837,6 +903,7 @@ async function startMeasuring({ servers, databaseCpu }) {
  */
 async function runWrkLoad({ server, kind, seconds, connections, tenant, ids, dir, databaseCpu }) {
   const measure = await startMeasuring({ servers: [server], databaseCpu });
+  measure.begin();
   const r = await runWrk({ url: server.url, kind, seconds, connections, apiKey: tenant.apiKey, ids, dir });
   const measured = await measure.stop(r.completed, r.cpuMs);
   return {
@@ -974,7 +1041,7 @@ async function benchDatabase(kind, opts, runTag) {
           ? (check) => healthzRequests(check)
           : s.kind === 'create'
             ? (check) => createRequests({ tenant, ledger, check, idempotent: !!s.idempotent, runTag: `${runTag}-${s.id}`, collectIds: true })
-            : (check) => pollRequests({ tenant, ids: s.pending ? pendingIds : ledger.pollIds, check, pending: !!s.pending });
+            : (check, slice) => pollRequests({ tenant, ids: s.pending ? pendingIds : ledger.pollIds, check, pending: !!s.pending, slice });
       log(`[${kind}] ${s.label} (${loadLabel(s)}, ${opts.duration} s)…`);
       const generator = s.generator ?? 'autocannon';
       const r =
@@ -1350,5 +1417,5 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
 
 export {
   ROOT, CLI, RESULTS_DIR, useDist, log, freePort, processCpuMs, processRssMb, machine, serverEnv, startServer, createTenant, postgresReachable, createPostgresDatabase,
-  postgresBackendSampler, createRequests, newLedger, newCheck, runLoad, storedCounts, reconcileCreates, readyLogLine, runCli, percentile, round, cleanups,
+  postgresBackendSampler, createRequests, pollRequests, newLedger, newCheck, runLoad, storedCounts, reconcileCreates, readyLogLine, runCli, percentile, round, cleanups,
 };
