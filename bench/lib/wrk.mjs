@@ -3,11 +3,12 @@
  * cross-check of autocannon's figures (bench/run.mjs, scenarios `healthz_wrk` and `poll_wrk`).
  *
  * Why: the load generator shares the machine's two cores with the server. autocannon parses every
- * response in JavaScript and costs about 16 µs of CPU per /healthz and 27 to 31 µs per poll (an
- * 800-byte body); wrk about 8 and 9 to 15 µs (its Lua checks included). So autocannon takes more
- * of the machine from the server during polls than during /healthz, and on SQLite its poll ratio
- * comes out a tenth lower than wrk's (docs/performance.md, "thirty-fifth session"). Issue 10 is
- * checked with "an independent load generator": it may be either kind, so both are reported.
+ * response in JavaScript and costs about 16 µs of CPU per /healthz and about 21 µs per poll (an
+ * 800-byte body; 27 to 31 µs while the bench rebuilt every poll request, before 2026-12-05); wrk
+ * about 8 to 13 and 9 to 16 µs (its Lua checks included). So autocannon takes more of the machine
+ * from the server during polls than during /healthz, and its poll ratio comes out lower than
+ * wrk's (docs/performance.md, "thirty-fifth session"). Issue 10 is checked with "an independent
+ * load generator": it may be either kind, so both are reported.
  *
  * How: one wrk thread, `connections` connections, keep-alive, for `seconds`. A Lua script checks
  * every response as autocannon's scenarios do: /healthz must answer `{"status":"ok"}`; a poll
