@@ -166,8 +166,10 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
     documentsFor: async <P extends keyof ProductEngineDocuments = 'bnpl'>(scope: { tenantId: string; environment: 'sandbox' | 'live' }, product?: P) =>
       (await creditPolicy.documentsFor(scope, product ?? 'bnpl')) as ProductEngineDocuments[P],
     findActiveDealer: (scope, dealerId) => dealers.findActiveDealer(scope, dealerId),
-    // PostgreSQL: the poll's read goes out on the API-key listener, as the next freshness barrier.
-    readByIds: (table, columns, options) => storage.readByIds(table, columns, { ...options, via: apiKeyFeed.readInBarrier?.bind(apiKeyFeed) }),
+    // PostgreSQL: the poll's read goes out on the API-key listener, as the next freshness barrier,
+    // as many batches at once as the listener sends statements (ADR 0052).
+    readByIds: (table, columns, options) =>
+      storage.readByIds(table, columns, { ...options, via: apiKeyFeed.readInBarrier?.bind(apiKeyFeed), maxBatchesInFlight: apiKeyFeed.statementsOut ?? 1 }),
     pollCache: decisionCache ? { cache: decisionCache, ready: () => apiKeyFeed.ready() } : null,
     merchantDefaultsFor: async (tenantId) => {
       const tenant = await tenants.getTenant(tenantId);

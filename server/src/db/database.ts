@@ -84,8 +84,8 @@ export interface Storage {
    * - PostgreSQL: `id = any($1::text[])`, one round trip per batch instead of one per poll (that
    *   was most of the server's and the backend's CPU for a poll). A named prepared statement
    *   (docs/performance.md, "twelfth session": parsed and planned once per connection). Named
-   *   columns, never `*`. One batch in flight at a time: the reads that arrive meanwhile go out
-   *   together once it answers.
+   *   columns, never `*`. `maxBatchesInFlight` batches in flight at a time (one, or two on the
+   *   API-key listener: ADR 0052): the reads that arrive meanwhile go out together once one answers.
    */
   readByIds: <T extends keyof Database & string>(table: T, columns: readonly (keyof Database[T] & string)[], options?: ReadByIdsOptions) => ReadById;
   /**
@@ -134,6 +134,11 @@ export interface ReadByIdsOptions {
    * connection.
    */
   via?: (text: string, values: unknown[], name?: string) => Promise<unknown[][]> | null;
+  /**
+   * PostgreSQL: batches in flight at once (default 1); the reads that arrive meanwhile wait and go
+   * out together. `via`'s connection sends that many statements at once (ADR 0052).
+   */
+  maxBatchesInFlight?: number;
   /** Rows that carry a stored answer send only it and a few columns (`StoredAnswerRead`). */
   stored?: StoredAnswerRead;
 }
@@ -394,8 +399,9 @@ export function openStorage(options: StorageOptions): Storage {
           }
           return (await pool.query<RowValues>({ text, values: [ids], rowMode: 'array' })).rows;
         },
-        // One statement at a time: under load the next turns' reads gather behind it (batched-read.ts).
-        maxBatchesInFlight: 1,
+        // As many statements as `via` sends at once (one by default): under load the next turns'
+        // reads gather behind them (batched-read.ts).
+        maxBatchesInFlight: readOptions?.maxBatchesInFlight ?? 1,
       });
     },
     writerThread: null,

@@ -16,15 +16,25 @@
  * `select 1` it replaced; any query would do, since ReadyForQuery is what orders them. Concurrent
  * callers share one round trip: a barrier is sent at the end of the turn of the event loop in which
  * its first caller asked (setImmediate, after every request that arrived together), and never
- * while another statement is out on the connection (it then goes when that one returns, for
- * everyone who asked meanwhile).
+ * while `statementsOut` statements are out on the connection already (it then goes when one of
+ * them returns, for everyone who asked meanwhile).
  *
  * The poll's batched read rides on the same connection (`readInBarrier`, ADR 0024): a statement
  * that goes out is the read when one is waiting, else the empty query, and either way its answer is
  * the barrier of everyone who asked before it went out. A poll starts its read before it
  * authenticates (http/plugins/prefetch.ts), so its read and its barrier leave in one statement:
  * one round trip instead of two, and about half the statements this process sends and PostgreSQL
- * wakes up for. One statement is out at a time, so a read waits at most for the one out.
+ * wakes up for.
+ *
+ * Two statements out at once (ADR 0052). The connection is in node-pg's pipeline mode: a statement
+ * is written while the one before it is still being answered, and the answers come back in order.
+ * PostgreSQL still sends pending notifications before each ReadyForQuery, and a commit signals
+ * the listening backend before its client hears of it, so the backend has the signal by the time
+ * it reads a statement written after the caller asked: the second statement is as good a barrier
+ * as the first. What it buys: with one statement out, the requests that arrived while it was being
+ * answered waited for it, then for their own, and the server sat idle meanwhile; the second goes
+ * out at once (polls on PostgreSQL: about a sixth more per second from wrk, docs/performance.md).
+ * A read waits at most for the statements out before it.
  *
  * When the connection is not (yet) listening, has failed, or a statement on it takes longer than
  * `barrierTimeoutMs`, `ready()` answers false and the caller reads the database, and a read
@@ -69,6 +79,8 @@ export interface InvalidationFeed {
    * A rejection (the connection lost, the statement refused) means: read elsewhere.
    */
   readInBarrier?(text: string, values: unknown[], name?: string): Promise<unknown[][]> | null;
+  /** How many statements it sends at once, reads among them: what a batched reader keeps in flight (ADR 0052). */
+  statementsOut?: number;
   /** Statements sent on the listening connection since start: empty barriers and reads (diagnostics, tests). */
   sent?(): { empty: number; reads: number };
   /** Starts listening if not yet (idempotent); resolves once listening. */
@@ -105,6 +117,8 @@ export interface PostgresFeedOptions {
   logger: Logger;
   /** A barrier slower than this counts as a lost connection (default 2 s). */
   barrierTimeoutMs?: number;
+  /** How many statements may be out on the connection at once (default `STATEMENTS_OUT`; 1: one at a time, no pipeline mode). */
+  statementsOut?: number;
   /** First reconnect delay, doubled per failure up to 5 s (default 200 ms). */
   reconnectDelayMs?: number;
 }
@@ -113,8 +127,12 @@ function lostError(): Error {
   return new Error('the API-key listener connection was lost');
 }
 
+/** Statements out at once on the listening connection (ADR 0052): past two, batches only get smaller. */
+export const STATEMENTS_OUT = 2;
+
 export function postgresInvalidationFeed(options: PostgresFeedOptions): InvalidationFeed {
   const { cache, logger } = options;
+  const statementsOut = Math.max(1, Math.floor(options.statementsOut ?? STATEMENTS_OUT));
   const decisions = options.decisions ?? null;
   const barrierTimeoutMs = options.barrierTimeoutMs ?? 2_000;
   const baseDelayMs = options.reconnectDelayMs ?? 200;
@@ -122,8 +140,8 @@ export function postgresInvalidationFeed(options: PostgresFeedOptions): Invalida
   let client: pgModule.Client | null = null;
   let failures = 0;
   let retryTimer: NodeJS.Timeout | null = null;
-  /** The statement out on the listening connection (one at a time): whom its answer settles. */
-  let outstanding: Outgoing | null = null;
+  /** The statements out on the listening connection (at most `statementsOut`): whom their answers settle. */
+  const outstanding = new Set<Outgoing>();
   /** The barrier callers join until a statement goes out (whichever: the empty query or a read). */
   let next: { promise: Promise<boolean>; resolve: (fresh: boolean) => void } | null = null;
   /** A read waiting to go out as the next statement (at most one: see `readInBarrier`). */
@@ -163,6 +181,8 @@ export function postgresInvalidationFeed(options: PostgresFeedOptions): Invalida
       connectionTimeoutMillis: 2_000,
       keepAlive: true,
       application_name: 'cds-auth-listener',
+      // Statements written while the ones before them are answered (ADR 0052).
+      ...(statementsOut > 1 ? { pipeline: true } : {}),
       // Half the barrier time-out: a read that waits (a migration's lock on its table, an
       // overloaded server) is cancelled by PostgreSQL before the barrier time-out runs out: an
       // error on a live connection (the read goes to the pool, its callers read the database),
@@ -177,7 +197,9 @@ export function postgresInvalidationFeed(options: PostgresFeedOptions): Invalida
     });
     try {
       await c.connect();
-      await c.query(decisions ? `LISTEN ${AUTH_CHANGES_CHANNEL}; LISTEN ${DECISION_CHANGES_CHANNEL}` : `LISTEN ${AUTH_CHANGES_CHANNEL}`);
+      // One statement each: a pipelined connection answers one result per query.
+      await c.query(`LISTEN ${AUTH_CHANGES_CHANNEL}`);
+      if (decisions) await c.query(`LISTEN ${DECISION_CHANGES_CHANNEL}`);
     } catch (err) {
       lost(c, err);
       return;
@@ -215,9 +237,9 @@ export function postgresInvalidationFeed(options: PostgresFeedOptions): Invalida
    * was lost or closed; a late answer from it is ignored (`settle` runs once).
    */
   function abandon(): void {
-    const out = outstanding;
-    outstanding = null;
-    out?.settle(false, null, lostError());
+    const out = [...outstanding];
+    outstanding.clear();
+    for (const o of out) o.settle(false, null, lostError());
     const joined = next;
     next = null;
     joined?.resolve(false);
@@ -227,7 +249,7 @@ export function postgresInvalidationFeed(options: PostgresFeedOptions): Invalida
   }
 
   function schedule(): void {
-    if (flushScheduled || outstanding !== null) return;
+    if (flushScheduled || outstanding.size >= statementsOut) return;
     flushScheduled = true;
     // At the end of the turn: every request that arrived together has asked by then.
     setImmediate(flush);
@@ -236,7 +258,7 @@ export function postgresInvalidationFeed(options: PostgresFeedOptions): Invalida
   /** Sends the next statement: the queued read if any, else the empty query; its answer is everyone's barrier. */
   function flush(): void {
     flushScheduled = false;
-    if (outstanding !== null) return;
+    if (outstanding.size >= statementsOut) return;
     const c = client;
     if (state !== 'listening' || c === null) {
       abandon();
@@ -256,7 +278,7 @@ export function postgresInvalidationFeed(options: PostgresFeedOptions): Invalida
         if (done) return;
         done = true;
         clearTimeout(timer);
-        if (outstanding === out) outstanding = null;
+        outstanding.delete(out);
         joined?.resolve(fresh);
         if (read) {
           if (rows) read.resolve(rows);
@@ -269,7 +291,7 @@ export function postgresInvalidationFeed(options: PostgresFeedOptions): Invalida
         else schedule();
       },
     };
-    outstanding = out;
+    outstanding.add(out);
     const answered = read ? c.query<unknown[]>({ name: read.name, text: read.text, values: read.values, rowMode: 'array' }) : c.query('');
     if (read) sentCounts.reads++;
     else sentCounts.empty++;
@@ -309,6 +331,7 @@ export function postgresInvalidationFeed(options: PostgresFeedOptions): Invalida
         schedule();
       });
     },
+    statementsOut,
     sent: () => ({ ...sentCounts }),
     start() {
       if (state === 'idle') void connect();

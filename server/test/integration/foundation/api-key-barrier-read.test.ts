@@ -9,7 +9,7 @@
  */
 import { sql } from 'kysely';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { migrateToLatest, openStorage, type Storage } from '../../../src/db/database.js';
 import { ManualClock } from '../../../src/lib/clock.js';
 import { sha256Hex } from '../../../src/lib/crypto.js';
@@ -42,7 +42,7 @@ describe.runIf(await isPostgresReachable())('the poll read as the API-key freshn
     afterAll(async () => {
       for (const f of feeds) await f.close();
     });
-    async function listeningFeed(options: { barrierTimeoutMs?: number; databaseUrl?: string } = {}) {
+    async function listeningFeed(options: { barrierTimeoutMs?: number; databaseUrl?: string; statementsOut?: number } = {}) {
       const cache = new ApiKeyCache(100, Infinity);
       const feed = postgresInvalidationFeed({ databaseUrl: db.databaseUrl!, cache, logger: createLogger('warn', new LogCapture()), reconnectDelayMs: 10, ...options });
       feeds.push(feed);
@@ -96,6 +96,91 @@ describe.runIf(await isPostgresReachable())('the poll read as the API-key freshn
         if (cache.get(hash, 0) === undefined) evicted++;
       }
       expect(evicted).toBe(200);
+    });
+
+    describe('statements out at once (ADR 0052)', () => {
+      // A read that waits on an advisory lock the test holds: out, and unanswered until released.
+      const LOCK = 52_052;
+      const held = () => feedRead('select pg_advisory_xact_lock_shared($1)::text as locked', [LOCK]); // released when its statement ends
+      let feedRead: (text: string, values: unknown[]) => Promise<unknown[][]> | null;
+      async function blockedFeed(statementsOut?: number) {
+        const listening = await listeningFeed({ barrierTimeoutMs: 20_000, statementsOut });
+        feedRead = (text, values) => listening.feed.readInBarrier!(text, values);
+        await admin.query('select pg_advisory_lock($1)', [LOCK]);
+        return listening;
+      }
+      const release = () => admin.query('select pg_advisory_unlock($1)', [LOCK]);
+      // A test that failed while holding the lock must not leave the next one waiting on it.
+      afterEach(() => admin.query('select pg_advisory_unlock_all()'));
+      /** Turns until `feed` has sent `reads` reads (a flush is one turn away; a hundred are plenty). */
+      async function untilSent(feed: InvalidationFeed, reads: number) {
+        for (let turns = 0; turns < 100 && feed.sent!().reads < reads; turns++) await nextTurn();
+        expect(feed.sent!().reads).toBe(reads);
+      }
+
+      it('sends a second statement while the first is still out; the answers come back in order, each the barrier of its own callers', async () => {
+        const { feed } = await blockedFeed();
+        const before = feed.sent!();
+        const first = held()!;
+        const firstReady = feed.ready();
+        await untilSent(feed, before.reads + 1);
+        const second = feed.readInBarrier!('select 2 as two', [])!;
+        const secondReady = feed.ready();
+        expect(secondReady).not.toBe(firstReady);
+        await untilSent(feed, before.reads + 2); // out while the first waits on the lock
+        // Both slots taken: a third read waits for one (it is not refused), a fourth goes to the pool.
+        const third = feed.readInBarrier!('select 3 as three', [])!;
+        expect(third).toBeInstanceOf(Promise);
+        expect(feed.readInBarrier!('select 4 as four', [])).toBeNull();
+        for (let i = 0; i < 5; i++) await nextTurn();
+        expect(delta(feed, before)).toEqual({ empty: 0, reads: 2 });
+        const order: string[] = [];
+        void first.then(() => order.push('first'));
+        void second.then(() => order.push('second'));
+        await release();
+        expect(await first).toEqual([['']]);
+        expect(await second).toEqual([[2]]);
+        expect(await third).toEqual([[3]]);
+        expect([await firstReady, await secondReady]).toEqual([true, true]);
+        expect(order).toEqual(['first', 'second']);
+        expect(delta(feed, before)).toEqual({ empty: 0, reads: 3 });
+      });
+
+      it('has applied a revocation committed while the statement before was still out when the second statement answers', async () => {
+        const { feed, cache } = await blockedFeed();
+        const before = feed.sent!();
+        const key = { keyId: 'k', tenantId: 't' } as unknown as AuthenticatedKey;
+        const hash = sha256Hex('revoked while a read was out');
+        expect(cache.set(hash, key, cache.generation, 0)).toBe(true);
+        const first = held()!;
+        await untilSent(feed, before.reads + 1);
+        await admin.query('select pg_notify($1, $2)', [AUTH_CHANGES_CHANNEL, `key:${hash}`]);
+        // Asked after the revocation committed: answered by a statement written after that.
+        const ready = feed.ready();
+        await nextTurn();
+        expect(delta(feed, before)).toEqual({ empty: 1, reads: 1 });
+        expect(cache.get(hash, 0)).toEqual(key); // nothing has come back yet
+        await release();
+        expect(await ready).toBe(true);
+        expect(cache.get(hash, 0)).toBeUndefined();
+        await first;
+      });
+
+      it('with statementsOut 1, sends nothing while a statement is out (one at a time, as before ADR 0052)', async () => {
+        const { feed } = await blockedFeed(1);
+        const before = feed.sent!();
+        const first = held()!;
+        await untilSent(feed, before.reads + 1);
+        const ready = feed.ready();
+        const second = feed.readInBarrier!('select 2 as two', [])!;
+        for (let i = 0; i < 5; i++) await nextTurn();
+        expect(delta(feed, before)).toEqual({ empty: 0, reads: 1 });
+        await release();
+        await first;
+        expect(await second).toEqual([[2]]);
+        expect(await ready).toBe(true);
+        expect(delta(feed, before)).toEqual({ empty: 0, reads: 2 });
+      });
     });
 
     it('a statement PostgreSQL refuses rejects its read and sends its callers to the database, and the connection keeps listening', async () => {
