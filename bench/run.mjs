@@ -767,7 +767,7 @@ async function runLoad({ server, apiServers = [], seconds, connections, rate = 0
   let t0;
   // The clock and the CPU counts start once the instances are built: autocannon builds every
   // connection's requests when it is created (all of them, for the flat-out polls' fixed lists),
-  // synchronously, before any connection can open, so no request is sent before this.
+  // synchronously; a connection opens, and its first request leaves, only once this process yields.
   const begin = () => {
     measure.begin();
     clientCpu0 = process.cpuUsage();
