@@ -197,9 +197,7 @@ export function postgresInvalidationFeed(options: PostgresFeedOptions): Invalida
     });
     try {
       await c.connect();
-      // One statement each: a pipelined connection answers one result per query.
-      await c.query(`LISTEN ${AUTH_CHANGES_CHANNEL}`);
-      if (decisions) await c.query(`LISTEN ${DECISION_CHANGES_CHANNEL}`);
+      await c.query(decisions ? `LISTEN ${AUTH_CHANGES_CHANNEL}; LISTEN ${DECISION_CHANGES_CHANNEL}` : `LISTEN ${AUTH_CHANGES_CHANNEL}`);
     } catch (err) {
       lost(c, err);
       return;
